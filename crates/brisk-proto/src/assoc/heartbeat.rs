@@ -1,0 +1,134 @@
+//! Heartbeats (RFC 9260 8.3): probe an idle path, measure its RTT, and count
+//! unanswered probes towards the association's failure.
+
+use std::time::Duration;
+
+use rand::RngCore;
+
+use super::{Association, Control, State};
+use crate::config::Config;
+use crate::time::Time;
+use crate::timer::Timer;
+use crate::wire::chunk::{Chunk, Heartbeat, HeartbeatAck};
+
+/// Bytes of our Heartbeat Info: a nonce and the send time.
+const INFO_LEN: usize = 16;
+
+#[derive(Debug, Default)]
+pub(super) struct Heartbeats {
+    timer: Timer,
+    /// The heartbeat in flight: its nonce and send time.
+    pending: Option<(u64, Time)>,
+    enabled: bool,
+}
+
+impl Heartbeats {
+    /// Starts heartbeats once the association is established.
+    pub fn start(&mut self, now: Time, cfg: &Config, rto: Duration) {
+        self.enabled = cfg.heartbeats;
+        self.pending = None;
+        if self.enabled {
+            self.timer.start(now, cfg.hb_interval + rto);
+        }
+    }
+
+    pub fn stop(&mut self) {
+        self.timer.stop();
+        self.pending = None;
+    }
+
+    pub fn deadline(&self) -> Option<Time> {
+        self.timer.deadline()
+    }
+
+    pub fn poll_expired(&mut self, now: Time) -> bool {
+        self.timer.poll_expired(now)
+    }
+}
+
+/// The heartbeat timer fired.
+pub(super) fn on_timer(a: &mut Association, now: Time, rng: &mut dyn RngCore) {
+    if !a.heartbeats.enabled || a.state == State::Closed {
+        return;
+    }
+    let rto = a.path.rto.rto();
+    // 8.3: the interval is RTO + HB.interval, jittered by +/- 50% of RTO.
+    let jitter_us = u64::try_from(rto.as_micros()).unwrap_or(u64::MAX).max(1);
+    let interval = a.cfg.hb_interval + rto / 2 + Duration::from_micros(rng.next_u64() % jitter_us);
+    if a.heartbeats.pending.take().is_some() {
+        // 8.3: a heartbeat unanswered within its interval counts as an error.
+        a.path.rto.back_off();
+        if !a.count_error() {
+            return;
+        }
+    }
+    // 8.3: only idle paths are probed; DATA traffic proves reachability.
+    let idle = a.outstanding.is_empty()
+        && a.path
+            .last_data_sent
+            .is_none_or(|t| now.since(t) >= a.cfg.hb_interval);
+    if idle && a.state == State::Established {
+        let nonce = rng.next_u64();
+        let mut info = Vec::with_capacity(INFO_LEN);
+        info.extend_from_slice(&nonce.to_be_bytes());
+        info.extend_from_slice(&now.as_micros().to_be_bytes());
+        a.control
+            .push_back(Control::new(Chunk::Heartbeat(Heartbeat::new(info))));
+        a.heartbeats.pending = Some((nonce, now));
+        a.heartbeats
+            .timer
+            .start(now, rto.max(Duration::from_millis(1)));
+        // The next regular heartbeat is scheduled when this one is answered or times out.
+        let _ = interval;
+    } else {
+        a.heartbeats.timer.start(now, interval);
+    }
+}
+
+/// 8.3: answer a HEARTBEAT with its info, unchanged.
+pub(super) fn on_heartbeat(a: &mut Association, hb: &Heartbeat<'_>) {
+    if matches!(a.state, State::CookieWait | State::Closed) {
+        return;
+    }
+    let params = hb.params.iter().cloned().map(into_owned).collect();
+    a.control
+        .push_back(Control::new(Chunk::HeartbeatAck(HeartbeatAck { params })));
+}
+
+fn into_owned(p: crate::wire::Param<'_>) -> crate::wire::Param<'static> {
+    use crate::wire::Param;
+    match p {
+        Param::HeartbeatInfo(v) => Param::HeartbeatInfo(v.into_owned().into()),
+        Param::StateCookie(v) => Param::StateCookie(v.into_owned().into()),
+        Param::UnrecognizedParameter(v) => Param::UnrecognizedParameter(v.into_owned().into()),
+        Param::HostNameAddress(v) => Param::HostNameAddress(v.into_owned().into()),
+        Param::Unknown { typ, value } => Param::Unknown {
+            typ,
+            value: value.into_owned().into(),
+        },
+        Param::Ipv4Address(a) => Param::Ipv4Address(a),
+        Param::Ipv6Address(a) => Param::Ipv6Address(a),
+        Param::CookiePreservative { increment_ms } => Param::CookiePreservative { increment_ms },
+        Param::SupportedAddressTypes(t) => Param::SupportedAddressTypes(t),
+        Param::ZeroChecksumAcceptable { edmid } => Param::ZeroChecksumAcceptable { edmid },
+        Param::SupportedExtensions(t) => Param::SupportedExtensions(t),
+        Param::ForwardTsnSupported => Param::ForwardTsnSupported,
+    }
+}
+
+/// 8.3: a HEARTBEAT ACK for our probe: an RTT measurement, and the errors clear.
+pub(super) fn on_heartbeat_ack(a: &mut Association, now: Time, ack: &HeartbeatAck<'_>) {
+    let Some(info) = ack.info() else { return };
+    let Some((nonce, sent)) = a.heartbeats.pending else {
+        return;
+    };
+    let Some(echoed) = info.get(..8) else { return };
+    if echoed != nonce.to_be_bytes() {
+        return;
+    }
+    a.heartbeats.pending = None;
+    a.path.rto.on_measurement(now.since(sent));
+    a.clear_errors();
+    let next = a.cfg.hb_interval + a.path.rto.rto();
+    a.heartbeats.timer.start(now, next);
+}

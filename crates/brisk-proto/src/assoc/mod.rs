@@ -1,0 +1,591 @@
+//! The association: its state machine (RFC 9260 4) and the dispatch of received
+//! chunks to the rules that handle them.
+//!
+//! Each concern has its own file: `handshake.rs` (5.1, 5.2), `receive.rs`
+//! (DATA in, SACK out: 6.2, 6.5, 6.9), `sack.rs` (SACK in: 6.2.1, 6.3, 7.2),
+//! `transmit.rs` (packets out: 6.1, 6.10), `shutdown.rs` (9), `heartbeat.rs`
+//! (8.3) and `timers.rs` (what happens when each timer fires).
+
+mod handshake;
+mod heartbeat;
+mod receive;
+mod sack;
+mod shutdown;
+mod timers;
+mod transmit;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use rand::RngCore;
+
+use crate::config::Config;
+use crate::endpoint::cookie::CookieSealer;
+use crate::events::{CloseReason, Event, Stats};
+use crate::message::{IncomingMessage, MessageId, OutgoingMessage};
+use crate::path::Path;
+use crate::recovery::fast_retransmit::FastRecovery;
+use crate::rx::{Delivery, Reassembly, SackTimer, TsnTracker};
+use crate::time::Time;
+use crate::timer::earliest;
+use crate::tx::outstanding::Outstanding;
+use crate::tx::send_queue::SendQueue;
+use crate::wire::CommonHeader;
+use crate::wire::cause::ErrorCause;
+use crate::wire::chunk::{Abort, Chunk, OperationError};
+
+pub use crate::tx::send_queue::SendError;
+pub(crate) use handshake::{
+    InitAckInputs, InitProblem, build_init_ack, check_init_fields, new_tag,
+};
+pub use transmit::Transmit;
+
+use handshake::Handshake;
+use heartbeat::Heartbeats;
+use shutdown::Shutdown;
+
+/// Identifies an association within its endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AssocId(pub u64);
+
+/// The states of RFC 9260 4 (CLOSED is the association's absence, or `Closed`
+/// once it has ended and its last events are being drained).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    CookieWait,
+    CookieEchoed,
+    Established,
+    ShutdownPending,
+    ShutdownSent,
+    ShutdownReceived,
+    ShutdownAckSent,
+    Closed,
+}
+
+/// A control chunk waiting to be sent, with the verification tag its packet
+/// must carry when that is not the peer's tag.
+#[derive(Debug, Clone)]
+pub(crate) struct Control {
+    pub chunk: Chunk<'static>,
+    pub vtag: Option<u32>,
+}
+
+impl Control {
+    pub fn new(chunk: Chunk<'static>) -> Self {
+        Self { chunk, vtag: None }
+    }
+
+    /// A chunk whose packet carries `tag` and nothing else.
+    pub fn with_tag(chunk: Chunk<'static>, tag: u32) -> Self {
+        Self {
+            chunk,
+            vtag: Some(tag),
+        }
+    }
+}
+
+/// What the endpoint lends an association while it handles input.
+pub(crate) struct Ctx<'a> {
+    pub sealer: &'a CookieSealer,
+    pub rng: &'a mut dyn RngCore,
+}
+
+/// One SCTP association.
+#[derive(Debug)]
+pub struct Association {
+    id: AssocId,
+    cfg: Config,
+    state: State,
+    local_port: u16,
+    peer_port: u16,
+    local_tag: u32,
+    peer_tag: u32,
+    /// Tie-tags (RFC 9260 5.2.2), set when an unexpected INIT is answered.
+    local_tie_tag: u32,
+    peer_tie_tag: u32,
+    path: Path,
+
+    // Sending.
+    send_queue: SendQueue,
+    outstanding: Outstanding,
+    fast_recovery: FastRecovery,
+    /// 7.2.4: the next packet of marked chunks goes out regardless of cwnd.
+    fast_retransmit_now: bool,
+    /// The peer's receive window as we model it (6.2.1).
+    peer_rwnd: u32,
+    /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
+    burst_budget: u32,
+    next_message_id: u64,
+    /// Streams negotiated each way.
+    outbound_streams: u16,
+
+    // Receiving.
+    tracker: TsnTracker,
+    sack_timer: SackTimer,
+    reassembly: Reassembly,
+    delivery: Delivery,
+    /// a_rwnd of the last SACK we sent, for window updates.
+    advertised_rwnd: u32,
+    /// Send a SACK in the next packet even if not otherwise due.
+    sack_requested: bool,
+
+    handshake: Handshake,
+    shutdown: Shutdown,
+    heartbeats: Heartbeats,
+    /// Consecutive errors of the association (8.1).
+    errors: u32,
+
+    /// Control chunks waiting for the next packet.
+    control: VecDeque<Control>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Association {
+    /// A new association in a given state, with no peer information yet.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        id: AssocId,
+        cfg: Config,
+        state: State,
+        remote: SocketAddr,
+        local_port: u16,
+        peer_port: u16,
+        local_tag: u32,
+        local_initial_tsn: u32,
+    ) -> Self {
+        let path = Path::new(remote, &cfg, cfg.receive_buffer);
+        let send_queue =
+            SendQueue::new(cfg.outbound_streams, cfg.max_message_size, cfg.send_buffer);
+        Self {
+            id,
+            state,
+            local_port,
+            peer_port,
+            local_tag,
+            peer_tag: 0,
+            local_tie_tag: 0,
+            peer_tie_tag: 0,
+            path,
+            send_queue,
+            outstanding: Outstanding::new(local_initial_tsn),
+            fast_recovery: FastRecovery::default(),
+            fast_retransmit_now: false,
+            peer_rwnd: 0,
+            burst_budget: 0,
+            next_message_id: 0,
+            outbound_streams: cfg.outbound_streams,
+            tracker: TsnTracker::new(0),
+            sack_timer: SackTimer::new(cfg.sack_freq, cfg.sack_delay),
+            reassembly: Reassembly::new(0, cfg.max_message_size),
+            delivery: Delivery::new(cfg.max_inbound_streams),
+            advertised_rwnd: cfg.receive_buffer,
+            sack_requested: false,
+            handshake: Handshake::default(),
+            shutdown: Shutdown::default(),
+            heartbeats: Heartbeats::default(),
+            errors: 0,
+            control: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            cfg,
+        }
+    }
+
+    pub fn id(&self) -> AssocId {
+        self.id
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The peer's transport address.
+    pub fn remote(&self) -> SocketAddr {
+        self.path.remote
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Streams we may send on (negotiated; RFC 9260 5.1.1).
+    pub fn outbound_streams(&self) -> u16 {
+        self.outbound_streams
+    }
+
+    /// Streams the peer may send on.
+    pub fn inbound_streams(&self) -> u16 {
+        self.delivery.inbound_streams()
+    }
+
+    /// Queues a message. It goes out as soon as the association is established
+    /// and the windows allow. Fails, queuing nothing, if the association is
+    /// shutting down or closed, the stream does not exist, the message is empty
+    /// or too large, or the send buffer is full.
+    pub fn send(&mut self, now: Time, msg: OutgoingMessage) -> Result<MessageId, SendError> {
+        match self.state {
+            State::CookieWait | State::CookieEchoed | State::Established => {}
+            State::Closed => return Err(SendError::Closed),
+            _ => return Err(SendError::ShuttingDown),
+        }
+        let id = MessageId(self.next_message_id);
+        self.send_queue.push(id, msg, now)?;
+        self.next_message_id += 1;
+        self.stats.messages_sent += 1;
+        self.new_transmission_opportunity();
+        Ok(id)
+    }
+
+    /// The next message received, in order within its stream.
+    pub fn recv(&mut self) -> Option<IncomingMessage> {
+        let msg = self.delivery.pop()?;
+        self.stats.messages_received += 1;
+        // 6.2: advertise a reopened window once it grew by a quarter of the buffer.
+        let rwnd = self.our_rwnd();
+        if rwnd.saturating_sub(self.advertised_rwnd) >= self.cfg.receive_buffer / 4 {
+            self.sack_requested = true;
+        }
+        Some(msg)
+    }
+
+    /// Starts a graceful shutdown (RFC 9260 9.2): queued and outstanding data is
+    /// still delivered, then SHUTDOWN closes the association.
+    pub fn shutdown(&mut self, now: Time) {
+        shutdown::start(self, now);
+    }
+
+    /// Aborts at once (RFC 9260 9.1): sends ABORT with a User-Initiated Abort
+    /// cause carrying `reason`, and fails every message not yet acknowledged.
+    pub fn abort(&mut self, now: Time, reason: &str) {
+        let _ = now;
+        if self.state == State::Closed {
+            return;
+        }
+        if self.peer_tag != 0 {
+            self.control.clear();
+            self.control.push_back(Control::new(Chunk::Abort(Abort {
+                reflected_tag: false,
+                causes: vec![ErrorCause::UserInitiatedAbort(
+                    reason.as_bytes().to_vec().into(),
+                )],
+            })));
+        }
+        self.close(CloseReason::LocalAbort {
+            reason: reason.to_owned(),
+        });
+    }
+
+    /// Counters and the current loss-recovery variables.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Packets with DATA not yet fully acknowledged (see `tx::outstanding`).
+    pub fn packets_outstanding(&self) -> u32 {
+        self.outstanding.packets_outstanding()
+    }
+
+    /// Bytes of DATA in flight.
+    pub fn flight_size(&self) -> u32 {
+        self.outstanding.flight_size()
+    }
+
+    /// Messages queued and not yet sent in full.
+    pub fn queued_messages(&self) -> usize {
+        self.send_queue.len()
+    }
+
+    /// Whether every message sent has been acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.send_queue.is_empty() && self.outstanding.is_empty()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// The earliest timer deadline.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.state == State::Closed {
+            return None;
+        }
+        earliest([
+            self.handshake.t1.deadline(),
+            self.path.t3.deadline(),
+            self.sack_timer.deadline(),
+            self.heartbeats.deadline(),
+            self.shutdown.t2.deadline(),
+            self.shutdown.guard.deadline(),
+        ])
+    }
+
+    /// Whether the association has ended (its final events may remain).
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    /// Whether the association has nothing left to say: closed, no packet and no
+    /// event pending. The endpoint forgets it then.
+    pub(crate) fn is_drained(&self) -> bool {
+        self.state == State::Closed && self.control.is_empty() && self.events.is_empty()
+    }
+
+    pub(crate) fn peer_port(&self) -> u16 {
+        self.peer_port
+    }
+
+    /// Our advertised receive window: the buffer less what is held for the
+    /// application or for reassembly (6.2).
+    fn our_rwnd(&self) -> u32 {
+        let held = self.delivery.buffered_bytes() + self.reassembly.buffered_bytes();
+        self.cfg
+            .receive_buffer
+            .saturating_sub(u32::try_from(held).unwrap_or(u32::MAX))
+    }
+
+    /// A new chance to send: an input arrived or a timer fired (Max.Burst, 6.1).
+    fn new_transmission_opportunity(&mut self) {
+        self.burst_budget = if self.cfg.max_burst == 0 {
+            u32::MAX
+        } else {
+            self.cfg.max_burst
+        };
+    }
+
+    fn emit(&mut self, event: Event) {
+        self.events.push_back(event);
+    }
+
+    /// Ends the association: stops every timer, fails every message not yet
+    /// acknowledged, and reports why.
+    fn close(&mut self, reason: CloseReason) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.state = State::Closed;
+        self.handshake.t1.stop();
+        self.path.t3.stop();
+        self.shutdown.t2.stop();
+        self.shutdown.guard.stop();
+        self.heartbeats.stop();
+        self.sack_timer = SackTimer::new(self.cfg.sack_freq, self.cfg.sack_delay);
+        let mut failed: Vec<MessageId> = self
+            .outstanding
+            .drain()
+            .into_iter()
+            .filter(|c| c.flags.ending)
+            .map(|c| c.msg)
+            .collect();
+        failed.extend(self.send_queue.drain().into_iter().map(|(id, _)| id));
+        failed.sort_unstable();
+        failed.dedup();
+        for id in failed {
+            self.emit(Event::SendFailed { id });
+        }
+        self.emit(Event::Closed(reason));
+        self.sync_stats();
+    }
+
+    /// Sends an ABORT with one cause and closes (a protocol rule demands it).
+    fn abort_with(&mut self, cause: ErrorCause<'static>, reason: &str) {
+        self.control.clear();
+        if self.peer_tag != 0 {
+            self.control.push_back(Control::new(Chunk::Abort(Abort {
+                reflected_tag: false,
+                causes: vec![cause],
+            })));
+        }
+        self.close(CloseReason::LocalAbort {
+            reason: reason.to_owned(),
+        });
+    }
+
+    /// Queues an ERROR chunk.
+    fn report_error(&mut self, cause: ErrorCause<'static>) {
+        self.control
+            .push_back(Control::new(Chunk::Error(OperationError {
+                causes: vec![cause],
+            })));
+    }
+
+    /// Copies the loss-recovery variables into `Stats`.
+    fn sync_stats(&mut self) {
+        let s = &mut self.stats;
+        s.cwnd = self.path.cc.cwnd();
+        s.ssthresh = self.path.cc.ssthresh();
+        s.rto = self.path.rto.rto();
+        s.srtt = self.path.rto.srtt();
+        s.flight_size = self.outstanding.flight_size();
+        s.packets_outstanding = self.outstanding.packets_outstanding();
+        s.peer_rwnd = self.peer_rwnd;
+    }
+
+    /// Handles one received packet that the endpoint mapped to this association.
+    /// The common header's ports already matched.
+    pub(crate) fn handle_packet(
+        &mut self,
+        now: Time,
+        ctx: &mut Ctx<'_>,
+        header: &CommonHeader,
+        chunks: &[Chunk<'_>],
+        from: SocketAddr,
+    ) {
+        self.stats.packets_received += 1;
+        if !self.verification_tag_ok(header, chunks) {
+            // 8.5: silently discarded.
+            self.stats.malformed_chunks += 1;
+            return;
+        }
+        self.new_transmission_opportunity();
+        let mut data_seen = receive::PacketData::default();
+        for chunk in chunks {
+            if self.state == State::Closed {
+                break;
+            }
+            match chunk {
+                Chunk::Data(d) => receive::on_data(self, now, d, &mut data_seen),
+                Chunk::Sack(s) => sack::on_sack(self, now, s),
+                Chunk::Init(init) => handshake::on_init(self, now, ctx, init, header, from),
+                Chunk::InitAck(ack) => handshake::on_init_ack(self, now, ack),
+                Chunk::CookieEcho(echo) => handshake::on_cookie_echo(self, now, ctx, echo, header),
+                Chunk::CookieAck(_) => handshake::on_cookie_ack(self, now),
+                Chunk::Heartbeat(hb) => heartbeat::on_heartbeat(self, hb),
+                Chunk::HeartbeatAck(ack) => heartbeat::on_heartbeat_ack(self, now, ack),
+                Chunk::Abort(a) => self.on_abort(a),
+                Chunk::Error(e) => self.on_error(now, e),
+                Chunk::Shutdown(s) => shutdown::on_shutdown(self, now, s),
+                Chunk::ShutdownAck(_) => shutdown::on_shutdown_ack(self, now),
+                Chunk::ShutdownComplete(_) => shutdown::on_shutdown_complete(self),
+                Chunk::Unknown(u) => {
+                    let action = u.action();
+                    if action.reports() {
+                        let mut raw = Vec::with_capacity(u.encoded_len());
+                        if u.encode(&mut raw).is_ok() {
+                            raw.truncate(4 + u.value.len());
+                            self.report_error(ErrorCause::UnrecognizedChunkType(raw.into()));
+                        }
+                    }
+                    if !action.continues() {
+                        // RFC 9260 3.2: stop processing this packet.
+                        break;
+                    }
+                }
+                // Extensions not negotiated by Brisk (yet): RFC 9260 3.2 treats
+                // them as unrecognized; their types say "skip and report".
+                other => {
+                    let _ = other;
+                    self.stats.malformed_chunks += 1;
+                }
+            }
+        }
+        if data_seen.any {
+            receive::after_data_packet(self, now, &data_seen);
+        }
+        self.sync_stats();
+    }
+
+    /// RFC 9260 8.5 and 8.5.1.
+    fn verification_tag_ok(&self, header: &CommonHeader, chunks: &[Chunk<'_>]) -> bool {
+        let tag = header.verification_tag;
+        match chunks.first() {
+            // 8.5.1 A: INIT carries tag 0.
+            Some(Chunk::Init(_)) => tag == 0,
+            // 8.5.1 B, C: ABORT and SHUTDOWN COMPLETE may reflect the peer's tag.
+            Some(Chunk::Abort(Abort { reflected_tag, .. })) => {
+                if *reflected_tag {
+                    tag == self.peer_tag && self.peer_tag != 0
+                } else {
+                    tag == self.local_tag
+                }
+            }
+            Some(Chunk::ShutdownComplete(sc)) => {
+                if sc.reflected_tag {
+                    tag == self.peer_tag && self.peer_tag != 0
+                } else {
+                    tag == self.local_tag
+                }
+            }
+            // 8.5.1 D: COOKIE ECHO is checked against the cookie itself.
+            Some(Chunk::CookieEcho(_)) => true,
+            _ => tag == self.local_tag,
+        }
+    }
+
+    fn on_abort(&mut self, abort: &Abort<'_>) {
+        let causes = abort
+            .causes
+            .iter()
+            .map(describe_cause)
+            .collect::<Vec<_>>()
+            .join("; ");
+        // 9.1: no reply to an ABORT.
+        self.control.clear();
+        self.close(CloseReason::PeerAbort { causes });
+    }
+
+    fn on_error(&mut self, now: Time, error: &OperationError<'_>) {
+        for cause in &error.causes {
+            if let ErrorCause::StaleCookie { .. } = cause {
+                handshake::on_stale_cookie(self, now);
+            }
+        }
+    }
+
+    /// Handles timer expiries due at `now`.
+    pub(crate) fn handle_timeout(&mut self, now: Time, ctx: &mut Ctx<'_>) {
+        if self.state == State::Closed {
+            return;
+        }
+        timers::on_timeout(self, now, ctx);
+        self.sync_stats();
+    }
+
+    /// Counts one unanswered retransmission or heartbeat (8.1, 8.2); fails the
+    /// association past Association.Max.Retrans. Returns false if it failed.
+    fn count_error(&mut self) -> bool {
+        self.errors += 1;
+        self.path.error_count += 1;
+        if self.errors > self.cfg.assoc_max_retrans {
+            let errors = self.errors;
+            self.abort_with(
+                ErrorCause::ProtocolViolation(b"peer unreachable".to_vec().into()),
+                "peer unreachable",
+            );
+            // The reason the application sees is the failure, not the ABORT.
+            if let Some(Event::Closed(reason)) = self.events.back_mut() {
+                *reason = CloseReason::PeerUnreachable { errors };
+            }
+            return false;
+        }
+        true
+    }
+
+    /// 8.3: an acknowledgement proves the peer reachable.
+    fn clear_errors(&mut self) {
+        self.errors = 0;
+        self.path.error_count = 0;
+    }
+}
+
+/// A human-readable description of an error cause, for `CloseReason::PeerAbort`.
+fn describe_cause(cause: &ErrorCause<'_>) -> String {
+    match cause {
+        ErrorCause::UserInitiatedAbort(reason) => {
+            format!("user-initiated abort: {}", String::from_utf8_lossy(reason))
+        }
+        ErrorCause::ProtocolViolation(info) => {
+            format!("protocol violation: {}", String::from_utf8_lossy(info))
+        }
+        ErrorCause::NoUserData { tsn } => format!("no user data in TSN {tsn}"),
+        ErrorCause::InvalidStreamIdentifier { stream_id } => {
+            format!("invalid stream identifier {stream_id}")
+        }
+        ErrorCause::MissingMandatoryParameter { types } => {
+            format!("missing mandatory parameters {types:?}")
+        }
+        ErrorCause::StaleCookie { staleness_us } => format!("stale cookie ({staleness_us} us)"),
+        other => format!("cause {}", other.code()),
+    }
+}

@@ -1,0 +1,153 @@
+//! DATA in, SACK out (RFC 9260 6.2, 6.5, 6.9): TSN tracking, the receive
+//! window, reassembly, ordered delivery and the decision when to SACK.
+
+use bytes::Bytes;
+
+use super::{Association, State};
+use crate::events::Event;
+use crate::rx::{Fragment, Received};
+use crate::serial::lt32;
+use crate::time::Time;
+use crate::wire::cause::ErrorCause;
+use crate::wire::chunk::{Data, Sack};
+
+/// What the DATA chunks of one packet amounted to.
+#[derive(Debug, Default)]
+pub(super) struct PacketData {
+    pub any: bool,
+    pub any_new: bool,
+    pub any_duplicate: bool,
+    /// The sender set the I bit on a chunk (RFC 9260 3.3.1).
+    pub immediate: bool,
+    pub gaps_before: bool,
+    /// A chunk was dropped for lack of window: SACK at once (6.2).
+    pub dropped: bool,
+    pub ready: bool,
+}
+
+/// One DATA chunk (6.2).
+pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut PacketData) {
+    if !matches!(
+        a.state,
+        State::Established | State::ShutdownPending | State::ShutdownSent
+    ) {
+        // 9.2: after SHUTDOWN the peer sends no new DATA; before setup there is none.
+        a.stats.malformed_chunks += 1;
+        return;
+    }
+    if !seen.any {
+        seen.any = true;
+        seen.gaps_before = a.tracker.has_gaps();
+    }
+    if d.payload.is_empty() {
+        // 6.2: DATA without user data: ABORT with "No User Data".
+        a.abort_with(
+            ErrorCause::NoUserData { tsn: d.tsn },
+            "peer sent a DATA chunk without user data",
+        );
+        return;
+    }
+    seen.immediate |= d.flags.immediate;
+    // 6.2: with the window full, drop new DATA beyond the highest TSN received.
+    let rwnd = usize::try_from(a.our_rwnd()).unwrap_or(usize::MAX);
+    if rwnd < d.payload.len() && lt32(a.tracker.highest_received(), d.tsn) {
+        a.stats.data_dropped_window_full += 1;
+        seen.dropped = true;
+        return;
+    }
+    match a.tracker.record(d.tsn) {
+        Received::New => seen.any_new = true,
+        Received::Duplicate => {
+            seen.any_duplicate = true;
+            a.stats.duplicate_tsns_received += 1;
+            return;
+        }
+        Received::OutOfWindow => {
+            a.stats.malformed_chunks += 1;
+            seen.dropped = true;
+            return;
+        }
+    }
+    a.stats.data_chunks_received += 1;
+    a.stats.payload_bytes_received += d.payload.len() as u64;
+    // 6.5: a stream the peer may not use: acknowledge the TSN, report, discard.
+    if d.stream_id >= a.delivery.inbound_streams() {
+        a.report_error(ErrorCause::InvalidStreamIdentifier {
+            stream_id: d.stream_id,
+        });
+        return;
+    }
+    let fragment = Fragment {
+        tsn: d.tsn,
+        stream_id: d.stream_id,
+        ssn: d.ssn,
+        ppid: d.ppid,
+        flags: d.flags,
+        payload: Bytes::copy_from_slice(&d.payload),
+    };
+    match a.reassembly.push(fragment) {
+        Ok(Some(message)) => {
+            a.delivery.push(message, now);
+            seen.ready |= a.delivery.has_ready();
+        }
+        Ok(None) => {}
+        // A message beyond our limit, or fragments that contradict each other:
+        // 6.9 leaves no way to deliver it, so the association ends.
+        Err(e) => {
+            let info = e.to_string();
+            a.abort_with(
+                ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
+                &info,
+            );
+        }
+    }
+}
+
+/// After the DATA chunks of a packet: the SACK decision (6.2, 6.7).
+pub(super) fn after_data_packet(a: &mut Association, now: Time, seen: &PacketData) {
+    if seen.ready {
+        a.emit(Event::MessageReady);
+    }
+    if a.state == State::Closed {
+        return;
+    }
+    let gaps_after = a.tracker.has_gaps();
+    a.sack_timer.on_data_packet(
+        now,
+        seen.any_new,
+        seen.any_duplicate,
+        seen.immediate,
+        seen.gaps_before,
+        gaps_after,
+    );
+    if seen.dropped {
+        a.sack_requested = true;
+    }
+    // 9.2: in SHUTDOWN-SENT, every packet with DATA is answered by SHUTDOWN.
+    if a.state == State::ShutdownSent {
+        super::shutdown::resend_shutdown(a, now);
+    }
+}
+
+/// Whether a SACK must go in the next packet.
+pub(super) fn sack_due(a: &Association, now: Time) -> bool {
+    a.sack_requested || a.sack_timer.sack_due(now)
+}
+
+/// Whether a delayed SACK is pending (worth bundling with outgoing DATA).
+pub(super) fn sack_pending(a: &Association) -> bool {
+    a.sack_requested || a.sack_timer.deadline().is_some()
+}
+
+/// Builds the SACK to send now and resets the SACK timer.
+pub(super) fn make_sack(a: &mut Association, room: usize) -> Sack {
+    // 6.2: as many gap blocks as fit the packet (with room for 32 duplicates).
+    let max_gaps = room.saturating_sub(16 + 4 * 32) / 4;
+    let rwnd = a.our_rwnd();
+    let sack = a.tracker.sack(rwnd, max_gaps.max(1));
+    a.advertised_rwnd = rwnd;
+    a.sack_requested = false;
+    a.sack_timer.on_sack_sent();
+    a.stats.sacks_sent += 1;
+    sack
+}

@@ -1,0 +1,155 @@
+//! Graceful shutdown (RFC 9260 9.2), from either side or both at once, with
+//! T2-shutdown and the T5-shutdown-guard.
+
+use std::time::Duration;
+
+use super::{Association, Control, State, sack};
+use crate::events::{CloseReason, Event};
+use crate::time::Time;
+use crate::timer::Timer;
+use crate::wire::cause::ErrorCause;
+use crate::wire::chunk::{self, Chunk, Sack, ShutdownAck, ShutdownComplete};
+
+#[derive(Debug, Default)]
+pub(super) struct Shutdown {
+    /// T2-shutdown: retransmits SHUTDOWN or SHUTDOWN ACK.
+    pub t2: Timer,
+    /// T5-shutdown-guard: bounds the whole shutdown (9.2: 5 * RTO.Max).
+    pub guard: Timer,
+}
+
+/// The application asked to shut down.
+pub(super) fn start(a: &mut Association, now: Time) {
+    match a.state {
+        State::Established => {
+            a.state = State::ShutdownPending;
+            progress(a, now);
+        }
+        // Nothing was established: there is nothing to shut down gracefully.
+        State::CookieWait | State::CookieEchoed => a.close(CloseReason::Shutdown),
+        _ => {}
+    }
+}
+
+/// Moves the shutdown on once every outstanding chunk is acknowledged.
+pub(super) fn progress(a: &mut Association, now: Time) {
+    if !a.all_acked() {
+        return;
+    }
+    match a.state {
+        // 9.2: SHUTDOWN-PENDING with nothing outstanding: send SHUTDOWN.
+        State::ShutdownPending => {
+            a.state = State::ShutdownSent;
+            send_shutdown(a);
+            a.shutdown.t2.start(now, a.path.rto.rto());
+            a.shutdown.guard.start(now, 5 * a.cfg.rto_max);
+        }
+        // 9.2: SHUTDOWN-RECEIVED with nothing outstanding: send SHUTDOWN ACK.
+        State::ShutdownReceived => {
+            a.state = State::ShutdownAckSent;
+            a.control
+                .push_back(Control::new(Chunk::ShutdownAck(ShutdownAck)));
+            a.shutdown.t2.start(now, a.path.rto.rto());
+        }
+        _ => {}
+    }
+}
+
+fn send_shutdown(a: &mut Association) {
+    a.control
+        .push_back(Control::new(Chunk::Shutdown(chunk::Shutdown {
+            cum_tsn_ack: a.tracker.cum_tsn(),
+        })));
+}
+
+/// 9.2: in SHUTDOWN-SENT, DATA is answered with SHUTDOWN and T2 restarts.
+pub(super) fn resend_shutdown(a: &mut Association, now: Time) {
+    send_shutdown(a);
+    a.shutdown.t2.start(now, a.path.rto.rto());
+}
+
+/// 9.2: in SHUTDOWN-ACK-SENT, a repeated INIT or COOKIE ECHO gets the SHUTDOWN ACK again.
+pub(super) fn resend_shutdown_ack(a: &mut Association, now: Time) {
+    a.control
+        .push_back(Control::new(Chunk::ShutdownAck(ShutdownAck)));
+    a.shutdown.t2.start(now, a.path.rto.rto());
+}
+
+/// A SHUTDOWN from the peer.
+pub(super) fn on_shutdown(a: &mut Association, now: Time, s: &chunk::Shutdown) {
+    if !matches!(
+        a.state,
+        State::Established | State::ShutdownPending | State::ShutdownSent | State::ShutdownReceived
+    ) {
+        return;
+    }
+    // 9.2: the Cumulative TSN Ack of SHUTDOWN acknowledges like a SACK.
+    let as_sack = Sack {
+        cum_tsn_ack: s.cum_tsn_ack,
+        a_rwnd: a.peer_rwnd.saturating_add(a.outstanding.flight_size()),
+        gap_blocks: Vec::new(),
+        dup_tsns: Vec::new(),
+    };
+    sack::apply(a, now, &as_sack);
+    match a.state {
+        State::Established | State::ShutdownPending => {
+            a.state = State::ShutdownReceived;
+            a.emit(Event::PeerShutdown);
+            progress(a, now);
+        }
+        // 9.2: both sides sent SHUTDOWN: answer with SHUTDOWN ACK at once.
+        State::ShutdownSent => {
+            a.state = State::ShutdownAckSent;
+            a.emit(Event::PeerShutdown);
+            resend_shutdown_ack(a, now);
+        }
+        _ => {}
+    }
+}
+
+/// A SHUTDOWN ACK: our SHUTDOWN was acknowledged (9.2).
+pub(super) fn on_shutdown_ack(a: &mut Association, _now: Time) {
+    if matches!(a.state, State::ShutdownSent | State::ShutdownAckSent) {
+        a.control
+            .push_back(Control::new(Chunk::ShutdownComplete(ShutdownComplete {
+                reflected_tag: false,
+            })));
+        a.close(CloseReason::Shutdown);
+    }
+}
+
+/// A SHUTDOWN COMPLETE ends the association from SHUTDOWN-ACK-SENT (9.2).
+pub(super) fn on_shutdown_complete(a: &mut Association) {
+    if a.state == State::ShutdownAckSent {
+        a.close(CloseReason::Shutdown);
+    }
+}
+
+/// T2-shutdown expired: resend, backing off; too many errors abort (9.2, 8.1).
+pub(super) fn on_t2(a: &mut Association, now: Time) {
+    if !a.count_error() {
+        return;
+    }
+    a.path.rto.back_off();
+    match a.state {
+        State::ShutdownSent => resend_shutdown(a, now),
+        State::ShutdownAckSent => resend_shutdown_ack(a, now),
+        _ => {}
+    }
+}
+
+/// T5-shutdown-guard expired: abort (9.2).
+pub(super) fn on_guard(a: &mut Association) {
+    if a.state == State::ShutdownSent {
+        a.abort_with(
+            ErrorCause::ProtocolViolation(b"shutdown guard timer expired".to_vec().into()),
+            "shutdown did not complete within 5 * RTO.Max",
+        );
+    }
+}
+
+/// Guard time for tests and documentation.
+#[allow(dead_code)]
+pub(super) fn guard_time(rto_max: Duration) -> Duration {
+    5 * rto_max
+}

@@ -1,0 +1,50 @@
+//! What each timer's expiry does.
+
+use super::{Association, Ctx, handshake, heartbeat, shutdown};
+use crate::events::RetransmitCause;
+use crate::recovery::t3;
+use crate::time::Time;
+
+pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
+    if a.handshake.t1.poll_expired(now) {
+        handshake::on_t1(a, now);
+    }
+    if a.path.t3.poll_expired(now) {
+        on_t3_expiry(a, now);
+    }
+    if a.shutdown.t2.poll_expired(now) {
+        shutdown::on_t2(a, now);
+    }
+    if a.shutdown.guard.poll_expired(now) {
+        shutdown::on_guard(a);
+    }
+    if a.heartbeats.poll_expired(now) {
+        heartbeat::on_timer(a, now, ctx.rng);
+    }
+    // The delayed SACK needs no action here: the next packet carries it.
+    a.new_transmission_opportunity();
+}
+
+/// RFC 9260 6.3.3: E1 (collapse cwnd), E2 (back off), E3 (retransmit the
+/// earliest outstanding chunks; the rest as cwnd allows), and 8.2/8.1 error
+/// counting.
+fn on_t3_expiry(a: &mut Association, now: Time) {
+    if a.outstanding.earliest_unacked().is_none() {
+        return;
+    }
+    a.stats.t3_expirations += 1;
+    if !a.count_error() {
+        return;
+    }
+    t3::on_expiry(&mut a.path);
+    a.fast_recovery.reset();
+    a.fast_retransmit_now = false;
+    let flight_before = a.outstanding.flight_size();
+    a.outstanding.mark_all_in_flight(RetransmitCause::T3Timeout);
+    // 6.2.1: chunks marked for retransmission go back into the peer's window.
+    a.peer_rwnd = a
+        .peer_rwnd
+        .saturating_add(flight_before - a.outstanding.flight_size());
+    // The retransmission itself restarts T3 (R1) when it goes out.
+    let _ = now;
+}

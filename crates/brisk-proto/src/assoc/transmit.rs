@@ -1,0 +1,244 @@
+//! Packets out (RFC 9260 6.1, 6.10): control chunks first, then a SACK when one
+//! is due or can ride along, then DATA marked for retransmission, then new DATA,
+//! within cwnd (rule B), the peer's window (rule A) and Max.Burst.
+
+use std::net::SocketAddr;
+
+use super::{Association, State, receive};
+use crate::events::{Event, RetransmitCause};
+use crate::recovery::t3;
+use crate::time::Time;
+use crate::tx::outstanding::chunk_size;
+use crate::tx::packetizer::PacketBuilder;
+use crate::wire::ChunkCodec;
+use crate::wire::CommonHeader;
+use crate::wire::chunk::{Chunk, Data};
+
+/// A packet written into the caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    pub destination: SocketAddr,
+    /// Bytes of the packet, at the end of the buffer.
+    pub size: usize,
+}
+
+impl Association {
+    /// Writes the next packet to `buf` (appending), if there is one to send.
+    pub(crate) fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let start = buf.len();
+        let size = self.build_packet(now, buf);
+        match size {
+            Some(size) if size > 0 => {
+                self.stats.packets_sent += 1;
+                self.sync_stats();
+                Some(Transmit {
+                    destination: self.path.remote,
+                    size,
+                })
+            }
+            _ => {
+                buf.truncate(start);
+                None
+            }
+        }
+    }
+
+    fn header(&self, tag: u32) -> CommonHeader {
+        CommonHeader {
+            src_port: self.local_port,
+            dst_port: self.peer_port,
+            verification_tag: tag,
+            checksum: 0,
+        }
+    }
+
+    fn build_packet(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<usize> {
+        let mtu = self.path.mtu;
+        // A chunk with its own verification tag, or one that must be alone
+        // (INIT, INIT ACK, SHUTDOWN COMPLETE: 6.10), goes in a packet of its own.
+        if let Some(front) = self.control.front()
+            && (front.vtag.is_some() || front.chunk.must_be_alone())
+        {
+            let control = self.control.pop_front()?;
+            let tag = control.vtag.unwrap_or(self.peer_tag);
+            let mut p = PacketBuilder::new(
+                buf,
+                &self.header(tag),
+                mtu.max(control.chunk.encoded_len() + 12),
+            );
+            p.push(&control.chunk).ok()?;
+            return p.finish().ok();
+        }
+        let mut p = PacketBuilder::new(buf, &self.header(self.peer_tag), mtu);
+        while let Some(front) = self.control.front() {
+            if front.vtag.is_some() || front.chunk.must_be_alone() {
+                break;
+            }
+            if !p.fits(front.chunk.encoded_len()) {
+                if p.is_empty() {
+                    // Larger than the MTU on its own: it cannot be sent.
+                    self.control.pop_front();
+                    self.stats.malformed_chunks += 1;
+                    continue;
+                }
+                break;
+            }
+            let Some(control) = self.control.pop_front() else {
+                break;
+            };
+            if p.push(&control.chunk).is_err() {
+                self.stats.malformed_chunks += 1;
+            }
+        }
+        if self.state == State::Closed {
+            return if p.is_empty() { None } else { p.finish().ok() };
+        }
+        let data_allowed = matches!(
+            self.state,
+            State::Established | State::ShutdownPending | State::ShutdownReceived
+        );
+        let data_ready = data_allowed && self.has_data_to_send();
+        let receiving = matches!(
+            self.state,
+            State::Established | State::ShutdownPending | State::ShutdownSent
+        );
+        if receiving
+            && (receive::sack_due(self, now) || (data_ready && receive::sack_pending(self)))
+        {
+            let sack = receive::make_sack(self, p.room());
+            let sack = Chunk::Sack(sack);
+            if p.fits(sack.encoded_len()) && p.push(&sack).is_err() {
+                self.stats.malformed_chunks += 1;
+            }
+        }
+        if data_ready {
+            self.add_data(now, &mut p);
+        }
+        if p.is_empty() {
+            return None;
+        }
+        p.finish().ok()
+    }
+
+    /// Whether DATA could go out now (retransmissions or new data).
+    fn has_data_to_send(&self) -> bool {
+        let cwnd_open = self.path.cc.allows_new_data(self.outstanding.flight_size());
+        let retransmit = self.outstanding.marked() > 0 && (self.fast_retransmit_now || cwnd_open);
+        let new = !self.send_queue.is_empty()
+            && cwnd_open
+            && self.burst_budget > 0
+            && self.peer_window_allows(self.send_queue.peek_len(self.max_payload()).unwrap_or(0));
+        retransmit || new
+    }
+
+    fn max_payload(&self) -> usize {
+        self.path.mtu.saturating_sub(12 + Data::HEADER_LEN).max(1)
+    }
+
+    /// Rule A (6.1): new DATA needs room in the peer's window, except for a zero
+    /// window probe when nothing is outstanding.
+    fn peer_window_allows(&self, payload: usize) -> bool {
+        usize::try_from(self.peer_rwnd).unwrap_or(usize::MAX) >= payload
+            || self.outstanding.is_empty()
+    }
+
+    fn add_data(&mut self, now: Time, p: &mut PacketBuilder<'_>) {
+        let mut record = None;
+        // 6.1 C: chunks marked for retransmission go first.
+        let mut retransmitted = false;
+        while let Some(chunk) = self.outstanding.next_marked() {
+            if !(self.fast_retransmit_now
+                || self.path.cc.allows_new_data(self.outstanding.flight_size()))
+            {
+                break;
+            }
+            let data = chunk.to_data();
+            if !p.fits(data.encoded_len().min(self.path.mtu)) || p.push_chunk(&data).is_err() {
+                break;
+            }
+            let (tsn, size, first_sent) = (chunk.tsn, chunk.size(), chunk.first_sent);
+            let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
+            let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
+            let Some(cause) = self.outstanding.resend(tsn, now, seq) else {
+                continue;
+            };
+            retransmitted = true;
+            self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
+            self.note_retransmission(tsn, cause, now, first_sent);
+            if earliest {
+                // 6.3.2: retransmitting the earliest outstanding chunk restarts T3.
+                t3::on_earliest_retransmitted(&mut self.path, now);
+            } else {
+                t3::on_data_sent(&mut self.path, now);
+            }
+        }
+        if retransmitted {
+            // 7.2.4: only one packet may ignore cwnd.
+            self.fast_retransmit_now = false;
+        }
+        // New DATA, within cwnd, the peer's window and Max.Burst.
+        let mut sent_new = false;
+        let max_payload = self.max_payload();
+        while self.burst_budget > 0 && self.path.cc.allows_new_data(self.outstanding.flight_size())
+        {
+            let Some(len) = self.send_queue.peek_len(max_payload) else {
+                break;
+            };
+            if !p.fits(chunk_size(len) as usize) || !self.peer_window_allows(len) {
+                break;
+            }
+            let Some(frag) = self.send_queue.next_fragment(max_payload) else {
+                break;
+            };
+            let data = Data {
+                flags: frag.flags,
+                tsn: self.outstanding.next_tsn(),
+                stream_id: frag.stream_id,
+                ssn: frag.ssn,
+                ppid: frag.ppid,
+                payload: frag.payload[..].into(),
+            };
+            if p.push_chunk(&data).is_err() {
+                self.stats.malformed_chunks += 1;
+                break;
+            }
+            let size = chunk_size(frag.payload.len());
+            let payload_len = frag.payload.len() as u64;
+            let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
+            self.outstanding.send_new(frag, now, seq);
+            self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
+            self.stats.data_chunks_sent += 1;
+            self.stats.payload_bytes_sent += payload_len;
+            t3::on_data_sent(&mut self.path, now);
+            sent_new = true;
+        }
+        if sent_new {
+            self.burst_budget = self.burst_budget.saturating_sub(1);
+        }
+        if record.is_some() {
+            self.outstanding.end_packet();
+            self.path.last_data_sent = Some(now);
+        }
+    }
+
+    fn note_retransmission(
+        &mut self,
+        tsn: u32,
+        cause: RetransmitCause,
+        now: Time,
+        first_sent: Time,
+    ) {
+        self.stats.count_retransmission(cause);
+        self.stats.data_chunks_sent += 1;
+        if self.cfg.events {
+            let transmissions = self.outstanding.get(tsn).map_or(0, |c| c.transmissions);
+            self.emit(Event::Retransmission {
+                tsn,
+                cause,
+                at: now,
+                first_sent_at: first_sent,
+                transmissions,
+            });
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Congestion control of one destination, RFC 9260 7.2: slow start, congestion
+//! avoidance with partial_bytes_acked, and the reductions on loss.
+//!
+//! Sizes count whole DATA chunks with their headers and padding (7.2: "the
+//! length of the DATA chunk, including the padding, SHOULD be used").
+
+/// cwnd, ssthresh and partial_bytes_acked of one destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CongestionControl {
+    cwnd: u32,
+    ssthresh: u32,
+    partial_bytes_acked: u32,
+    /// PMDCS: the largest DATA chunk that fits the path.
+    pmdcs: u32,
+}
+
+impl CongestionControl {
+    /// RFC 9260 7.2.1: cwnd = min(4*PMDCS, max(2*PMDCS, 4404)) unless configured;
+    /// ssthresh starts at the peer's advertised window ("arbitrarily high").
+    pub fn new(pmdcs: u32, initial_cwnd: Option<u32>, peer_rwnd: u32) -> Self {
+        let cwnd = initial_cwnd.unwrap_or((4 * pmdcs).min((2 * pmdcs).max(4404)));
+        Self {
+            cwnd: cwnd.max(pmdcs),
+            ssthresh: peer_rwnd.max(pmdcs),
+            partial_bytes_acked: 0,
+            pmdcs,
+        }
+    }
+
+    pub fn cwnd(&self) -> u32 {
+        self.cwnd
+    }
+
+    pub fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+
+    pub fn partial_bytes_acked(&self) -> u32 {
+        self.partial_bytes_acked
+    }
+
+    pub fn pmdcs(&self) -> u32 {
+        self.pmdcs
+    }
+
+    /// Rule B (6.1): new data may go out while the flight is below cwnd; the
+    /// packet that does so may overshoot it by less than one PMDCS.
+    pub fn allows_new_data(&self, flight_size: u32) -> bool {
+        flight_size < self.cwnd
+    }
+
+    /// A SACK acknowledged `bytes_acked` new bytes and advanced the cumulative
+    /// TSN ack point; `flight_before` was the flight size before it.
+    pub fn on_ack(&mut self, bytes_acked: u32, flight_before: u32, in_fast_recovery: bool) {
+        if bytes_acked == 0 || in_fast_recovery {
+            // 7.2.1: no increase in Fast Recovery.
+            return;
+        }
+        let fully_utilized = flight_before >= self.cwnd;
+        if self.cwnd <= self.ssthresh {
+            // 7.2.1 slow start: only while cwnd is fully used; by at most
+            // min(bytes acked, L * PMDCS) with L = 1.
+            if fully_utilized {
+                self.cwnd += bytes_acked.min(self.pmdcs);
+            }
+        } else {
+            // 7.2.2 congestion avoidance.
+            self.partial_bytes_acked = self.partial_bytes_acked.saturating_add(bytes_acked);
+            if self.partial_bytes_acked >= self.cwnd && fully_utilized {
+                self.partial_bytes_acked -= self.cwnd;
+                self.cwnd += self.pmdcs;
+            } else if self.partial_bytes_acked > self.cwnd {
+                self.partial_bytes_acked = self.cwnd;
+            }
+        }
+    }
+
+    /// 7.2.2: all outstanding data acknowledged.
+    pub fn on_all_acked(&mut self) {
+        self.partial_bytes_acked = 0;
+    }
+
+    /// 7.2.3: loss detected from SACKs (fast retransmit).
+    pub fn on_fast_retransmit(&mut self) {
+        self.ssthresh = (self.cwnd / 2).max(4 * self.pmdcs);
+        self.cwnd = self.ssthresh;
+        self.partial_bytes_acked = 0;
+    }
+
+    /// 7.2.3 and 6.3.3 E1: the T3-rtx timer expired.
+    pub fn on_t3_expiry(&mut self) {
+        self.ssthresh = (self.cwnd / 2).max(4 * self.pmdcs);
+        self.cwnd = self.pmdcs;
+        self.partial_bytes_acked = 0;
+    }
+
+    /// 7.2.1: after an idle RTO, cwnd = max(cwnd/2, 4*PMDCS) once per RTO.
+    pub fn on_idle_rto(&mut self) {
+        self.ssthresh = self.ssthresh.max(self.cwnd);
+        self.cwnd = (self.cwnd / 2).max(4 * self.pmdcs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MTU: u32 = 1172;
+
+    #[test]
+    fn initial_cwnd_follows_7_2_1() {
+        assert_eq!(CongestionControl::new(MTU, None, 1 << 20).cwnd(), 4404);
+        assert_eq!(CongestionControl::new(1452, None, 1 << 20).cwnd(), 4404);
+        assert_eq!(CongestionControl::new(9000, None, 1 << 20).cwnd(), 18000);
+        assert_eq!(CongestionControl::new(500, None, 1 << 20).cwnd(), 2000);
+        assert_eq!(
+            CongestionControl::new(MTU, Some(3000), 1 << 20).cwnd(),
+            3000
+        );
+    }
+
+    #[test]
+    fn slow_start_grows_by_at_most_one_pmdcs_and_only_when_cwnd_is_used() {
+        let mut cc = CongestionControl::new(MTU, None, 1 << 20);
+        cc.on_ack(3000, 1000, false);
+        assert_eq!(cc.cwnd(), 4404, "not fully utilized: no growth");
+        cc.on_ack(3000, 4404, false);
+        assert_eq!(cc.cwnd(), 4404 + MTU);
+        cc.on_ack(500, 9000, false);
+        assert_eq!(cc.cwnd(), 4404 + MTU + 500);
+        cc.on_ack(3000, 9000, true);
+        assert_eq!(cc.cwnd(), 4404 + MTU + 500, "no growth in fast recovery");
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_pmdcs_per_cwnd_acked() {
+        let mut cc = CongestionControl::new(MTU, Some(10_000), 5_000);
+        cc.on_ack(6_000, 10_000, false);
+        assert_eq!((cc.cwnd(), cc.partial_bytes_acked()), (10_000, 6_000));
+        cc.on_ack(6_000, 10_000, false);
+        assert_eq!((cc.cwnd(), cc.partial_bytes_acked()), (10_000 + MTU, 2_000));
+        cc.on_ack(20_000, 100, false);
+        assert_eq!(
+            cc.partial_bytes_acked(),
+            cc.cwnd(),
+            "capped at cwnd when underused"
+        );
+    }
+
+    #[test]
+    fn fast_retransmit_halves_and_t3_collapses_cwnd() {
+        let mut cc = CongestionControl::new(MTU, Some(20_000), 1 << 20);
+        cc.on_fast_retransmit();
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (10_000, 10_000));
+        cc.on_fast_retransmit();
+        assert_eq!(cc.cwnd(), 4 * MTU, "never below 4 PMDCS");
+        cc.on_t3_expiry();
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (MTU, 4 * MTU));
+    }
+}

@@ -1,0 +1,207 @@
+//! Every protocol knob, with named presets.
+//!
+//! Defaults follow RFC 9260 16 ("Suggested SCTP Protocol Parameter Values").
+//! Latency mechanisms arrive as further options, all off in [`Config::rfc9260`],
+//! so the standard behaviour stays the baseline experiments compare against.
+
+use std::time::Duration;
+
+/// Configuration of one association.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    // --- Timers (RFC 9260 6.3, 16) ---
+    /// RTO before the first RTT measurement.
+    pub rto_initial: Duration,
+    /// Lower bound of RTO (RFC 9260 6.3.1 C6).
+    pub rto_min: Duration,
+    /// Upper bound of RTO, also of its back-off (C7, E2).
+    pub rto_max: Duration,
+    /// INIT and COOKIE ECHO retransmissions before giving up (5.1).
+    pub max_init_retransmits: u32,
+    /// Consecutive unanswered retransmissions or heartbeats before the
+    /// association is considered unreachable (8.1).
+    pub assoc_max_retrans: u32,
+    /// Consecutive errors before a destination is marked inactive (8.2).
+    pub path_max_retrans: u32,
+    /// Lifetime of the state cookie we hand out (5.1.3).
+    pub valid_cookie_life: Duration,
+    /// Heartbeats on idle paths (8.3).
+    pub heartbeats: bool,
+    /// Added to RTO (with jitter) between heartbeats on an idle path.
+    pub hb_interval: Duration,
+
+    // --- Acknowledgement (RFC 9260 6.2) ---
+    /// Delay of a delayed SACK (at most 500 ms).
+    pub sack_delay: Duration,
+    /// SACK at least every this many packets carrying DATA (2; 1 disables delayed SACK).
+    pub sack_freq: u32,
+
+    // --- Loss recovery (RFC 9260 7.2.4) ---
+    /// Miss indications that trigger fast retransmit: 3 in RFC 9260, 4 in
+    /// RFC 2960 and Linux lksctp 2.6.15, the baseline of the research we reproduce.
+    pub fast_retransmit_threshold: u32,
+
+    // --- Congestion and flow control (RFC 9260 6.1, 7.2) ---
+    /// New-data packets one transmission opportunity may send (0 = no limit).
+    pub max_burst: u32,
+    /// Initial cwnd in bytes; `None` = RFC 9260 7.2.1: min(4*MTU, max(2*MTU, 4404)).
+    pub initial_cwnd: Option<u32>,
+    /// Largest SCTP packet (common header included) we send: the path MTU less
+    /// the IP and, with RFC 6951 encapsulation, UDP headers.
+    pub mtu: usize,
+    /// Our receive buffer, advertised as a_rwnd.
+    pub receive_buffer: u32,
+    /// Bytes the application may queue before `send` is refused.
+    pub send_buffer: usize,
+    /// Largest user message we send or accept.
+    pub max_message_size: usize,
+
+    // --- Streams (RFC 9260 5.1.1) ---
+    /// Outbound streams we ask for.
+    pub outbound_streams: u16,
+    /// Inbound streams we accept at most.
+    pub max_inbound_streams: u16,
+
+    // --- Observability ---
+    /// Record per-message and per-retransmission events (`Event::MessageAcked`,
+    /// `Event::Retransmission`). Counters in `Stats` are kept regardless.
+    pub events: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self::rfc9260()
+    }
+}
+
+impl Config {
+    /// The RFC 9260 baseline: the suggested values of RFC 9260 16, no latency
+    /// mechanism switched on.
+    pub fn rfc9260() -> Self {
+        Self {
+            rto_initial: Duration::from_secs(1),
+            rto_min: Duration::from_secs(1),
+            rto_max: Duration::from_secs(60),
+            max_init_retransmits: 8,
+            assoc_max_retrans: 10,
+            path_max_retrans: 5,
+            valid_cookie_life: Duration::from_secs(60),
+            heartbeats: true,
+            hb_interval: Duration::from_secs(30),
+            sack_delay: Duration::from_millis(200),
+            sack_freq: 2,
+            fast_retransmit_threshold: 3,
+            max_burst: 4,
+            initial_cwnd: None,
+            mtu: 1200,
+            receive_buffer: 1 << 20,
+            send_buffer: 4 << 20,
+            max_message_size: 256 << 10,
+            outbound_streams: 16,
+            max_inbound_streams: 16,
+            events: true,
+        }
+    }
+
+    /// Linux lksctp of kernel 2.6.15, the "Standard" of seeds 000 and 001:
+    /// fast retransmit after four miss indications (RFC 2960); otherwise RFC 9260.
+    pub fn lksctp_2_6_15() -> Self {
+        Self {
+            fast_retransmit_threshold: 4,
+            ..Self::rfc9260()
+        }
+    }
+
+    /// Largest DATA payload that fits one packet: MTU less the common header
+    /// and the DATA chunk header.
+    pub fn max_data_payload(&self) -> usize {
+        self.mtu.saturating_sub(12 + 16).max(1)
+    }
+
+    /// Checks the values that would make the protocol misbehave.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let fail = |field: &'static str, expected: &'static str| {
+            Err(ConfigError::Invalid { field, expected })
+        };
+        if self.rto_min.is_zero() || self.rto_min > self.rto_max {
+            return fail("rto_min", "greater than zero and at most rto_max");
+        }
+        if self.rto_initial < self.rto_min || self.rto_initial > self.rto_max {
+            return fail("rto_initial", "between rto_min and rto_max");
+        }
+        if self.sack_delay > Duration::from_millis(500) {
+            return fail("sack_delay", "at most 500 ms (RFC 9260 6.2)");
+        }
+        if self.sack_freq == 0 {
+            return fail("sack_freq", "at least 1");
+        }
+        if self.fast_retransmit_threshold == 0 {
+            return fail("fast_retransmit_threshold", "at least 1");
+        }
+        if !(128..=65_535).contains(&self.mtu) {
+            return fail("mtu", "between 128 and 65535 bytes");
+        }
+        if self.receive_buffer < 1500 {
+            return fail(
+                "receive_buffer",
+                "at least 1500 bytes (RFC 9260 6.2.1 a_rwnd)",
+            );
+        }
+        if self.outbound_streams == 0 || self.max_inbound_streams == 0 {
+            return fail("outbound_streams", "at least one stream each way");
+        }
+        if self.max_message_size == 0 || self.max_message_size > self.send_buffer {
+            return fail("max_message_size", "at least 1 and at most send_buffer");
+        }
+        Ok(())
+    }
+}
+
+/// A configuration value out of range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid config: {field} must be {expected}")]
+    Invalid {
+        field: &'static str,
+        expected: &'static str,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc9260_defaults_match_section_16() {
+        let c = Config::rfc9260();
+        assert_eq!(c.rto_initial, Duration::from_secs(1));
+        assert_eq!(c.rto_min, Duration::from_secs(1));
+        assert_eq!(c.rto_max, Duration::from_secs(60));
+        assert_eq!(c.max_init_retransmits, 8);
+        assert_eq!(c.assoc_max_retrans, 10);
+        assert_eq!(c.path_max_retrans, 5);
+        assert_eq!(c.fast_retransmit_threshold, 3);
+        assert_eq!(c.max_burst, 4);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn lksctp_preset_uses_four_miss_indications() {
+        assert_eq!(Config::lksctp_2_6_15().fast_retransmit_threshold, 4);
+    }
+
+    #[test]
+    fn validate_names_the_bad_field() {
+        let c = Config {
+            sack_delay: Duration::from_millis(600),
+            ..Config::rfc9260()
+        };
+        assert_eq!(
+            c.validate(),
+            Err(ConfigError::Invalid {
+                field: "sack_delay",
+                expected: "at most 500 ms (RFC 9260 6.2)"
+            })
+        );
+    }
+}

@@ -1,0 +1,567 @@
+//! The endpoint: it owns the associations of one SCTP port, demultiplexes
+//! packets to them, answers INIT without keeping state (the cookie carries it),
+//! and applies the out-of-the-blue rules (RFC 9260 8.4).
+
+pub mod cookie;
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
+use std::net::SocketAddr;
+
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::assoc::{
+    AssocId, Association, Ctx, InitAckInputs, InitProblem, Transmit, build_init_ack,
+    check_init_fields, new_tag,
+};
+use crate::config::{Config, ConfigError};
+use crate::events::Event;
+use crate::time::Time;
+use crate::wire::cause::ErrorCause;
+use crate::wire::chunk::{Abort, Chunk, OperationError, ShutdownComplete};
+use crate::wire::{ChecksumPolicy, CommonHeader, Packet, PacketWriter, WireError, verify_checksum};
+use cookie::{CookieError, CookieSealer};
+
+/// Configuration of an endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointConfig {
+    /// Our SCTP port (in the SCTP common header).
+    pub port: u16,
+    /// Accept associations that peers start (answer INIT).
+    pub accept: bool,
+    /// Configuration of the associations we accept.
+    pub accept_config: Config,
+    /// Associations at most; further COOKIE ECHOs are answered with ABORT.
+    pub max_associations: usize,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        Self {
+            port: 5000,
+            accept: true,
+            accept_config: Config::rfc9260(),
+            max_associations: 100_000,
+        }
+    }
+}
+
+/// Why `connect` failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    #[error(transparent)]
+    InvalidConfig(#[from] ConfigError),
+    #[error("an association with {remote} (SCTP port {port}) already exists")]
+    AlreadyConnected { remote: SocketAddr, port: u16 },
+    #[error("the endpoint already holds its maximum of {max} associations")]
+    TooManyAssociations { max: usize },
+}
+
+/// What the endpoint saw and did with packets no association took.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    pub packets_received: u64,
+    /// Dropped: CRC32c mismatch (RFC 9260 6.8).
+    pub bad_checksum: u64,
+    /// Dropped: the packet did not decode (lengths, padding, bundling rules).
+    pub malformed: u64,
+    /// Dropped: the destination port is not ours.
+    pub wrong_port: u64,
+    /// Packets matching no association (RFC 9260 8.4).
+    pub out_of_the_blue: u64,
+    pub inits_received: u64,
+    pub init_acks_sent: u64,
+    pub aborts_sent: u64,
+    pub cookies_accepted: u64,
+    /// COOKIE ECHOs whose MAC, size or tag did not verify: silently dropped.
+    pub cookies_rejected: u64,
+    pub stale_cookies: u64,
+    /// Associations closed and forgotten.
+    pub associations_closed: u64,
+}
+
+/// The SCTP endpoint of one port.
+pub struct Endpoint {
+    cfg: EndpointConfig,
+    rng: ChaCha8Rng,
+    sealer: CookieSealer,
+    assocs: BTreeMap<AssocId, Association>,
+    by_peer: BTreeMap<(SocketAddr, u16), AssocId>,
+    next_id: u64,
+    /// Deadlines by time; an entry is stale when `scheduled` disagrees.
+    timers: BinaryHeap<Reverse<(Time, AssocId)>>,
+    scheduled: BTreeMap<AssocId, Time>,
+    /// Associations that may have a packet or an event to give.
+    dirty: VecDeque<AssocId>,
+    dirty_set: BTreeSet<AssocId>,
+    /// Stateless answers: INIT ACK, ABORT, SHUTDOWN COMPLETE, ERROR.
+    responses: VecDeque<(SocketAddr, Vec<u8>)>,
+    events: VecDeque<(AssocId, Event)>,
+    stats: EndpointStats,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("port", &self.cfg.port)
+            .field("associations", &self.assocs.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// An endpoint whose randomness (tags, initial TSNs, the cookie secret,
+    /// heartbeat jitter) all comes from `seed`: the same seed, the same bytes.
+    pub fn new(cfg: EndpointConfig, seed: [u8; 32]) -> Self {
+        let mut rng = ChaCha8Rng::from_seed(seed);
+        let mut key = [0u8; 32];
+        rng.fill_bytes(&mut key);
+        Self {
+            cfg,
+            rng,
+            sealer: CookieSealer::new(key),
+            assocs: BTreeMap::new(),
+            by_peer: BTreeMap::new(),
+            next_id: 1,
+            timers: BinaryHeap::new(),
+            scheduled: BTreeMap::new(),
+            dirty: VecDeque::new(),
+            dirty_set: BTreeSet::new(),
+            responses: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: EndpointStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &EndpointConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> &EndpointStats {
+        &self.stats
+    }
+
+    /// Associations currently held.
+    pub fn association_count(&self) -> usize {
+        self.assocs.len()
+    }
+
+    /// Ids of the associations currently held.
+    pub fn association_ids(&self) -> impl Iterator<Item = AssocId> + '_ {
+        self.assocs.keys().copied()
+    }
+
+    /// Starts an association with the peer at `remote` whose SCTP port equals ours.
+    pub fn connect(
+        &mut self,
+        now: Time,
+        remote: SocketAddr,
+        cfg: Config,
+    ) -> Result<AssocId, ConnectError> {
+        let port = self.cfg.port;
+        self.connect_to_port(now, remote, port, cfg)
+    }
+
+    /// Starts an association with the SCTP port `peer_port` at `remote`.
+    pub fn connect_to_port(
+        &mut self,
+        now: Time,
+        remote: SocketAddr,
+        peer_port: u16,
+        cfg: Config,
+    ) -> Result<AssocId, ConnectError> {
+        cfg.validate()?;
+        if self.by_peer.contains_key(&(remote, peer_port)) {
+            return Err(ConnectError::AlreadyConnected {
+                remote,
+                port: peer_port,
+            });
+        }
+        if self.assocs.len() >= self.cfg.max_associations {
+            return Err(ConnectError::TooManyAssociations {
+                max: self.cfg.max_associations,
+            });
+        }
+        let id = self.allocate_id();
+        let assoc = Association::connect(
+            id,
+            cfg,
+            now,
+            remote,
+            self.cfg.port,
+            peer_port,
+            &mut self.rng,
+        );
+        self.insert(assoc, (remote, peer_port));
+        Ok(id)
+    }
+
+    fn allocate_id(&mut self) -> AssocId {
+        let id = AssocId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    fn insert(&mut self, assoc: Association, key: (SocketAddr, u16)) {
+        let id = assoc.id();
+        self.assocs.insert(id, assoc);
+        self.by_peer.insert(key, id);
+        self.touch(id);
+    }
+
+    /// The association `id`, to send, receive, or read its stats. Anything done
+    /// through it is picked up by the next `poll_transmit` and `poll_timeout`.
+    pub fn association(&mut self, id: AssocId) -> Option<&mut Association> {
+        if self.assocs.contains_key(&id) {
+            self.mark_dirty(id);
+        }
+        self.assocs.get_mut(&id)
+    }
+
+    fn mark_dirty(&mut self, id: AssocId) {
+        if self.dirty_set.insert(id) {
+            self.dirty.push_back(id);
+        }
+    }
+
+    /// After an association changed: schedule its timer, collect its events.
+    fn touch(&mut self, id: AssocId) {
+        self.mark_dirty(id);
+        self.reschedule(id);
+    }
+
+    fn reschedule(&mut self, id: AssocId) {
+        let deadline = self.assocs.get(&id).and_then(Association::poll_timeout);
+        match deadline {
+            Some(t) if self.scheduled.get(&id) != Some(&t) => {
+                self.scheduled.insert(id, t);
+                self.timers.push(Reverse((t, id)));
+            }
+            Some(_) => {}
+            None => {
+                self.scheduled.remove(&id);
+            }
+        }
+    }
+
+    /// Moves an association's events to the endpoint queue, and forgets the
+    /// association once it is closed and has nothing left to send or say.
+    fn collect(&mut self, id: AssocId) {
+        let Some(a) = self.assocs.get_mut(&id) else {
+            return;
+        };
+        while let Some(e) = a.poll_event() {
+            self.events.push_back((id, e));
+        }
+        if a.is_drained() {
+            let key = (a.remote(), a.peer_port());
+            self.assocs.remove(&id);
+            if self.by_peer.get(&key) == Some(&id) {
+                self.by_peer.remove(&key);
+            }
+            self.scheduled.remove(&id);
+            self.stats.associations_closed += 1;
+        }
+    }
+
+    /// Handles one received datagram: an SCTP packet from `from`.
+    pub fn handle_datagram(&mut self, now: Time, from: SocketAddr, data: &[u8]) {
+        self.stats.packets_received += 1;
+        let header = match CommonHeader::decode(data) {
+            Ok(h) => h,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        // RFC 9260 6.8: a packet with a bad checksum is discarded.
+        if let Err(WireError::BadChecksum { .. }) = verify_checksum(data, ChecksumPolicy::Verify) {
+            self.stats.bad_checksum += 1;
+            return;
+        }
+        if header.dst_port != self.cfg.port {
+            self.stats.wrong_port += 1;
+            return;
+        }
+        let packet = match Packet::decode_with(data, ChecksumPolicy::Ignore) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        let key = (from, header.src_port);
+        if let Some(&id) = self.by_peer.get(&key) {
+            if let Some(a) = self.assocs.get_mut(&id) {
+                let mut ctx = Ctx {
+                    sealer: &self.sealer,
+                    rng: &mut self.rng,
+                };
+                a.handle_packet(now, &mut ctx, &header, &packet.chunks, from);
+            }
+            self.touch(id);
+            self.collect(id);
+            return;
+        }
+        self.out_of_the_blue(now, from, &header, &packet.chunks);
+    }
+
+    /// RFC 9260 8.4: a packet no association claims.
+    fn out_of_the_blue(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        header: &CommonHeader,
+        chunks: &[Chunk<'_>],
+    ) {
+        self.stats.out_of_the_blue += 1;
+        // 8.4 rule 2: never answer a packet that carries an ABORT.
+        if chunks.iter().any(|c| matches!(c, Chunk::Abort(_))) {
+            return;
+        }
+        match chunks.first() {
+            Some(Chunk::Init(init)) if header.verification_tag == 0 => {
+                self.on_init(now, from, header, init);
+            }
+            Some(Chunk::CookieEcho(echo)) => {
+                self.on_cookie_echo(now, from, header, &echo.cookie, chunks);
+            }
+            // 8.4 rule 5: SHUTDOWN ACK gets SHUTDOWN COMPLETE with the T bit.
+            Some(Chunk::ShutdownAck(_)) => {
+                let sc = Chunk::ShutdownComplete(ShutdownComplete {
+                    reflected_tag: true,
+                });
+                self.respond(from, header, header.verification_tag, &sc);
+            }
+            // 8.4 rules 6, 7: discard.
+            Some(Chunk::ShutdownComplete(_) | Chunk::CookieAck(_)) => {}
+            Some(Chunk::Error(e))
+                if e.causes
+                    .iter()
+                    .any(|c| matches!(c, ErrorCause::StaleCookie { .. })) => {}
+            // 8.4 rule 8: ABORT with the T bit.
+            _ => {
+                let abort = Chunk::Abort(Abort {
+                    reflected_tag: true,
+                    causes: Vec::new(),
+                });
+                self.respond(from, header, header.verification_tag, &abort);
+                self.stats.aborts_sent += 1;
+            }
+        }
+    }
+
+    /// Queues a one-chunk packet back to the sender of `header`.
+    fn respond(&mut self, to: SocketAddr, header: &CommonHeader, tag: u32, chunk: &Chunk<'_>) {
+        let reply = CommonHeader {
+            src_port: header.dst_port,
+            dst_port: header.src_port,
+            verification_tag: tag,
+            checksum: 0,
+        };
+        let mut buf = Vec::with_capacity(12 + chunk.encoded_len());
+        let mut w = PacketWriter::new(&mut buf, &reply);
+        if w.push(chunk).is_ok() && w.finish().is_ok() {
+            self.responses.push_back((to, buf));
+        }
+    }
+
+    /// 5.1 B: answer an INIT with an INIT ACK, keeping no state.
+    fn on_init(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        header: &CommonHeader,
+        init: &crate::wire::chunk::Init<'_>,
+    ) {
+        self.stats.inits_received += 1;
+        let abort_with = |cause: Option<ErrorCause<'static>>| {
+            Chunk::Abort(Abort {
+                reflected_tag: false,
+                causes: cause.into_iter().collect(),
+            })
+        };
+        if !self.cfg.accept {
+            // 8.4 rule 3: the ABORT carries the INIT's Initiate Tag, T clear.
+            let abort = abort_with(None);
+            self.respond(from, header, init.initiate_tag, &abort);
+            self.stats.aborts_sent += 1;
+            return;
+        }
+        match check_init_fields(
+            init.initiate_tag,
+            init.outbound_streams,
+            init.inbound_streams,
+        ) {
+            Ok(()) => {}
+            Err(InitProblem::ZeroTag) => return,
+            Err(InitProblem::Abort(cause)) => {
+                let abort = abort_with(Some(cause));
+                self.respond(from, header, init.initiate_tag, &abort);
+                self.stats.aborts_sent += 1;
+                return;
+            }
+        }
+        let local_tag = new_tag(&mut self.rng);
+        let local_initial_tsn = self.rng.next_u32();
+        let ack = build_init_ack(
+            &self.sealer,
+            now,
+            &InitAckInputs {
+                cfg: &self.cfg.accept_config,
+                init,
+                from,
+                local_port: header.dst_port,
+                peer_port: header.src_port,
+                local_tag,
+                local_initial_tsn,
+                local_tie_tag: 0,
+                peer_tie_tag: 0,
+            },
+        );
+        self.respond(from, header, init.initiate_tag, &Chunk::InitAck(ack));
+        self.stats.init_acks_sent += 1;
+    }
+
+    /// 5.1.5: a COOKIE ECHO with no association: verify it and create one.
+    fn on_cookie_echo(
+        &mut self,
+        now: Time,
+        from: SocketAddr,
+        header: &CommonHeader,
+        cookie: &[u8],
+        chunks: &[Chunk<'_>],
+    ) {
+        let c = match self.sealer.open(cookie, now) {
+            Ok(c) => c,
+            Err(CookieError::Stale {
+                staleness,
+                contents,
+            }) => {
+                self.stats.stale_cookies += 1;
+                let staleness_us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
+                let error = Chunk::Error(OperationError {
+                    causes: vec![ErrorCause::StaleCookie { staleness_us }],
+                });
+                self.respond(from, header, contents.peer_tag, &error);
+                return;
+            }
+            Err(CookieError::BadMac | CookieError::Malformed) => {
+                self.stats.cookies_rejected += 1;
+                return;
+            }
+        };
+        // 5.1.5 step 3: tags and ports must match the cookie.
+        if header.verification_tag != c.local_tag
+            || header.dst_port != c.local_port
+            || header.src_port != c.peer_port
+        {
+            self.stats.cookies_rejected += 1;
+            return;
+        }
+        if self.assocs.len() >= self.cfg.max_associations {
+            let abort = Chunk::Abort(Abort {
+                reflected_tag: false,
+                causes: vec![ErrorCause::OutOfResource],
+            });
+            self.respond(from, header, c.peer_tag, &abort);
+            self.stats.aborts_sent += 1;
+            return;
+        }
+        self.stats.cookies_accepted += 1;
+        let id = self.allocate_id();
+        let mut assoc = Association::from_cookie(id, self.cfg.accept_config.clone(), now, &c);
+        // DATA may ride with the COOKIE ECHO (5.1 D).
+        if chunks.len() > 1 {
+            let mut ctx = Ctx {
+                sealer: &self.sealer,
+                rng: &mut self.rng,
+            };
+            assoc.handle_packet(now, &mut ctx, header, &chunks[1..], from);
+        }
+        self.insert(assoc, (from, header.src_port));
+        self.collect(id);
+    }
+
+    /// Fires every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let mut due = Vec::new();
+        while let Some(Reverse((t, id))) = self.timers.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if self.scheduled.get(&id) == Some(&t) {
+                self.scheduled.remove(&id);
+                due.push(id);
+            }
+        }
+        for id in due {
+            if let Some(a) = self.assocs.get_mut(&id) {
+                let mut ctx = Ctx {
+                    sealer: &self.sealer,
+                    rng: &mut self.rng,
+                };
+                a.handle_timeout(now, &mut ctx);
+            }
+            self.touch(id);
+            self.collect(id);
+        }
+    }
+
+    /// The earliest time `handle_timeout` has work to do. May be early (a
+    /// timer that moved later), never late.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let dirty = self
+            .dirty
+            .iter()
+            .filter_map(|id| self.assocs.get(id))
+            .filter_map(Association::poll_timeout);
+        self.timers
+            .peek()
+            .map(|Reverse((t, _))| *t)
+            .into_iter()
+            .chain(dirty)
+            .min()
+    }
+
+    /// Writes the next packet to send into `buf` (appending after its current
+    /// contents) and says where it goes.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<Transmit> {
+        if let Some((destination, bytes)) = self.responses.pop_front() {
+            buf.extend_from_slice(&bytes);
+            return Some(Transmit {
+                destination,
+                size: bytes.len(),
+            });
+        }
+        while let Some(&id) = self.dirty.front() {
+            let transmit = self
+                .assocs
+                .get_mut(&id)
+                .and_then(|a| a.poll_transmit(now, buf));
+            if let Some(t) = transmit {
+                self.reschedule(id);
+                return Some(t);
+            }
+            self.dirty.pop_front();
+            self.dirty_set.remove(&id);
+            self.reschedule(id);
+            self.collect(id);
+        }
+        None
+    }
+
+    /// The next event of any association.
+    pub fn poll_event(&mut self) -> Option<(AssocId, Event)> {
+        if self.events.is_empty() {
+            let dirty: Vec<AssocId> = self.dirty.iter().copied().collect();
+            for id in dirty {
+                self.collect(id);
+            }
+        }
+        self.events.pop_front()
+    }
+}

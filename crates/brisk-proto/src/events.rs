@@ -1,0 +1,163 @@
+//! What an association reports: events for the application and the lab, and
+//! counters in [`Stats`]. Experiments measure these; they never reach into
+//! private state.
+
+use std::time::Duration;
+
+use crate::message::MessageId;
+use crate::time::Time;
+
+/// Why a DATA chunk was sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetransmitCause {
+    /// The T3-rtx timer expired (RFC 9260 6.3.3).
+    T3Timeout,
+    /// Miss indications reached the threshold (RFC 9260 7.2.4).
+    FastRetransmit,
+    /// Early retransmit (RFC 5827; seed 000).
+    EarlyRetransmit,
+    /// A tail loss probe (RFC 8985 7).
+    TailLossProbe,
+    /// The peer reported the packet dropped (PKTDROP).
+    PacketDrop,
+    /// Bundled into a packet that had room (seed 001, 4.4).
+    Bundled,
+}
+
+impl RetransmitCause {
+    pub const ALL: [RetransmitCause; 6] = [
+        RetransmitCause::T3Timeout,
+        RetransmitCause::FastRetransmit,
+        RetransmitCause::EarlyRetransmit,
+        RetransmitCause::TailLossProbe,
+        RetransmitCause::PacketDrop,
+        RetransmitCause::Bundled,
+    ];
+
+    const fn index(self) -> usize {
+        self as usize
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            RetransmitCause::T3Timeout => "t3-timeout",
+            RetransmitCause::FastRetransmit => "fast-retransmit",
+            RetransmitCause::EarlyRetransmit => "early-retransmit",
+            RetransmitCause::TailLossProbe => "tail-loss-probe",
+            RetransmitCause::PacketDrop => "packet-drop",
+            RetransmitCause::Bundled => "bundled",
+        }
+    }
+}
+
+/// Why an association ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloseReason {
+    /// SHUTDOWN sequence completed (RFC 9260 9.2).
+    Shutdown,
+    /// We aborted, by the application's request or by a protocol rule.
+    LocalAbort { reason: String },
+    /// The peer sent ABORT; its error causes, described.
+    PeerAbort { causes: String },
+    /// INIT or COOKIE ECHO went unanswered `attempts` times (RFC 9260 5.1).
+    HandshakeTimeout { attempts: u32 },
+    /// Association.Max.Retrans consecutive errors (RFC 9260 8.1).
+    PeerUnreachable { errors: u32 },
+}
+
+/// Something the application or the lab should know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed (COMMUNICATION UP, RFC 9260 11.2.5).
+    Connected,
+    /// The peer restarted the association (RFC 9260 5.2.4 action A): messages
+    /// not yet acknowledged failed (`SendFailed`), and the association goes on
+    /// under the same id with fresh sequence numbers.
+    Restarted,
+    /// A message is ready for `recv`.
+    MessageReady,
+    /// The peer acknowledged every fragment of a message. Only with `Config::events`.
+    MessageAcked {
+        id: MessageId,
+        queued_at: Time,
+        first_sent_at: Time,
+        acked_at: Time,
+    },
+    /// A message the application sent will never be delivered (the association
+    /// ended first). Every sent message ends in `MessageAcked` (or its counter)
+    /// or in this.
+    SendFailed { id: MessageId },
+    /// A DATA chunk was retransmitted. Only with `Config::events`.
+    Retransmission {
+        tsn: u32,
+        cause: RetransmitCause,
+        at: Time,
+        first_sent_at: Time,
+        /// How many times the chunk has now been sent.
+        transmissions: u32,
+    },
+    /// The peer started a graceful shutdown: no more messages will arrive
+    /// after the ones already queued (SHUTDOWN received, RFC 9260 9.2).
+    PeerShutdown,
+    /// The association ended; its id is no longer valid after this event.
+    Closed(CloseReason),
+}
+
+/// Counters and the current state of the loss-recovery variables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    retransmissions: [u64; 6],
+    /// T3-rtx expirations.
+    pub t3_expirations: u64,
+    /// Fast recovery periods entered.
+    pub fast_recoveries: u64,
+
+    /// Congestion window, bytes.
+    pub cwnd: u32,
+    /// Slow-start threshold, bytes.
+    pub ssthresh: u32,
+    /// Current RTO, back-off included.
+    pub rto: Duration,
+    /// Smoothed RTT, once measured.
+    pub srtt: Option<Duration>,
+    /// Bytes of DATA in flight.
+    pub flight_size: u32,
+    /// Packets with DATA not yet fully acknowledged.
+    pub packets_outstanding: u32,
+    /// The peer's receive window as we model it.
+    pub peer_rwnd: u32,
+
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub data_chunks_sent: u64,
+    pub data_chunks_received: u64,
+    pub duplicate_tsns_received: u64,
+    pub sacks_sent: u64,
+    pub sacks_received: u64,
+    pub messages_sent: u64,
+    pub messages_acked: u64,
+    pub messages_received: u64,
+    pub payload_bytes_sent: u64,
+    pub payload_bytes_received: u64,
+    /// Chunks that were malformed or broke a protocol rule, and were answered
+    /// or dropped as RFC 9260 prescribes.
+    pub malformed_chunks: u64,
+    /// DATA chunks dropped because our receive window was full.
+    pub data_dropped_window_full: u64,
+}
+
+impl Stats {
+    /// Retransmissions with this cause.
+    pub fn retransmissions(&self, cause: RetransmitCause) -> u64 {
+        self.retransmissions[cause.index()]
+    }
+
+    /// Retransmissions of every cause.
+    pub fn total_retransmissions(&self) -> u64 {
+        self.retransmissions.iter().sum()
+    }
+
+    pub(crate) fn count_retransmission(&mut self, cause: RetransmitCause) {
+        self.retransmissions[cause.index()] += 1;
+    }
+}

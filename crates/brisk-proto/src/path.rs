@@ -1,0 +1,46 @@
+//! Per-destination state (RFC 9260 6.3, 7.2, 8.2): RTO, congestion control,
+//! error counter and PMTU. One path today; multi-homing adds more.
+
+use std::net::SocketAddr;
+
+use crate::cc::CongestionControl;
+use crate::config::Config;
+use crate::recovery::rto::RtoEstimator;
+use crate::time::Time;
+use crate::timer::Timer;
+
+/// One destination transport address of the peer.
+#[derive(Debug, Clone)]
+pub struct Path {
+    /// Where packets go: with RFC 6951 encapsulation, the peer's UDP address.
+    pub remote: SocketAddr,
+    pub rto: RtoEstimator,
+    pub cc: CongestionControl,
+    /// Consecutive unanswered retransmissions and heartbeats (8.2).
+    pub error_count: u32,
+    /// Largest SCTP packet for this path.
+    pub mtu: usize,
+    /// T3-rtx (6.3.2).
+    pub t3: Timer,
+    /// When DATA was last sent here, for heartbeats and cwnd decay on idle.
+    pub last_data_sent: Option<Time>,
+}
+
+impl Path {
+    pub fn new(remote: SocketAddr, cfg: &Config, peer_rwnd: u32) -> Self {
+        Self {
+            remote,
+            rto: RtoEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
+            cc: CongestionControl::new(pmdcs(cfg.mtu), cfg.initial_cwnd, peer_rwnd),
+            error_count: 0,
+            mtu: cfg.mtu,
+            t3: Timer::default(),
+            last_data_sent: None,
+        }
+    }
+}
+
+/// The largest DATA chunk (header included) that fits a packet of `mtu` bytes.
+pub fn pmdcs(mtu: usize) -> u32 {
+    u32::try_from(mtu.saturating_sub(12)).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,7 @@
+//! Loss recovery: the RTO estimator, the T3-rtx timer rules and fast
+//! retransmit. The latency mechanisms (early retransmit, RTO restart, thin
+//! streams, tail loss probe, PKTDROP) join here as modules of their own.
+
+pub mod fast_retransmit;
+pub mod rto;
+pub mod t3;

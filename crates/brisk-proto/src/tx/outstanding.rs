@@ -1,0 +1,749 @@
+//! DATA chunks sent and not yet cumulatively acknowledged, and the packet
+//! records that the latency mechanisms reason about.
+//!
+//! Chunks are kept in TSN order in a ring indexed by `tsn - (cum_ack_point + 1)`:
+//! TSNs are assigned consecutively and leave only through the cumulative ack.
+//! Each transmission of DATA forms a **packet record** (which chunks left in
+//! which packet, when). A record is outstanding while one of its chunks is
+//! still in flight in it; a retransmission moves the chunk into a new record.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::events::RetransmitCause;
+use crate::message::MessageId;
+use crate::serial::{le32, lt32};
+use crate::time::Time;
+use crate::tx::send_queue::PendingFragment;
+use crate::wire::chunk::{Data, DataFlags, Sack};
+use crate::wire::padded;
+
+/// Where a sent chunk stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkState {
+    /// Sent and not acknowledged: counts in the flight size.
+    InFlight,
+    /// Reported in a gap ack block; may still be reneged.
+    GapAcked,
+    /// Marked for retransmission; out of the flight until sent again.
+    Marked(RetransmitCause),
+}
+
+/// A DATA chunk that has been sent at least once.
+#[derive(Debug, Clone)]
+pub struct SentChunk {
+    pub tsn: u32,
+    pub msg: MessageId,
+    pub stream_id: u16,
+    pub ssn: u16,
+    pub ppid: u32,
+    pub flags: DataFlags,
+    pub payload: Bytes,
+    /// When the application queued the message.
+    pub queued_at: Time,
+    /// When the message's first fragment was first sent.
+    pub msg_first_sent: Time,
+    pub first_sent: Time,
+    pub last_sent: Time,
+    pub transmissions: u32,
+    pub state: ChunkState,
+    /// Miss indications since the chunk was last sent (RFC 9260 7.2.4).
+    pub misses: u32,
+    /// Already fast-retransmitted once: not eligible again (7.2.4).
+    pub fast_retransmitted: bool,
+    /// Sequence number of the packet record of its latest transmission.
+    packet: u64,
+}
+
+impl SentChunk {
+    /// Bytes the chunk occupies on the wire: header, payload and padding.
+    pub fn size(&self) -> u32 {
+        chunk_size(self.payload.len())
+    }
+
+    /// The chunk as it goes on the wire.
+    pub fn to_data(&self) -> Data<'_> {
+        Data {
+            flags: self.flags,
+            tsn: self.tsn,
+            stream_id: self.stream_id,
+            ssn: self.ssn,
+            ppid: self.ppid,
+            payload: self.payload[..].into(),
+        }
+    }
+}
+
+/// Bytes of a DATA chunk with `payload` bytes of user data, padding included.
+pub fn chunk_size(payload: usize) -> u32 {
+    u32::try_from(padded(Data::HEADER_LEN + payload)).unwrap_or(u32::MAX)
+}
+
+/// One SCTP packet that carried DATA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketRecord {
+    pub seq: u64,
+    pub sent_at: Time,
+    /// Chunks of this packet still in flight in it.
+    pub in_flight: u32,
+    /// Highest TSN the packet carried.
+    pub highest_tsn: u32,
+}
+
+/// A message whose every fragment is now cumulatively acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckedMessage {
+    pub id: MessageId,
+    pub queued_at: Time,
+    pub first_sent_at: Time,
+}
+
+/// What one SACK did to the outstanding data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SackOutcome {
+    /// The cumulative TSN ack point moved forward.
+    pub cum_advanced: bool,
+    /// Bytes of chunks acknowledged for the first time (cumulatively or by gap).
+    pub bytes_acked: u32,
+    /// Highest TSN newly acknowledged (RFC 9260 7.2.4 HTNA).
+    pub htna: Option<u32>,
+    /// The earliest outstanding TSN was acknowledged (6.3.2 R3).
+    pub earliest_acked: bool,
+    /// A chunk previously gap-acked is missing from this SACK (reneging).
+    pub reneged: bool,
+    /// An RTT measurement taken from this SACK (6.3.1 C4, C5).
+    pub rtt: Option<Duration>,
+    /// Messages now fully acknowledged.
+    pub acked_messages: Vec<AckedMessage>,
+}
+
+/// Why a SACK was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SackRejected {
+    /// Cumulative TSN Ack below the ack point: an old SACK arriving late (6.2.1).
+    Stale,
+    /// Cumulative TSN Ack beyond anything sent: a protocol violation.
+    AcksUnsentTsn,
+}
+
+/// The sent-but-not-cumulatively-acked DATA of an association.
+#[derive(Debug, Clone)]
+pub struct Outstanding {
+    chunks: VecDeque<SentChunk>,
+    cum_ack_point: u32,
+    next_tsn: u32,
+    flight_size: u32,
+    marked: usize,
+    gap_acked: usize,
+    packets: VecDeque<PacketRecord>,
+    packets_outstanding: u32,
+    next_packet_seq: u64,
+    /// The chunk timed for an RTT measurement: one per round trip (C5), never
+    /// a retransmitted one (Karn, C5).
+    rtt_probe: Option<(u32, Time)>,
+}
+
+impl Outstanding {
+    /// `initial_tsn` is the TSN our first DATA chunk will carry.
+    pub fn new(initial_tsn: u32) -> Self {
+        Self {
+            chunks: VecDeque::new(),
+            cum_ack_point: initial_tsn.wrapping_sub(1),
+            next_tsn: initial_tsn,
+            flight_size: 0,
+            marked: 0,
+            gap_acked: 0,
+            packets: VecDeque::new(),
+            packets_outstanding: 0,
+            next_packet_seq: 0,
+            rtt_probe: None,
+        }
+    }
+
+    pub fn cum_ack_point(&self) -> u32 {
+        self.cum_ack_point
+    }
+
+    pub fn next_tsn(&self) -> u32 {
+        self.next_tsn
+    }
+
+    /// Bytes of DATA in flight.
+    pub fn flight_size(&self) -> u32 {
+        self.flight_size
+    }
+
+    /// Chunks sent and not cumulatively acknowledged.
+    pub fn len(&self) -> usize {
+        self.chunks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// Chunks marked for retransmission and not yet resent.
+    pub fn marked(&self) -> usize {
+        self.marked
+    }
+
+    /// Packet records with a chunk still in flight.
+    pub fn packets_outstanding(&self) -> u32 {
+        self.packets_outstanding
+    }
+
+    /// Outstanding packet records, oldest first.
+    pub fn packet_records(&self) -> impl Iterator<Item = &PacketRecord> {
+        self.packets.iter().filter(|p| p.in_flight > 0)
+    }
+
+    pub fn chunks(&self) -> impl Iterator<Item = &SentChunk> {
+        self.chunks.iter()
+    }
+
+    pub fn get(&self, tsn: u32) -> Option<&SentChunk> {
+        self.index(tsn).and_then(|i| self.chunks.get(i))
+    }
+
+    fn index(&self, tsn: u32) -> Option<usize> {
+        let offset = tsn.wrapping_sub(self.cum_ack_point.wrapping_add(1));
+        let i = usize::try_from(offset).ok()?;
+        (i < self.chunks.len()).then_some(i)
+    }
+
+    /// The earliest chunk not yet acknowledged in any way.
+    pub fn earliest_unacked(&self) -> Option<&SentChunk> {
+        self.chunks.iter().find(|c| c.state != ChunkState::GapAcked)
+    }
+
+    /// Opens a packet record for DATA leaving now; pass its sequence number to
+    /// [`send_new`](Self::send_new) and [`resend`](Self::resend).
+    pub fn begin_packet(&mut self, now: Time) -> u64 {
+        let seq = self.next_packet_seq;
+        self.next_packet_seq += 1;
+        self.packets.push_back(PacketRecord {
+            seq,
+            sent_at: now,
+            in_flight: 0,
+            highest_tsn: self.cum_ack_point,
+        });
+        seq
+    }
+
+    /// Drops empty records at the front once a packet is complete.
+    pub fn end_packet(&mut self) {
+        self.trim_packets();
+    }
+
+    fn record_mut(&mut self, seq: u64) -> Option<&mut PacketRecord> {
+        let base = self.packets.front()?.seq;
+        let i = usize::try_from(seq.checked_sub(base)?).ok()?;
+        self.packets.get_mut(i)
+    }
+
+    fn join_packet(&mut self, seq: u64, tsn: u32) {
+        let Some(rec) = self.record_mut(seq) else {
+            return;
+        };
+        let opened = rec.in_flight == 0;
+        rec.in_flight += 1;
+        if lt32(rec.highest_tsn, tsn) {
+            rec.highest_tsn = tsn;
+        }
+        if opened {
+            self.packets_outstanding += 1;
+        }
+    }
+
+    fn leave_packet(&mut self, seq: u64) {
+        let Some(rec) = self.record_mut(seq) else {
+            return;
+        };
+        if rec.in_flight == 0 {
+            return;
+        }
+        rec.in_flight -= 1;
+        if rec.in_flight == 0 {
+            self.packets_outstanding -= 1;
+        }
+    }
+
+    fn trim_packets(&mut self) {
+        while self.packets.front().is_some_and(|p| p.in_flight == 0) {
+            self.packets.pop_front();
+        }
+    }
+
+    /// Assigns the next TSN to a fragment sent for the first time.
+    pub fn send_new(&mut self, frag: PendingFragment, now: Time, packet: u64) -> u32 {
+        let tsn = self.next_tsn;
+        self.next_tsn = tsn.wrapping_add(1);
+        let msg_first_sent = if frag.flags.beginning {
+            now
+        } else {
+            // Fragments of one message have consecutive TSNs (RFC 9260 6.9).
+            self.chunks
+                .back()
+                .filter(|prev| prev.msg == frag.msg)
+                .map_or(now, |prev| prev.msg_first_sent)
+        };
+        let chunk = SentChunk {
+            tsn,
+            msg: frag.msg,
+            stream_id: frag.stream_id,
+            ssn: frag.ssn,
+            ppid: frag.ppid,
+            flags: frag.flags,
+            payload: frag.payload,
+            queued_at: frag.queued_at,
+            msg_first_sent,
+            first_sent: now,
+            last_sent: now,
+            transmissions: 1,
+            state: ChunkState::InFlight,
+            misses: 0,
+            fast_retransmitted: false,
+            packet,
+        };
+        self.flight_size += chunk.size();
+        self.chunks.push_back(chunk);
+        self.join_packet(packet, tsn);
+        if self.rtt_probe.is_none() {
+            self.rtt_probe = Some((tsn, now));
+        }
+        tsn
+    }
+
+    /// The lowest TSN marked for retransmission.
+    pub fn next_marked(&self) -> Option<&SentChunk> {
+        if self.marked == 0 {
+            return None;
+        }
+        self.chunks
+            .iter()
+            .find(|c| matches!(c.state, ChunkState::Marked(_)))
+    }
+
+    /// Sends a marked chunk again; returns its cause. Karn: a TSN at or below
+    /// the RTT probe being retransmitted spoils the probe (6.3.1 C5).
+    pub fn resend(&mut self, tsn: u32, now: Time, packet: u64) -> Option<RetransmitCause> {
+        let i = self.index(tsn)?;
+        let chunk = &mut self.chunks[i];
+        let ChunkState::Marked(cause) = chunk.state else {
+            return None;
+        };
+        chunk.state = ChunkState::InFlight;
+        chunk.transmissions += 1;
+        chunk.last_sent = now;
+        chunk.misses = 0;
+        chunk.packet = packet;
+        let size = chunk.size();
+        self.marked -= 1;
+        self.flight_size += size;
+        self.join_packet(packet, tsn);
+        if self.rtt_probe.is_some_and(|(probe, _)| le32(tsn, probe)) {
+            self.rtt_probe = None;
+        }
+        Some(cause)
+    }
+
+    /// Takes an in-flight chunk out of the flight and marks it (6.3.3 E3, 7.2.4).
+    fn mark_at(&mut self, i: usize, cause: RetransmitCause) -> bool {
+        let chunk = &mut self.chunks[i];
+        if chunk.state != ChunkState::InFlight {
+            return false;
+        }
+        chunk.state = ChunkState::Marked(cause);
+        let (size, packet) = (chunk.size(), chunk.packet);
+        self.flight_size -= size;
+        self.marked += 1;
+        self.leave_packet(packet);
+        true
+    }
+
+    /// Marks one in-flight chunk for retransmission.
+    pub fn mark(&mut self, tsn: u32, cause: RetransmitCause) -> bool {
+        self.index(tsn).is_some_and(|i| self.mark_at(i, cause))
+    }
+
+    /// 6.3.3 E3: a T3 expiry marks every chunk in flight for retransmission.
+    pub fn mark_all_in_flight(&mut self, cause: RetransmitCause) -> usize {
+        let mut n = 0;
+        for i in 0..self.chunks.len() {
+            n += usize::from(self.mark_at(i, cause));
+        }
+        self.trim_packets();
+        n
+    }
+
+    /// 7.2.4: counts one miss indication for every chunk still in flight below
+    /// `limit`, and marks for fast retransmit those that reach `threshold` and
+    /// were not fast-retransmitted before. Returns the TSNs marked.
+    pub fn count_misses(&mut self, limit: u32, threshold: u32) -> Vec<u32> {
+        let mut fired = Vec::new();
+        for i in 0..self.chunks.len() {
+            let chunk = &mut self.chunks[i];
+            if !lt32(chunk.tsn, limit) {
+                break;
+            }
+            if chunk.state != ChunkState::InFlight {
+                continue;
+            }
+            chunk.misses += 1;
+            if chunk.misses >= threshold && !chunk.fast_retransmitted {
+                chunk.fast_retransmitted = true;
+                let tsn = chunk.tsn;
+                self.mark_at(i, RetransmitCause::FastRetransmit);
+                fired.push(tsn);
+            }
+        }
+        self.trim_packets();
+        fired
+    }
+
+    /// Highest TSN acknowledged by a gap block, if any chunk is gap-acked.
+    pub fn highest_gap_acked(&self) -> Option<u32> {
+        if self.gap_acked == 0 {
+            return None;
+        }
+        self.chunks
+            .iter()
+            .rev()
+            .find(|c| c.state == ChunkState::GapAcked)
+            .map(|c| c.tsn)
+    }
+
+    /// Applies a SACK's cumulative ack and gap blocks (RFC 9260 6.2.1).
+    pub fn on_sack(&mut self, sack: &Sack, now: Time) -> Result<SackOutcome, SackRejected> {
+        let cum = sack.cum_tsn_ack;
+        if lt32(cum, self.cum_ack_point) {
+            return Err(SackRejected::Stale);
+        }
+        if !lt32(cum, self.next_tsn) {
+            return Err(SackRejected::AcksUnsentTsn);
+        }
+        let mut out = SackOutcome::default();
+        let earliest_before = self.earliest_unacked().map(|c| c.tsn);
+        let probe = self.rtt_probe;
+
+        // The cumulative ack: everything up to `cum` leaves.
+        while let Some(front) = self.chunks.front() {
+            if !le32(front.tsn, cum) {
+                break;
+            }
+            let Some(chunk) = self.chunks.pop_front() else {
+                break;
+            };
+            self.retire(&chunk, &mut out);
+            if chunk.flags.ending {
+                out.acked_messages.push(AckedMessage {
+                    id: chunk.msg,
+                    queued_at: chunk.queued_at,
+                    first_sent_at: chunk.msg_first_sent,
+                });
+            }
+        }
+        out.cum_advanced = cum != self.cum_ack_point;
+        self.cum_ack_point = cum;
+
+        // Gap ack blocks, merged so that hostile overlaps cost nothing.
+        if !sack.gap_blocks.is_empty() || self.gap_acked > 0 {
+            self.apply_gap_blocks(sack, &mut out);
+        }
+
+        if let (Some(earliest), Some(htna)) = (earliest_before, out.htna) {
+            out.earliest_acked =
+                le32(earliest, htna) && self.earliest_unacked().is_none_or(|c| c.tsn != earliest);
+        }
+        // C4/C5: one measurement per round trip, from the timed chunk.
+        if let Some((tsn, sent_at)) = probe
+            && self.is_acked(tsn)
+        {
+            out.rtt = Some(now.since(sent_at));
+            self.rtt_probe = None;
+        }
+        self.trim_packets();
+        Ok(out)
+    }
+
+    fn is_acked(&self, tsn: u32) -> bool {
+        le32(tsn, self.cum_ack_point)
+            || self
+                .get(tsn)
+                .is_some_and(|c| c.state == ChunkState::GapAcked)
+    }
+
+    /// Bookkeeping for a chunk leaving the flight by acknowledgement.
+    fn retire(&mut self, chunk: &SentChunk, out: &mut SackOutcome) {
+        match chunk.state {
+            ChunkState::GapAcked => {
+                self.gap_acked -= 1;
+                return;
+            }
+            ChunkState::InFlight => {
+                self.flight_size -= chunk.size();
+                self.leave_packet(chunk.packet);
+            }
+            ChunkState::Marked(_) => self.marked -= 1,
+        }
+        out.bytes_acked += chunk.size();
+        if out.htna.is_none_or(|h| lt32(h, chunk.tsn)) {
+            out.htna = Some(chunk.tsn);
+        }
+    }
+
+    fn apply_gap_blocks(&mut self, sack: &Sack, out: &mut SackOutcome) {
+        let len = self.chunks.len();
+        // Offsets are relative to the cumulative ack: offset k is index k-1.
+        let mut ranges: Vec<(usize, usize)> = sack
+            .gap_blocks
+            .iter()
+            .filter(|b| b.start >= 1 && b.start <= b.end)
+            .map(|b| (usize::from(b.start) - 1, usize::from(b.end) - 1))
+            .filter(|&(s, _)| s < len)
+            .map(|(s, e)| (s, e.min(len - 1)))
+            .collect();
+        ranges.sort_unstable();
+        let mut covered = ranges.into_iter().peekable();
+        let mut current: Option<(usize, usize)> = None;
+        for i in 0..len {
+            while current.is_none_or(|(_, e)| e < i) {
+                match covered.next() {
+                    Some(r) => current = Some(r),
+                    None => {
+                        current = None;
+                        break;
+                    }
+                }
+            }
+            let in_block = current.is_some_and(|(s, e)| s <= i && i <= e);
+            let state = self.chunks[i].state;
+            if in_block && state != ChunkState::GapAcked {
+                let chunk = self.chunks[i].clone();
+                self.retire(&chunk, out);
+                self.chunks[i].state = ChunkState::GapAcked;
+                self.gap_acked += 1;
+            } else if !in_block && state == ChunkState::GapAcked {
+                // 6.2.1: reneged; the chunk is in flight again and missing.
+                let chunk = &mut self.chunks[i];
+                chunk.state = ChunkState::InFlight;
+                self.flight_size += chunk.size();
+                self.gap_acked -= 1;
+                out.reneged = true;
+            }
+            if current.is_none() && self.gap_acked == 0 {
+                break;
+            }
+        }
+    }
+
+    /// Removes everything (the association ended); returns the chunks.
+    pub fn drain(&mut self) -> Vec<SentChunk> {
+        self.flight_size = 0;
+        self.marked = 0;
+        self.gap_acked = 0;
+        self.packets.clear();
+        self.packets_outstanding = 0;
+        self.rtt_probe = None;
+        self.chunks.drain(..).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::chunk::GapBlock;
+
+    fn frag(msg: u64, len: usize) -> PendingFragment {
+        PendingFragment {
+            msg: MessageId(msg),
+            stream_id: 0,
+            ssn: msg as u16,
+            ppid: 0,
+            flags: DataFlags::UNFRAGMENTED,
+            payload: Bytes::from(vec![0u8; len]),
+            queued_at: Time::ZERO,
+        }
+    }
+
+    /// Sends `n` single-chunk packets of 100 bytes each at t = 0.
+    fn sent(n: u64) -> Outstanding {
+        let mut o = Outstanding::new(1000);
+        for m in 0..n {
+            let p = o.begin_packet(Time::ZERO);
+            o.send_new(frag(m, 100), Time::ZERO, p);
+            o.end_packet();
+        }
+        o
+    }
+
+    fn sack(cum: u32, gaps: &[(u16, u16)]) -> Sack {
+        Sack {
+            cum_tsn_ack: cum,
+            a_rwnd: 100_000,
+            gap_blocks: gaps
+                .iter()
+                .map(|&(start, end)| GapBlock { start, end })
+                .collect(),
+            dup_tsns: vec![],
+        }
+    }
+
+    #[test]
+    fn cumulative_ack_retires_chunks_packets_and_messages() {
+        let mut o = sent(4);
+        assert_eq!(o.flight_size(), 4 * 116);
+        assert_eq!(o.packets_outstanding(), 4);
+        let out = o.on_sack(&sack(1001, &[]), Time::from_millis(50)).unwrap();
+        assert!(out.cum_advanced && out.earliest_acked);
+        assert_eq!(out.bytes_acked, 2 * 116);
+        assert_eq!(out.htna, Some(1001));
+        assert_eq!(out.rtt, Some(Duration::from_millis(50)));
+        assert_eq!(out.acked_messages.len(), 2);
+        assert_eq!(
+            (o.len(), o.flight_size(), o.packets_outstanding()),
+            (2, 232, 2)
+        );
+    }
+
+    #[test]
+    fn stale_and_impossible_sacks_are_rejected() {
+        let mut o = sent(2);
+        o.on_sack(&sack(1000, &[]), Time::ZERO).unwrap();
+        assert_eq!(
+            o.on_sack(&sack(999, &[]), Time::ZERO),
+            Err(SackRejected::Stale)
+        );
+        assert_eq!(
+            o.on_sack(&sack(1002, &[]), Time::ZERO),
+            Err(SackRejected::AcksUnsentTsn)
+        );
+    }
+
+    #[test]
+    fn gap_blocks_ack_out_of_order_and_htna_drives_misses() {
+        // 1000..=1006 sent; 1001 lost; SACK cum 1000, gap 2..=3 (1002, 1003).
+        let mut o = sent(7);
+        let out = o.on_sack(&sack(1000, &[(2, 3)]), Time::ZERO).unwrap();
+        assert_eq!(out.htna, Some(1003));
+        assert_eq!(out.bytes_acked, 3 * 116);
+        assert_eq!(o.packets_outstanding(), 4, "1001, 1004, 1005, 1006 remain");
+        // Only 1001 is below HTNA and missing.
+        assert!(o.count_misses(1003, 3).is_empty());
+        assert_eq!(o.get(1001).unwrap().misses, 1);
+        assert_eq!(o.get(1004).unwrap().misses, 0);
+    }
+
+    #[test]
+    fn third_miss_marks_once_for_fast_retransmit() {
+        let mut o = sent(5);
+        for (i, end) in [(0, 2u16), (1, 3), (2, 4)] {
+            let out = o.on_sack(&sack(1000, &[(2, end)]), Time::ZERO).unwrap();
+            let fired = o.count_misses(out.htna.unwrap(), 3);
+            assert_eq!(fired.is_empty(), i < 2);
+        }
+        let c = o.get(1001).unwrap();
+        assert_eq!(c.state, ChunkState::Marked(RetransmitCause::FastRetransmit));
+        assert!(c.fast_retransmitted);
+        assert_eq!(
+            o.flight_size(),
+            0,
+            "everything else gap-acked, 1001 out of flight"
+        );
+        // Sent again, it never fast-retransmits a second time.
+        let p = o.begin_packet(Time::from_millis(5));
+        assert_eq!(
+            o.resend(1001, Time::from_millis(5), p),
+            Some(RetransmitCause::FastRetransmit)
+        );
+        for _ in 0..5 {
+            assert!(o.count_misses(1005, 3).is_empty());
+        }
+    }
+
+    #[test]
+    fn t3_marks_everything_in_flight_and_retransmission_forms_a_new_record() {
+        let mut o = sent(3);
+        o.on_sack(&sack(999, &[(2, 2)]), Time::ZERO).unwrap(); // 1001 gap-acked
+        assert_eq!(o.mark_all_in_flight(RetransmitCause::T3Timeout), 2);
+        assert_eq!(
+            (o.flight_size(), o.packets_outstanding(), o.marked()),
+            (0, 0, 2)
+        );
+        let p = o.begin_packet(Time::from_secs(1));
+        let first = o.next_marked().unwrap().tsn;
+        assert_eq!(first, 1000);
+        o.resend(first, Time::from_secs(1), p);
+        o.resend(1002, Time::from_secs(1), p);
+        o.end_packet();
+        assert_eq!(o.packets_outstanding(), 1, "both in one new packet");
+        assert_eq!(o.get(1000).unwrap().transmissions, 2);
+    }
+
+    #[test]
+    fn karn_no_rtt_sample_from_a_retransmitted_chunk() {
+        let mut o = sent(1);
+        o.mark_all_in_flight(RetransmitCause::T3Timeout);
+        let p = o.begin_packet(Time::from_secs(1));
+        o.resend(1000, Time::from_secs(1), p);
+        let out = o
+            .on_sack(&sack(1000, &[]), Time::from_millis(1100))
+            .unwrap();
+        assert_eq!(out.rtt, None);
+    }
+
+    #[test]
+    fn reneged_gap_ack_returns_to_flight() {
+        let mut o = sent(3);
+        o.on_sack(&sack(999, &[(2, 3)]), Time::ZERO).unwrap();
+        assert_eq!(o.flight_size(), 116);
+        let out = o.on_sack(&sack(999, &[(3, 3)]), Time::ZERO).unwrap();
+        assert!(out.reneged);
+        assert_eq!(o.flight_size(), 2 * 116);
+        assert_eq!(o.get(1001).unwrap().state, ChunkState::InFlight);
+    }
+
+    #[test]
+    fn hostile_gap_blocks_cost_nothing_and_break_nothing() {
+        let mut o = sent(3);
+        let mut s = sack(
+            999,
+            &[(0, 0), (5, 2), (1, 65535), (1, 65535), (60000, 65535)],
+        );
+        s.gap_blocks
+            .extend((0..5000).map(|_| GapBlock { start: 1, end: 3 }));
+        let out = o.on_sack(&s, Time::ZERO).unwrap();
+        assert_eq!(out.bytes_acked, 3 * 116);
+        assert_eq!(o.flight_size(), 0);
+    }
+
+    #[test]
+    fn fragments_report_the_message_once_with_its_first_send_time() {
+        let mut o = Outstanding::new(1);
+        let mut b = frag(7, 10);
+        b.flags = DataFlags {
+            ending: false,
+            ..DataFlags::UNFRAGMENTED
+        };
+        let mut e = frag(7, 10);
+        e.flags = DataFlags {
+            beginning: false,
+            ..DataFlags::UNFRAGMENTED
+        };
+        let p = o.begin_packet(Time::from_millis(1));
+        o.send_new(b, Time::from_millis(1), p);
+        let p = o.begin_packet(Time::from_millis(2));
+        o.send_new(e, Time::from_millis(2), p);
+        let out = o.on_sack(&sack(2, &[]), Time::from_millis(9)).unwrap();
+        assert_eq!(
+            out.acked_messages,
+            vec![AckedMessage {
+                id: MessageId(7),
+                queued_at: Time::ZERO,
+                first_sent_at: Time::from_millis(1)
+            }]
+        );
+    }
+}

@@ -1,0 +1,883 @@
+//! The send queue: messages the application sent whose DATA chunks have not been
+//! sent for the first time yet.
+//!
+//! The queue owns three decisions:
+//!
+//! - **Stream sequence numbers.** Each outbound stream numbers its ordered
+//!   messages 0, 1, 2, ... wrapping after 65535 (RFC 9260 6.5). A message takes its
+//!   SSN when its first fragment leaves the queue, so messages that wait (or are
+//!   drained without being sent) never leave a gap. Unordered messages carry
+//!   SSN 0, which the receiver ignores (RFC 9260 3.3.1), and do not advance it.
+//! - **Fragmentation.** A message larger than the room the caller offers is cut
+//!   into fragments flagged B, (none), ..., E (RFC 9260 6.9). The fragments are
+//!   zero-copy slices of the message's [`Bytes`]. With DATA (not I-DATA) the
+//!   fragments of one message need consecutive TSNs, so once a message has started,
+//!   [`SendQueue::next_fragment`] returns its fragments until the E fragment,
+//!   before anything else.
+//! - **Scheduling.** Streams with queued messages take turns, one message each
+//!   (round robin), and messages leave a stream in the order they were pushed.
+//!
+//! Every operation is O(1) apart from [`SendQueue::drain`]. Per-stream state is
+//! created the first time a stream is used, not for every stream the association
+//! negotiated.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use thiserror::Error;
+
+use crate::wire::chunk::DataFlags;
+use crate::{MessageId, OutgoingMessage, Time};
+
+/// One DATA chunk's worth of a message, ready for a TSN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingFragment {
+    pub msg: MessageId,
+    pub stream_id: u16,
+    /// Stream sequence number; 0 for unordered messages.
+    pub ssn: u16,
+    pub ppid: u32,
+    /// B on the first fragment, E on the last, U on every fragment of an unordered
+    /// message, I on the last fragment of a message that asked for an immediate SACK.
+    pub flags: DataFlags,
+    /// A zero-copy slice of the message payload; never empty.
+    pub payload: Bytes,
+    /// When the application handed the message in.
+    pub queued_at: Time,
+}
+
+/// Why a message was not queued. The message is dropped, never sent in part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum SendError {
+    /// The stream does not exist on this association (RFC 9260 6.5).
+    #[error(
+        "stream {stream_id} does not exist: the association has {outbound_streams} \
+         outbound streams, numbered from 0"
+    )]
+    InvalidStream {
+        stream_id: u16,
+        outbound_streams: u16,
+    },
+    /// SCTP carries no empty messages: a DATA chunk must hold user data (RFC 9260 6.2).
+    #[error("cannot send an empty message: SCTP DATA chunks must carry at least one byte")]
+    EmptyMessage,
+    /// The message is larger than the configured maximum message size.
+    #[error("message of {size} bytes exceeds the maximum message size of {max} bytes")]
+    MessageTooLarge { size: usize, max: usize },
+    /// Queuing the message would exceed the send buffer; retry once data has left.
+    #[error(
+        "send buffer full: {buffered} bytes already wait to be sent and the limit is \
+         {limit} bytes"
+    )]
+    BufferFull { buffered: usize, limit: usize },
+    /// The association is shutting down: no new messages (RFC 9260 9.2).
+    #[error("the association is shutting down and accepts no new messages")]
+    ShuttingDown,
+    /// The association has ended.
+    #[error("the association is closed")]
+    Closed,
+}
+
+/// A message waiting in its stream's queue.
+#[derive(Debug)]
+struct Queued {
+    id: MessageId,
+    ppid: u32,
+    unordered: bool,
+    immediate_sack: bool,
+    /// The part not handed out yet.
+    payload: Bytes,
+    queued_at: Time,
+}
+
+/// A message whose first fragment has been handed out and whose last has not.
+#[derive(Debug)]
+struct InProgress {
+    msg: Queued,
+    stream_id: u16,
+    ssn: u16,
+}
+
+/// Per-stream state, created the first time a stream is used.
+#[derive(Debug)]
+struct Stream {
+    id: u16,
+    /// SSN of the next ordered message (RFC 9260 6.5).
+    next_ssn: u16,
+    /// Messages of which nothing was handed out, oldest first.
+    messages: VecDeque<Queued>,
+}
+
+/// `slot_of` entry of a stream that has no state yet.
+const NO_SLOT: u32 = u32::MAX;
+
+/// Messages waiting to be sent for the first time; see the [module docs](self).
+#[derive(Debug)]
+pub struct SendQueue {
+    outbound_streams: u16,
+    max_message_size: usize,
+    buffer_limit: usize,
+    /// Stream id to index in `streams`; grows up to the highest stream used.
+    slot_of: Vec<u32>,
+    /// State of every stream used so far. Never shrinks, so SSNs survive idle spells.
+    streams: Vec<Stream>,
+    /// Slots of the streams with queued messages, in turn order. A slot is here
+    /// exactly when its `messages` is not empty.
+    active: VecDeque<u32>,
+    /// The message being fragmented, which must finish before any other starts.
+    current: Option<InProgress>,
+    buffered: usize,
+    len: usize,
+}
+
+impl SendQueue {
+    /// A queue for an association with `outbound_streams` streams, refusing messages
+    /// above `max_message_size` bytes and holding at most `buffer_limit` unsent bytes.
+    pub fn new(outbound_streams: u16, max_message_size: usize, buffer_limit: usize) -> Self {
+        Self {
+            outbound_streams,
+            max_message_size,
+            buffer_limit,
+            slot_of: Vec::new(),
+            streams: Vec::new(),
+            active: VecDeque::new(),
+            current: None,
+            buffered: 0,
+            len: 0,
+        }
+    }
+
+    /// Queues a message at the back of its stream. On error nothing is queued.
+    pub fn push(
+        &mut self,
+        id: MessageId,
+        msg: OutgoingMessage,
+        now: Time,
+    ) -> Result<(), SendError> {
+        let size = msg.payload.len();
+        if msg.stream_id >= self.outbound_streams {
+            return Err(SendError::InvalidStream {
+                stream_id: msg.stream_id,
+                outbound_streams: self.outbound_streams,
+            });
+        }
+        // RFC 9260 6.2: an endpoint SHOULD NOT send a DATA chunk with no user data.
+        if size == 0 {
+            return Err(SendError::EmptyMessage);
+        }
+        if size > self.max_message_size {
+            return Err(SendError::MessageTooLarge {
+                size,
+                max: self.max_message_size,
+            });
+        }
+        if self.buffered.saturating_add(size) > self.buffer_limit {
+            return Err(SendError::BufferFull {
+                buffered: self.buffered,
+                limit: self.buffer_limit,
+            });
+        }
+
+        let slot = self.slot(msg.stream_id);
+        let stream = &mut self.streams[slot as usize];
+        if stream.messages.is_empty() {
+            self.active.push_back(slot);
+        }
+        stream.messages.push_back(Queued {
+            id,
+            ppid: msg.ppid,
+            unordered: msg.unordered,
+            immediate_sack: msg.immediate_sack,
+            payload: msg.payload,
+            queued_at: now,
+        });
+        self.buffered += size;
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Hands out the next fragment to send, of at most `max_payload` payload bytes.
+    ///
+    /// Returns `None` if nothing is queued, or if `max_payload` is 0 (no fragment
+    /// fits). The caller must give the fragments consecutive TSNs in the order this
+    /// returns them.
+    pub fn next_fragment(&mut self, max_payload: usize) -> Option<PendingFragment> {
+        if max_payload == 0 {
+            return None;
+        }
+        // RFC 9260 6.9: the fragments of a message take consecutive TSNs, so a
+        // started message finishes before the next one begins.
+        let beginning = self.current.is_none();
+        if beginning {
+            self.start_next_message()?;
+        }
+        let cur = self.current.as_mut()?;
+        let ending = cur.msg.payload.len() <= max_payload;
+        let payload = if ending {
+            std::mem::take(&mut cur.msg.payload)
+        } else {
+            cur.msg.payload.split_to(max_payload)
+        };
+        // RFC 9260 6.9: B/E = 10 on the first fragment, 00 in the middle, 01 on the
+        // last, 11 when unfragmented; U on every fragment of an unordered message.
+        // RFC 9260 3.3.1 (RFC 7053): I on the message's last fragment.
+        let fragment = PendingFragment {
+            msg: cur.msg.id,
+            stream_id: cur.stream_id,
+            ssn: cur.ssn,
+            ppid: cur.msg.ppid,
+            flags: DataFlags {
+                immediate: ending && cur.msg.immediate_sack,
+                unordered: cur.msg.unordered,
+                beginning,
+                ending,
+            },
+            payload,
+            queued_at: cur.msg.queued_at,
+        };
+        self.buffered -= fragment.payload.len();
+        if ending {
+            self.current = None;
+            self.len -= 1;
+        }
+        Some(fragment)
+    }
+
+    /// The payload length the next call to [`next_fragment`](Self::next_fragment)
+    /// with the same `max_payload` would hand out, without taking it.
+    pub fn peek_len(&self, max_payload: usize) -> Option<usize> {
+        if max_payload == 0 {
+            return None;
+        }
+        let remaining = match &self.current {
+            Some(cur) => cur.msg.payload.len(),
+            None => {
+                let slot = *self.active.front()?;
+                self.streams[slot as usize].messages.front()?.payload.len()
+            }
+        };
+        Some(remaining.min(max_payload))
+    }
+
+    /// True if a message is waiting to be started or finished.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Payload bytes not handed out yet.
+    pub fn buffered_bytes(&self) -> usize {
+        self.buffered
+    }
+
+    /// Messages not fully handed out (including one cut short mid-way).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the next fragment continues a message whose first fragment has
+    /// already been handed out; it must then go out before any other new data.
+    pub fn is_mid_message(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// Removes every message (the association closed or aborted) and returns their
+    /// ids in ascending order, each with `true` if part of it was already handed out.
+    ///
+    /// Stream sequence numbers are kept: a partly sent message keeps the SSN it took.
+    pub fn drain(&mut self) -> Vec<(MessageId, bool)> {
+        let mut ids = Vec::with_capacity(self.len);
+        if let Some(cur) = self.current.take() {
+            ids.push((cur.msg.id, true));
+        }
+        for slot in self.active.drain(..) {
+            let stream = &mut self.streams[slot as usize];
+            ids.extend(stream.messages.drain(..).map(|m| (m.id, false)));
+        }
+        ids.sort_unstable_by_key(|&(id, _)| id);
+        self.buffered = 0;
+        self.len = 0;
+        ids
+    }
+
+    /// Narrows the streams to the number negotiated in the handshake (RFC 9260
+    /// 5.1.1). Messages queued on streams that no longer exist are removed and
+    /// returned, so that the application learns they will not be sent.
+    pub fn limit_streams(&mut self, outbound_streams: u16) -> Vec<MessageId> {
+        let mut removed = Vec::new();
+        if outbound_streams < self.outbound_streams {
+            for &slot in &self.active {
+                let stream = &mut self.streams[slot as usize];
+                if stream.id >= outbound_streams {
+                    for m in stream.messages.drain(..) {
+                        self.buffered -= m.payload.len();
+                        self.len -= 1;
+                        removed.push(m.id);
+                    }
+                }
+            }
+            let streams = &self.streams;
+            self.active
+                .retain(|&slot| !streams[slot as usize].messages.is_empty());
+        }
+        self.outbound_streams = outbound_streams;
+        removed.sort_unstable();
+        removed
+    }
+
+    /// The number of outbound streams; valid stream ids are below it.
+    pub fn outbound_streams(&self) -> u16 {
+        self.outbound_streams
+    }
+
+    /// Takes the next message in turn out of its stream, gives it its SSN and makes
+    /// it `current`. `None` if no stream has a message.
+    fn start_next_message(&mut self) -> Option<()> {
+        let slot = self.active.pop_front()?;
+        let stream = &mut self.streams[slot as usize];
+        let msg = stream.messages.pop_front()?;
+        // Round robin: the stream goes to the back of the line if it has more.
+        if !stream.messages.is_empty() {
+            self.active.push_back(slot);
+        }
+        let ssn = if msg.unordered {
+            // RFC 9260 6.5: unordered messages do not change the SSN; RFC 9260
+            // 3.3.1: the receiver ignores it.
+            0
+        } else {
+            // RFC 9260 6.5: +1 per ordered message, 65535 wraps to 0.
+            let ssn = stream.next_ssn;
+            stream.next_ssn = ssn.wrapping_add(1);
+            ssn
+        };
+        self.current = Some(InProgress {
+            msg,
+            stream_id: stream.id,
+            ssn,
+        });
+        Some(())
+    }
+
+    /// The slot of `stream_id`, creating its state on first use.
+    fn slot(&mut self, stream_id: u16) -> u32 {
+        let i = usize::from(stream_id);
+        if i >= self.slot_of.len() {
+            self.slot_of.resize(i + 1, NO_SLOT);
+        }
+        if self.slot_of[i] == NO_SLOT {
+            // At most 65535 streams, so the slot index fits in a u32 below NO_SLOT.
+            self.slot_of[i] = self.streams.len() as u32;
+            self.streams.push(Stream {
+                id: stream_id,
+                next_ssn: 0,
+                messages: VecDeque::new(),
+            });
+        }
+        self.slot_of[i]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const BIG: usize = 1 << 30;
+
+    fn queue() -> SendQueue {
+        SendQueue::new(16, BIG, BIG)
+    }
+
+    fn msg(stream: u16, len: usize) -> OutgoingMessage {
+        OutgoingMessage::new(stream, (0..len).map(|i| i as u8).collect::<Vec<u8>>())
+    }
+
+    fn push(q: &mut SendQueue, id: u64, m: OutgoingMessage) {
+        q.push(MessageId(id), m, Time::ZERO).unwrap();
+    }
+
+    fn flags(b: bool, e: bool) -> DataFlags {
+        DataFlags {
+            beginning: b,
+            ending: e,
+            ..DataFlags::default()
+        }
+    }
+
+    /// Everything the queue reports, to check that a failed push changed nothing.
+    fn snapshot(q: &SendQueue) -> (usize, usize, bool, Option<usize>) {
+        (q.len(), q.buffered_bytes(), q.is_empty(), q.peek_len(BIG))
+    }
+
+    #[test]
+    fn unfragmented_ordered_messages_get_b_e_and_consecutive_ssns() {
+        let mut q = queue();
+        push(&mut q, 1, msg(3, 10).with_ppid(51));
+        push(&mut q, 2, msg(3, 20));
+        let a = q.next_fragment(1000).unwrap();
+        assert_eq!(a.msg, MessageId(1));
+        assert_eq!(a.stream_id, 3);
+        assert_eq!(a.ppid, 51);
+        assert_eq!(a.flags, DataFlags::UNFRAGMENTED);
+        assert_eq!(a.ssn, 0);
+        assert_eq!(a.payload.len(), 10);
+        let b = q.next_fragment(1000).unwrap();
+        assert_eq!(b.msg, MessageId(2));
+        assert_eq!(b.flags, DataFlags::UNFRAGMENTED);
+        assert_eq!(b.ssn, 1);
+        assert!(q.next_fragment(1000).is_none());
+    }
+
+    #[test]
+    fn unordered_message_gets_u_and_ssn_zero_without_consuming_an_ssn() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 5));
+        push(&mut q, 2, msg(0, 5).unordered(true));
+        push(&mut q, 3, msg(0, 5));
+        let a = q.next_fragment(100).unwrap();
+        let u = q.next_fragment(100).unwrap();
+        let b = q.next_fragment(100).unwrap();
+        assert_eq!((a.msg, a.ssn, a.flags.unordered), (MessageId(1), 0, false));
+        assert_eq!((u.msg, u.ssn), (MessageId(2), 0));
+        assert_eq!(
+            u.flags,
+            DataFlags {
+                unordered: true,
+                ..DataFlags::UNFRAGMENTED
+            }
+        );
+        assert_eq!((b.msg, b.ssn, b.flags.unordered), (MessageId(3), 1, false));
+    }
+
+    #[test]
+    fn message_of_2500_bytes_at_1000_is_cut_into_1000_1000_500_with_b_none_e() {
+        let mut q = queue();
+        let m = msg(2, 2500);
+        let original = m.payload.clone();
+        push(&mut q, 7, msg(2, 1)); // takes SSN 0
+        q.next_fragment(1000).unwrap();
+        push(&mut q, 8, m);
+        let frags: Vec<_> = std::iter::from_fn(|| q.next_fragment(1000)).collect();
+        let lens: Vec<_> = frags.iter().map(|f| f.payload.len()).collect();
+        assert_eq!(lens, [1000, 1000, 500]);
+        assert_eq!(
+            frags.iter().map(|f| f.flags).collect::<Vec<_>>(),
+            [flags(true, false), flags(false, false), flags(false, true)]
+        );
+        assert!(frags.iter().all(|f| f.ssn == 1 && f.stream_id == 2));
+        assert!(frags.iter().all(|f| f.msg == MessageId(8)));
+        let joined: Vec<u8> = frags
+            .iter()
+            .flat_map(|f| f.payload.iter().copied())
+            .collect();
+        assert_eq!(joined, original);
+    }
+
+    #[test]
+    fn fragments_are_zero_copy_slices_of_the_message_payload() {
+        let mut q = queue();
+        let m = msg(0, 2500);
+        let base = m.payload.as_ptr() as usize;
+        push(&mut q, 1, m);
+        let offsets: Vec<_> = std::iter::from_fn(|| q.next_fragment(1000))
+            .map(|f| f.payload.as_ptr() as usize - base)
+            .collect();
+        assert_eq!(offsets, [0, 1000, 2000]);
+    }
+
+    #[test]
+    fn immediate_sack_sets_i_only_on_the_last_fragment() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 2500).immediate_sack(true));
+        push(&mut q, 2, msg(0, 10).immediate_sack(true));
+        push(&mut q, 3, msg(0, 10));
+        let immediate: Vec<_> = std::iter::from_fn(|| q.next_fragment(1000))
+            .map(|f| (f.msg.0, f.flags.immediate))
+            .collect();
+        assert_eq!(
+            immediate,
+            [(1, false), (1, false), (1, true), (2, true), (3, false)]
+        );
+    }
+
+    #[test]
+    fn fragmented_message_on_stream_0_finishes_before_stream_1_starts() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 3000));
+        push(&mut q, 2, msg(1, 10));
+        push(&mut q, 3, msg(0, 10));
+        let order: Vec<_> = std::iter::from_fn(|| q.next_fragment(1000))
+            .map(|f| f.msg.0)
+            .collect();
+        assert_eq!(order, [1, 1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn streams_take_turns_one_message_each() {
+        let mut q = queue();
+        push(&mut q, 10, msg(0, 10)); // a0
+        push(&mut q, 11, msg(0, 10)); // a1
+        push(&mut q, 12, msg(0, 10)); // a2
+        push(&mut q, 20, msg(1, 10)); // b0
+        let order: Vec<_> = std::iter::from_fn(|| q.next_fragment(1000))
+            .map(|f| (f.msg.0, f.stream_id, f.ssn))
+            .collect();
+        assert_eq!(order, [(10, 0, 0), (20, 1, 0), (11, 0, 1), (12, 0, 2)]);
+    }
+
+    #[test]
+    fn stream_that_becomes_busy_again_joins_the_back_of_the_line() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 10));
+        push(&mut q, 2, msg(1, 10));
+        push(&mut q, 3, msg(2, 10));
+        assert_eq!(q.next_fragment(100).unwrap().msg, MessageId(1));
+        push(&mut q, 4, msg(0, 10)); // stream 0 was idle: goes behind 1 and 2
+        let order: Vec<_> = std::iter::from_fn(|| q.next_fragment(100))
+            .map(|f| f.msg.0)
+            .collect();
+        assert_eq!(order, [2, 3, 4]);
+    }
+
+    #[test]
+    fn ssn_wraps_from_65535_to_0() {
+        let mut q = queue();
+        for i in 0..=65535u64 {
+            push(&mut q, i, msg(5, 1));
+            assert_eq!(q.next_fragment(10).unwrap().ssn, i as u16);
+        }
+        push(&mut q, 65536, msg(5, 1));
+        push(&mut q, 65537, msg(5, 1));
+        assert_eq!(q.next_fragment(10).unwrap().ssn, 0);
+        assert_eq!(q.next_fragment(10).unwrap().ssn, 1);
+    }
+
+    #[test]
+    fn ssn_is_taken_when_the_first_fragment_leaves_not_when_queued() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 10));
+        push(&mut q, 2, msg(0, 10));
+        assert_eq!(q.drain(), [(MessageId(1), false), (MessageId(2), false)]);
+        push(&mut q, 3, msg(0, 10));
+        assert_eq!(q.next_fragment(100).unwrap().ssn, 0);
+    }
+
+    #[test]
+    fn stream_at_or_above_outbound_streams_is_rejected_and_queue_unchanged() {
+        let mut q = SendQueue::new(4, BIG, BIG);
+        push(&mut q, 1, msg(3, 10));
+        let before = snapshot(&q);
+        assert_eq!(
+            q.push(MessageId(2), msg(4, 10), Time::ZERO),
+            Err(SendError::InvalidStream {
+                stream_id: 4,
+                outbound_streams: 4
+            })
+        );
+        assert_eq!(snapshot(&q), before);
+    }
+
+    #[test]
+    fn empty_message_is_rejected_and_queue_unchanged() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 10));
+        let before = snapshot(&q);
+        assert_eq!(
+            q.push(MessageId(2), msg(0, 0), Time::ZERO),
+            Err(SendError::EmptyMessage)
+        );
+        assert_eq!(snapshot(&q), before);
+    }
+
+    #[test]
+    fn message_above_max_size_is_rejected_and_queue_unchanged() {
+        let mut q = SendQueue::new(1, 100, BIG);
+        push(&mut q, 1, msg(0, 100)); // exactly the maximum is fine
+        let before = snapshot(&q);
+        assert_eq!(
+            q.push(MessageId(2), msg(0, 101), Time::ZERO),
+            Err(SendError::MessageTooLarge {
+                size: 101,
+                max: 100
+            })
+        );
+        assert_eq!(snapshot(&q), before);
+    }
+
+    #[test]
+    fn message_that_overflows_the_buffer_is_rejected_and_queue_unchanged() {
+        let mut q = SendQueue::new(1, BIG, 100);
+        push(&mut q, 1, msg(0, 60));
+        push(&mut q, 2, msg(0, 40)); // fills the buffer exactly
+        let before = snapshot(&q);
+        assert_eq!(
+            q.push(MessageId(3), msg(0, 1), Time::ZERO),
+            Err(SendError::BufferFull {
+                buffered: 100,
+                limit: 100
+            })
+        );
+        assert_eq!(snapshot(&q), before);
+        // Room frees up as fragments leave.
+        q.next_fragment(30).unwrap();
+        push(&mut q, 3, msg(0, 30));
+        assert_eq!(q.buffered_bytes(), 100);
+    }
+
+    #[test]
+    fn errors_say_what_happened() {
+        let e = SendError::InvalidStream {
+            stream_id: 9,
+            outbound_streams: 4,
+        };
+        assert!(e.to_string().contains("stream 9") && e.to_string().contains("4 outbound"));
+        let e = SendError::MessageTooLarge { size: 70, max: 64 };
+        assert!(e.to_string().contains("70 bytes") && e.to_string().contains("64 bytes"));
+        let e = SendError::BufferFull {
+            buffered: 5,
+            limit: 8,
+        };
+        assert!(e.to_string().contains("5 bytes") && e.to_string().contains("8 bytes"));
+        assert!(SendError::EmptyMessage.to_string().contains("empty"));
+    }
+
+    #[test]
+    fn buffered_bytes_and_len_count_what_has_not_been_handed_out() {
+        let mut q = queue();
+        assert!(q.is_empty());
+        assert_eq!((q.len(), q.buffered_bytes()), (0, 0));
+        push(&mut q, 1, msg(0, 2500));
+        push(&mut q, 2, msg(1, 10));
+        assert_eq!((q.len(), q.buffered_bytes()), (2, 2510));
+        q.next_fragment(1000).unwrap();
+        assert_eq!((q.len(), q.buffered_bytes()), (2, 1510));
+        assert!(q.is_mid_message());
+        q.next_fragment(1000).unwrap();
+        q.next_fragment(1000).unwrap();
+        assert_eq!((q.len(), q.buffered_bytes()), (1, 10));
+        assert!(!q.is_mid_message());
+        q.next_fragment(1000).unwrap();
+        assert_eq!((q.len(), q.buffered_bytes()), (0, 0));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn peek_len_matches_what_next_fragment_hands_out() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 2500));
+        push(&mut q, 2, msg(1, 300));
+        for max in [1000, 700, 2000, 100, 5000] {
+            let peeked = q.peek_len(max);
+            assert_eq!(peeked, q.peek_len(max), "peek must not take anything");
+            assert_eq!(peeked, q.next_fragment(max).map(|f| f.payload.len()));
+        }
+        assert_eq!(q.peek_len(1000), None);
+    }
+
+    #[test]
+    fn zero_max_payload_hands_out_nothing() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 10));
+        assert_eq!(q.peek_len(0), None);
+        assert_eq!(q.next_fragment(0), None);
+        assert_eq!((q.len(), q.buffered_bytes()), (1, 10));
+        assert_eq!(q.next_fragment(10).unwrap().flags, DataFlags::UNFRAGMENTED);
+    }
+
+    #[test]
+    fn every_fragment_carries_its_message_queue_time() {
+        let mut q = queue();
+        q.push(MessageId(1), msg(0, 2500), Time::from_millis(3))
+            .unwrap();
+        q.push(MessageId(2), msg(1, 10), Time::from_millis(4))
+            .unwrap();
+        let times: Vec<_> = std::iter::from_fn(|| q.next_fragment(1000))
+            .map(|f| f.queued_at)
+            .collect();
+        let (t3, t4) = (Time::from_millis(3), Time::from_millis(4));
+        assert_eq!(times, [t3, t3, t3, t4]);
+    }
+
+    #[test]
+    fn drain_reports_partly_sent_message_and_empties_the_queue() {
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 2500));
+        push(&mut q, 2, msg(1, 10));
+        push(&mut q, 3, msg(0, 10));
+        q.next_fragment(1000).unwrap();
+        assert_eq!(
+            q.drain(),
+            [
+                (MessageId(1), true),
+                (MessageId(2), false),
+                (MessageId(3), false)
+            ]
+        );
+        assert!(q.is_empty());
+        assert_eq!((q.len(), q.buffered_bytes()), (0, 0));
+        assert_eq!(q.next_fragment(1000), None);
+        assert!(q.drain().is_empty());
+        // The partly sent message kept SSN 0; the next ordered message takes 1.
+        push(&mut q, 4, msg(0, 10));
+        let f = q.next_fragment(1000).unwrap();
+        assert_eq!(
+            (f.msg, f.ssn, f.flags),
+            (MessageId(4), 1, DataFlags::UNFRAGMENTED)
+        );
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push {
+            stream: u16,
+            len: usize,
+            unordered: bool,
+            immediate: bool,
+        },
+        Pop(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u16..5, 1usize..3000, any::<bool>(), any::<bool>()).prop_map(
+                |(stream, len, unordered, immediate)| Op::Push {
+                    stream,
+                    len,
+                    unordered,
+                    immediate
+                }
+            ),
+            (1usize..1500).prop_map(Op::Pop),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn fragments_reassemble_every_message_once_in_stream_order(
+            ops in proptest::collection::vec(op(), 1..200),
+            tail_max in 1usize..1500,
+        ) {
+            let mut q = SendQueue::new(5, BIG, BIG);
+            let mut sent: HashMap<u64, OutgoingMessage> = HashMap::new();
+            let mut pushed_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
+            let mut started_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
+            let mut got: HashMap<u64, Vec<u8>> = HashMap::new();
+            let mut completed: Vec<u64> = Vec::new();
+            let mut next_ssn: HashMap<u16, u16> = HashMap::new();
+            // (id, stream, ssn) of the message whose E fragment is still due.
+            let mut open: Option<(u64, u16, u16)> = None;
+            let mut next_id = 0u64;
+            let mut buffered = 0usize;
+
+            // Enough pops at the end to hand out everything still queued.
+            let tail: usize = ops
+                .iter()
+                .map(|o| match o {
+                    Op::Push { len, .. } => len.div_ceil(tail_max),
+                    Op::Pop(_) => 0,
+                })
+                .sum();
+            let all = ops.into_iter().chain(std::iter::repeat_n(Op::Pop(tail_max), tail + 1));
+            for o in all {
+                match o {
+                    Op::Push { stream, len, unordered, immediate } => {
+                        let payload: Vec<u8> =
+                            (0..len).map(|i| (next_id as usize * 31 + i) as u8).collect();
+                        let m = OutgoingMessage::new(stream, payload)
+                            .unordered(unordered)
+                            .immediate_sack(immediate)
+                            .with_ppid(next_id as u32);
+                        q.push(MessageId(next_id), m.clone(), Time::ZERO).unwrap();
+                        sent.insert(next_id, m);
+                        pushed_per_stream.entry(stream).or_default().push(next_id);
+                        buffered += len;
+                        next_id += 1;
+                    }
+                    Op::Pop(max) => {
+                        let peeked = q.peek_len(max);
+                        let Some(f) = q.next_fragment(max) else {
+                            prop_assert_eq!(peeked, None);
+                            prop_assert!(q.is_empty());
+                            prop_assert!(open.is_none());
+                            continue;
+                        };
+                        prop_assert_eq!(peeked, Some(f.payload.len()));
+                        prop_assert!(!f.payload.is_empty() && f.payload.len() <= max);
+                        buffered -= f.payload.len();
+                        prop_assert_eq!(q.buffered_bytes(), buffered);
+                        let m = &sent[&f.msg.0];
+                        prop_assert_eq!(f.stream_id, m.stream_id);
+                        prop_assert_eq!(f.ppid, m.ppid);
+                        prop_assert_eq!(f.flags.unordered, m.unordered);
+                        prop_assert_eq!(f.flags.immediate, f.flags.ending && m.immediate_sack);
+                        match open {
+                            // No interleaving: a started message continues.
+                            Some((id, stream, ssn)) => {
+                                prop_assert!(!f.flags.beginning);
+                                prop_assert_eq!((f.msg.0, f.stream_id, f.ssn), (id, stream, ssn));
+                            }
+                            None => {
+                                prop_assert!(f.flags.beginning);
+                                started_per_stream.entry(f.stream_id).or_default().push(f.msg.0);
+                                if m.unordered {
+                                    prop_assert_eq!(f.ssn, 0);
+                                } else {
+                                    let n = next_ssn.entry(f.stream_id).or_insert(0);
+                                    prop_assert_eq!(f.ssn, *n);
+                                    *n = n.wrapping_add(1);
+                                }
+                            }
+                        }
+                        got.entry(f.msg.0).or_default().extend_from_slice(&f.payload);
+                        if f.flags.ending {
+                            open = None;
+                            completed.push(f.msg.0);
+                        } else {
+                            open = Some((f.msg.0, f.stream_id, f.ssn));
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), sent.len() - completed.len());
+            }
+
+            prop_assert!(q.is_empty());
+            prop_assert_eq!(completed.len(), sent.len());
+            for (id, m) in &sent {
+                prop_assert_eq!(&got[id][..], &m.payload[..], "message {}", id);
+            }
+            // FIFO within each stream.
+            prop_assert_eq!(started_per_stream, pushed_per_stream);
+        }
+    }
+
+    #[test]
+    fn limit_streams_removes_messages_on_streams_that_were_not_negotiated() {
+        let mut q = SendQueue::new(8, 10_000, 100_000);
+        for (id, stream) in [(0u64, 0u16), (1, 5), (2, 1), (3, 7)] {
+            q.push(
+                MessageId(id),
+                OutgoingMessage::new(stream, vec![1u8; 10]),
+                Time::ZERO,
+            )
+            .unwrap();
+        }
+        assert_eq!(q.limit_streams(2), vec![MessageId(1), MessageId(3)]);
+        assert_eq!(
+            (q.len(), q.buffered_bytes(), q.outbound_streams()),
+            (2, 20, 2)
+        );
+        let ids: Vec<_> = std::iter::from_fn(|| q.next_fragment(100))
+            .map(|f| f.msg)
+            .collect();
+        assert_eq!(ids, vec![MessageId(0), MessageId(2)]);
+        assert!(matches!(
+            q.push(MessageId(9), OutgoingMessage::new(5, vec![1]), Time::ZERO),
+            Err(SendError::InvalidStream {
+                stream_id: 5,
+                outbound_streams: 2
+            })
+        ));
+    }
+}
