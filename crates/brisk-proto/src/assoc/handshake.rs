@@ -123,11 +123,13 @@ pub(crate) fn build_init_ack(
         peer_tie_tag: i.peer_tie_tag,
     };
     let mut params = vec![Param::StateCookie(sealer.seal(&contents).into())];
-    params.extend(
-        unrecognized_to_report(&i.init.params)
-            .into_iter()
-            .map(|raw| Param::UnrecognizedParameter(raw.into())),
-    );
+    // 3.3.3: each reported parameter is copied whole; with its padding, so
+    // that it ends on a 4-byte boundary even as the last parameter (Wireshark
+    // flags an unpadded copy there as malformed).
+    params.extend(unrecognized_to_report(&i.init.params).into_iter().map(|mut raw| {
+        raw.resize(crate::wire::padded(raw.len()), 0);
+        Param::UnrecognizedParameter(raw.into())
+    }));
     InitAck {
         initiate_tag: i.local_tag,
         a_rwnd: i.cfg.receive_buffer,

@@ -326,10 +326,14 @@ impl Association {
         self.state == State::Closed
     }
 
-    /// Whether the association has nothing left to say: closed, no packet and no
-    /// event pending. The endpoint forgets it then.
+    /// Whether the association has nothing left to say: closed, no packet, no
+    /// event and no received message pending. The endpoint forgets it then, so
+    /// messages that arrived before the close stay readable until read.
     pub(crate) fn is_drained(&self) -> bool {
-        self.state == State::Closed && self.control.is_empty() && self.events.is_empty()
+        self.state == State::Closed
+            && self.control.is_empty()
+            && self.events.is_empty()
+            && !self.delivery.has_ready()
     }
 
     pub(crate) fn peer_port(&self) -> u16 {

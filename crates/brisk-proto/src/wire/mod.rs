@@ -34,6 +34,8 @@ pub mod packet;
 pub mod param;
 #[cfg(any(test, feature = "strategies"))]
 pub mod strategies;
+#[cfg(test)]
+mod tests;
 mod tlv;
 mod unrecognized;
 

@@ -1,0 +1,201 @@
+//! Hostile input: forged and expired cookies, wrong verification tags, floods
+//! of INIT, out-of-the-blue packets (RFC 9260 5.1.5, 8.4, 8.5).
+
+mod harness;
+
+use brisk_proto::wire::cause::ErrorCause;
+use brisk_proto::wire::chunk::{Abort, CookieEcho, Data, DataFlags, Init, types};
+use brisk_proto::wire::{Chunk, CommonHeader, Packet};
+use brisk_proto::{Config, Endpoint, EndpointConfig, Time};
+use harness::{Dir, Pair, ms};
+
+fn packet(tag: u32, chunk: Chunk<'static>) -> Vec<u8> {
+    Packet {
+        header: CommonHeader {
+            src_port: 5000,
+            dst_port: 5000,
+            verification_tag: tag,
+            checksum: 0,
+        },
+        chunks: vec![chunk],
+    }
+    .to_bytes()
+    .unwrap()
+}
+
+fn server() -> Endpoint {
+    Endpoint::new(EndpointConfig::default(), [9; 32])
+}
+
+fn init(tag: u32) -> Chunk<'static> {
+    Chunk::Init(Init {
+        initiate_tag: tag,
+        a_rwnd: 65536,
+        outbound_streams: 10,
+        inbound_streams: 10,
+        initial_tsn: 1,
+        params: vec![],
+    })
+}
+
+#[test]
+fn a_flood_of_inits_creates_no_association_state() {
+    let mut ep = server();
+    let peer = "192.0.2.1:9899".parse().unwrap();
+    for i in 1..=10_000u32 {
+        ep.handle_datagram(Time::ZERO, peer, &packet(0, init(i)));
+    }
+    assert_eq!(ep.association_count(), 0);
+    assert_eq!(ep.stats().init_acks_sent, 10_000);
+    let mut buf = Vec::new();
+    let mut answered = 0;
+    while ep.poll_transmit(Time::ZERO, &mut buf).is_some() {
+        answered += 1;
+    }
+    assert_eq!(answered, 10_000);
+    assert_eq!(ep.association_count(), 0);
+}
+
+#[test]
+fn a_forged_cookie_is_dropped_silently() {
+    let mut ep = server();
+    let peer = "192.0.2.1:9899".parse().unwrap();
+    let forged = Chunk::CookieEcho(CookieEcho {
+        cookie: vec![0x5a; 150].into(),
+    });
+    ep.handle_datagram(Time::ZERO, peer, &packet(1234, forged));
+    assert_eq!(ep.association_count(), 0);
+    assert_eq!(ep.stats().cookies_rejected, 1);
+    assert!(ep.poll_transmit(Time::ZERO, &mut Vec::new()).is_none());
+}
+
+/// Gets B's INIT ACK for an INIT from A's address, without A.
+fn cookie_from(ep: &mut Endpoint, now: Time) -> (u32, Vec<u8>) {
+    let peer = "192.0.2.1:9899".parse().unwrap();
+    ep.handle_datagram(now, peer, &packet(0, init(77)));
+    let mut buf = Vec::new();
+    ep.poll_transmit(now, &mut buf).unwrap();
+    let p = Packet::decode(&buf).unwrap();
+    let Chunk::InitAck(ack) = &p.chunks[0] else {
+        panic!("expected INIT ACK")
+    };
+    (ack.initiate_tag, ack.state_cookie().unwrap().to_vec())
+}
+
+#[test]
+fn a_tampered_cookie_fails_its_mac() {
+    let mut ep = server();
+    let (tag, mut cookie) = cookie_from(&mut ep, Time::ZERO);
+    cookie[30] ^= 1;
+    let echo = Chunk::CookieEcho(CookieEcho { cookie: cookie.into() });
+    ep.handle_datagram(Time::ZERO, "192.0.2.1:9899".parse().unwrap(), &packet(tag, echo));
+    assert_eq!(ep.association_count(), 0);
+    assert_eq!(ep.stats().cookies_rejected, 1);
+}
+
+#[test]
+fn an_expired_cookie_gets_a_stale_cookie_error_and_no_association() {
+    let mut ep = server();
+    let (tag, cookie) = cookie_from(&mut ep, Time::ZERO);
+    let echo = Chunk::CookieEcho(CookieEcho { cookie: cookie.into() });
+    let late = Time::from_millis(60_000 + 500);
+    ep.handle_datagram(late, "192.0.2.1:9899".parse().unwrap(), &packet(tag, echo));
+    assert_eq!(ep.association_count(), 0);
+    let mut buf = Vec::new();
+    ep.poll_transmit(late, &mut buf).unwrap();
+    let reply = Packet::decode(&buf).unwrap();
+    assert_eq!(reply.header.verification_tag, 77);
+    let Chunk::Error(e) = &reply.chunks[0] else {
+        panic!("expected ERROR")
+    };
+    assert_eq!(e.causes, vec![ErrorCause::StaleCookie { staleness_us: 500_000 }]);
+}
+
+#[test]
+fn a_valid_cookie_with_the_wrong_tag_is_dropped() {
+    let mut ep = server();
+    let (tag, cookie) = cookie_from(&mut ep, Time::ZERO);
+    let echo = Chunk::CookieEcho(CookieEcho { cookie: cookie.into() });
+    ep.handle_datagram(Time::ZERO, "192.0.2.1:9899".parse().unwrap(), &packet(tag ^ 1, echo));
+    assert_eq!(ep.association_count(), 0);
+}
+
+#[test]
+fn packets_with_a_wrong_verification_tag_are_dropped() {
+    let mut p = Pair::new(ms(10), Config::rfc9260());
+    let (_, b) = p.connect(Config::rfc9260());
+    let b_tag = p
+        .log
+        .iter()
+        .find(|l| l.seen.has(types::COOKIE_ECHO))
+        .map(|l| CommonHeader::decode(&l.seen.bytes).unwrap().verification_tag)
+        .unwrap();
+    let data = |tag| {
+        packet(
+            tag,
+            Chunk::Data(Data {
+                flags: DataFlags::UNFRAGMENTED,
+                tsn: 0,
+                stream_id: 0,
+                ssn: 0,
+                ppid: 0,
+                payload: vec![1u8; 8].into(),
+            }),
+        )
+    };
+    let before = p.b.association(b).unwrap().stats().clone();
+    let now = p.now;
+    p.b.handle_datagram(now, p.a_addr, &data(b_tag ^ 0xffff));
+    let after = p.b.association(b).unwrap().stats().clone();
+    assert_eq!(after.data_chunks_received, before.data_chunks_received);
+    assert_eq!(after.malformed_chunks, before.malformed_chunks + 1);
+    // An ABORT with a wrong tag does not end the association either.
+    let abort = packet(b_tag ^ 1, Chunk::Abort(Abort::default()));
+    p.b.handle_datagram(now, p.a_addr, &abort);
+    assert_eq!(p.b.association_count(), 1);
+}
+
+#[test]
+fn out_of_the_blue_data_is_answered_with_abort_t_bit_and_abort_is_never_answered() {
+    let mut ep = server();
+    let peer = "192.0.2.1:9899".parse().unwrap();
+    let data = Chunk::Data(Data {
+        flags: DataFlags::UNFRAGMENTED,
+        tsn: 5,
+        stream_id: 0,
+        ssn: 0,
+        ppid: 0,
+        payload: vec![1u8; 4].into(),
+    });
+    ep.handle_datagram(Time::ZERO, peer, &packet(4242, data));
+    let mut buf = Vec::new();
+    ep.poll_transmit(Time::ZERO, &mut buf).unwrap();
+    let reply = Packet::decode(&buf).unwrap();
+    assert_eq!(reply.header.verification_tag, 4242);
+    assert_eq!(
+        reply.chunks,
+        vec![Chunk::Abort(Abort {
+            reflected_tag: true,
+            causes: vec![]
+        })]
+    );
+    ep.handle_datagram(Time::ZERO, peer, &packet(4242, Chunk::Abort(Abort::default())));
+    assert!(ep.poll_transmit(Time::ZERO, &mut Vec::new()).is_none());
+    assert_eq!(ep.stats().out_of_the_blue, 2);
+}
+
+#[test]
+fn corrupted_and_malformed_packets_are_counted_and_change_nothing() {
+    let mut p = Pair::new(ms(10), Config::rfc9260());
+    let (_, b) = p.connect(Config::rfc9260());
+    let now = p.now;
+    let mut good = p.log.iter().find(|l| l.seen.dir == Dir::AtoB).unwrap().seen.bytes.clone();
+    good[20] ^= 0xff;
+    p.b.handle_datagram(now, p.a_addr, &good);
+    p.b.handle_datagram(now, p.a_addr, &[0u8; 7]);
+    p.b.handle_datagram(now, p.a_addr, &[0xff; 64]);
+    assert_eq!(p.b.stats().bad_checksum, 2);
+    assert_eq!(p.b.stats().malformed, 1);
+    assert_eq!(p.b.association_count(), 1);
+    assert_eq!(p.b.association(b).unwrap().state(), brisk_proto::State::Established);
+}

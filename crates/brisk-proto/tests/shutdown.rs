@@ -1,0 +1,159 @@
+//! Teardown (RFC 9260 9.1, 9.2): graceful shutdown from either side and from
+//! both at once, and ABORT with its causes.
+
+mod harness;
+
+use brisk_proto::wire::chunk::types;
+use brisk_proto::{CloseReason, Config, Event, OutgoingMessage, SendError, State};
+use harness::{Dir, Fate, Pair, ms};
+
+fn connected() -> Pair {
+    let mut p = Pair::new(ms(10), Config::rfc9260());
+    p.connect(Config::rfc9260());
+    p
+}
+
+fn closed(events: &[(brisk_proto::Time, brisk_proto::AssocId, Event)]) -> Option<CloseReason> {
+    events.iter().find_map(|(_, _, e)| match e {
+        Event::Closed(r) => Some(r.clone()),
+        _ => None,
+    })
+}
+
+fn chunk_sequence(p: &Pair) -> Vec<(Dir, u8)> {
+    p.log
+        .iter()
+        .flat_map(|l| {
+            l.seen
+                .chunk_types
+                .iter()
+                .filter(|t| {
+                    matches!(
+                        **t,
+                        types::SHUTDOWN | types::SHUTDOWN_ACK | types::SHUTDOWN_COMPLETE
+                    )
+                })
+                .map(move |t| (l.seen.dir, *t))
+        })
+        .collect()
+}
+
+#[test]
+fn graceful_shutdown_delivers_queued_data_first_then_closes_both_sides() {
+    let mut p = connected();
+    let (a, b) = (p.a_id.unwrap(), p.b_id.unwrap());
+    for i in 0..5u8 {
+        p.a_send(OutgoingMessage::new(0, vec![i; 500]));
+    }
+    let now = p.now;
+    p.a.association(a).unwrap().shutdown(now);
+    assert_eq!(p.a.association(a).unwrap().state(), State::ShutdownPending);
+    let refused = p.a.association(a).unwrap().send(now, OutgoingMessage::new(0, vec![1]));
+    assert_eq!(refused, Err(SendError::ShuttingDown));
+    p.run_for(ms(2000));
+    // Messages that arrived before the close stay readable after it.
+    assert_eq!(p.b.association(b).map(|x| x.state()), Some(State::Closed));
+    assert_eq!(p.b_recv_all().len(), 5);
+    assert_eq!(
+        chunk_sequence(&p),
+        vec![
+            (Dir::AtoB, types::SHUTDOWN),
+            (Dir::BtoA, types::SHUTDOWN_ACK),
+            (Dir::AtoB, types::SHUTDOWN_COMPLETE)
+        ]
+    );
+    assert_eq!(closed(&p.a_events), Some(CloseReason::Shutdown));
+    assert_eq!(closed(&p.b_events), Some(CloseReason::Shutdown));
+    assert!(p.b_events.iter().any(|(_, id, e)| *id == b && *e == Event::PeerShutdown));
+    // Once read, the closed association is forgotten.
+    assert!(p.b.poll_transmit(p.now, &mut Vec::new()).is_none());
+    assert_eq!((p.a.association_count(), p.b.association_count()), (0, 0));
+}
+
+#[test]
+fn the_accepting_side_can_shut_down_too() {
+    let mut p = connected();
+    let b = p.b_id.unwrap();
+    let now = p.now;
+    p.b.association(b).unwrap().shutdown(now);
+    p.run_for(ms(1000));
+    assert_eq!(
+        chunk_sequence(&p),
+        vec![
+            (Dir::BtoA, types::SHUTDOWN),
+            (Dir::AtoB, types::SHUTDOWN_ACK),
+            (Dir::BtoA, types::SHUTDOWN_COMPLETE)
+        ]
+    );
+    assert_eq!(closed(&p.a_events), Some(CloseReason::Shutdown));
+}
+
+#[test]
+fn simultaneous_shutdown_completes_through_shutdown_ack_on_both_sides() {
+    let mut p = connected();
+    let (a, b) = (p.a_id.unwrap(), p.b_id.unwrap());
+    let now = p.now;
+    p.a.association(a).unwrap().shutdown(now);
+    p.b.association(b).unwrap().shutdown(now);
+    p.run_for(ms(1000));
+    let seq = chunk_sequence(&p);
+    assert_eq!(seq.iter().filter(|c| c.1 == types::SHUTDOWN).count(), 2, "{seq:?}");
+    assert_eq!(seq.iter().filter(|c| c.1 == types::SHUTDOWN_ACK).count(), 2, "{seq:?}");
+    assert_eq!(closed(&p.a_events), Some(CloseReason::Shutdown));
+    assert_eq!(closed(&p.b_events), Some(CloseReason::Shutdown));
+}
+
+#[test]
+fn a_lost_shutdown_is_retransmitted_by_t2() {
+    let mut p = connected();
+    let a = p.a_id.unwrap();
+    let mut dropped = false;
+    p.rule(move |s| {
+        let first = s.dir == Dir::AtoB && s.has(types::SHUTDOWN) && !dropped;
+        dropped |= first;
+        first.then_some(Fate::Drop)
+    });
+    let now = p.now;
+    p.a.association(a).unwrap().shutdown(now);
+    p.run_for(ms(5000));
+    let shutdowns: Vec<_> = p
+        .log
+        .iter()
+        .filter(|l| l.seen.has(types::SHUTDOWN))
+        .map(|l| l.seen.sent_at)
+        .collect();
+    assert_eq!(shutdowns.len(), 2);
+    assert_eq!(shutdowns[1], shutdowns[0] + ms(1000), "T2 = RTO = 1 s");
+    assert_eq!(closed(&p.a_events), Some(CloseReason::Shutdown));
+}
+
+#[test]
+fn abort_carries_the_reason_and_fails_unacknowledged_messages() {
+    let mut p = connected();
+    let a = p.a_id.unwrap();
+    // B's SACKs are lost, so A's message stays unacknowledged.
+    p.rule(|s| (s.dir == Dir::BtoA).then_some(Fate::Drop));
+    let id = p.a_send(OutgoingMessage::new(0, vec![1; 10]));
+    p.run_for(ms(50));
+    let now = p.now;
+    p.a.association(a).unwrap().abort(now, "operator said so");
+    p.run_for(ms(100));
+    assert_eq!(
+        closed(&p.a_events),
+        Some(CloseReason::LocalAbort {
+            reason: "operator said so".into()
+        })
+    );
+    assert!(p.a_events.iter().any(|(_, _, e)| *e == Event::SendFailed { id }));
+    assert_eq!(
+        closed(&p.b_events),
+        Some(CloseReason::PeerAbort {
+            causes: "user-initiated abort: operator said so".into()
+        })
+    );
+    // The message B received before the ABORT is still readable, once.
+    assert_eq!(p.b.association_count(), 1);
+    assert_eq!(p.b_recv_all().len(), 1);
+    assert!(p.b.poll_transmit(p.now, &mut Vec::new()).is_none());
+    assert_eq!((p.a.association_count(), p.b.association_count()), (0, 0));
+}
