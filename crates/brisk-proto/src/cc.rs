@@ -153,6 +153,8 @@ mod tests {
         cc.on_fast_retransmit();
         assert_eq!((cc.cwnd(), cc.ssthresh()), (10_000, 10_000));
         cc.on_fast_retransmit();
+        assert_eq!(cc.cwnd(), 5_000);
+        cc.on_fast_retransmit();
         assert_eq!(cc.cwnd(), 4 * MTU, "never below 4 PMDCS");
         cc.on_t3_expiry();
         assert_eq!((cc.cwnd(), cc.ssthresh()), (MTU, 4 * MTU));

@@ -3,7 +3,7 @@
 //! exactly once, in order on ordered streams, or the application got an error
 //! (the association failed and said so). A failure names its seed.
 //!
-//! `BRISK_DEEP=1` runs ten times as many scenarios.
+//! `BRISK_DEEP=1` runs ten times as many scenarios; `BRISK_SEED=N` replays one.
 
 mod harness;
 
@@ -66,10 +66,9 @@ fn run(seed: u64) -> Result<Outcome, String> {
             Fate::Deliver
         })
     });
-    let a = p
-        .a
-        .connect(p.now, p.b_addr, config())
-        .map_err(|e| e.to_string())?;
+    let a =
+        p.a.connect(p.now, p.b_addr, config())
+            .map_err(|e| e.to_string())?;
     p.a_id = Some(a);
 
     // Messages: (id, stream, unordered), payload = id, then filler.
@@ -82,15 +81,23 @@ fn run(seed: u64) -> Result<Outcome, String> {
         let mut payload = n.to_be_bytes().to_vec();
         payload.resize(size, (n % 251) as u8);
         let now = p.now;
-        let Some(assoc) = p.a.association(a) else { break };
-        if let Ok(id) = assoc.send(now, OutgoingMessage::new(stream, payload).unordered(unordered)) {
+        let Some(assoc) = p.a.association(a) else {
+            break;
+        };
+        if let Ok(id) = assoc.send(
+            now,
+            OutgoingMessage::new(stream, payload).unordered(unordered),
+        ) {
             sent.insert(id, (n, stream, unordered));
         }
         p.run_for(ms(rng.random_range(0..30)));
     }
     // Read as things arrive, until everything is in or the association died.
     let mut received: Vec<(u64, u16, bool, usize)> = Vec::new();
-    let rounds: u64 = std::env::var("BRISK_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(6000);
+    let rounds: u64 = std::env::var("BRISK_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6000);
     for _ in 0..rounds {
         p.run_for(ms(100));
         for m in p.b_recv_all() {
@@ -145,7 +152,13 @@ fn run(seed: u64) -> Result<Outcome, String> {
                 return Err(format!(
                     "message {n} neither delivered nor failed (loss {loss:.2} dup {dup:.2} \
                      reorder {reorder:.2} corrupt {corrupt:.2}); A events: {:?}",
-                    p.a_events.iter().filter(|e| !matches!(e.2, Event::Retransmission { .. } | Event::MessageAcked { .. })).collect::<Vec<_>>()
+                    p.a_events
+                        .iter()
+                        .filter(|e| !matches!(
+                            e.2,
+                            Event::Retransmission { .. } | Event::MessageAcked { .. }
+                        ))
+                        .collect::<Vec<_>>()
                 ));
             }
         }
@@ -156,7 +169,11 @@ fn run(seed: u64) -> Result<Outcome, String> {
     }
     let retransmissions = p.a_retransmissions();
     Ok(Outcome {
-        log: p.log.iter().map(|l| (l.seen.sent_at.as_micros(), l.seen.bytes.clone())).collect(),
+        log: p
+            .log
+            .iter()
+            .map(|l| (l.seen.sent_at.as_micros(), l.seen.bytes.clone()))
+            .collect(),
         sent: sent.len(),
         delivered: seen.len(),
         retransmissions: retransmissions.len() as u64,
@@ -169,6 +186,16 @@ fn run(seed: u64) -> Result<Outcome, String> {
 
 #[test]
 fn random_loss_duplication_reordering_and_corruption_never_lose_or_repeat_a_message() {
+    // BRISK_SEED=N replays one scenario (with BRISK_ROUNDS to give it longer).
+    if let Some(seed) = std::env::var("BRISK_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if let Err(e) = run(seed) {
+            panic!("seed {seed}: {e}");
+        }
+        return;
+    }
     let n = scenarios();
     let mut failures = Vec::new();
     let (mut sent, mut delivered, mut rtx, mut frtx) = (0, 0, 0, 0);
@@ -183,18 +210,22 @@ fn random_loss_duplication_reordering_and_corruption_never_lose_or_repeat_a_mess
             Err(e) => failures.push(format!("seed {seed}: {e}")),
         }
     }
-    assert!(failures.is_empty(), "{} of {n} scenarios failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} scenarios failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     // The scenarios really exercise loss recovery, and most messages get through.
     eprintln!("{n} scenarios: {delivered}/{sent} delivered, {rtx} retransmissions ({frtx} fast)");
-    assert!(delivered * 100 >= sent * 95, "{delivered} of {sent} delivered");
-    assert!(rtx > n && frtx > n / 10, "retransmissions {rtx}, fast {frtx}");
-}
-
-#[test]
-#[ignore]
-fn one_seed() {
-    let seed: u64 = std::env::var("SEED").unwrap().parse().unwrap();
-    if let Err(e) = run(seed) { panic!("seed {seed}: {e}"); }
+    assert!(
+        delivered * 100 >= sent * 95,
+        "{delivered} of {sent} delivered"
+    );
+    assert!(
+        rtx > n && frtx > n / 10,
+        "retransmissions {rtx}, fast {frtx}"
+    );
 }
 
 #[test]

@@ -36,7 +36,10 @@ fn single_loss_in_a_burst_of_four_is_recovered_by_t3_at_rto_min_after_the_restar
     assert_eq!(rtx.len(), 1, "{rtx:?}");
     let (at, tsn, cause) = rtx[0];
     assert_eq!(cause, RetransmitCause::T3Timeout);
-    assert_eq!(Some(tsn), p.data_packets(Dir::AtoB)[2].seen.tsns.first().copied());
+    assert_eq!(
+        Some(tsn),
+        p.data_packets(Dir::AtoB)[2].seen.tsns.first().copied()
+    );
     // The SACK for packets 1 and 2 reaches A at t0 + 1 ms + 20 ms and restarts
     // T3 (R3) with RTO = RTO.Min = 1 s: the timeout fires at t0 + 1021 ms.
     assert_eq!(at, t0 + ms(1021));
@@ -140,7 +143,10 @@ fn t3_backs_off_and_the_association_fails_after_max_retrans() {
             _ => None,
         })
         .expect("closed");
-    assert_eq!(closed, (t0 + ms(15_000), CloseReason::PeerUnreachable { errors: 4 }));
+    assert_eq!(
+        closed,
+        (t0 + ms(15_000), CloseReason::PeerUnreachable { errors: 4 })
+    );
     assert!(
         p.a_events
             .iter()
@@ -163,7 +169,10 @@ fn karn_rule_takes_no_rtt_sample_from_a_retransmission() {
     p.a_send(OutgoingMessage::new(0, vec![1; 10]));
     p.run_for(ms(1000));
     let srtt = p.a.association(a).unwrap().stats().srtt;
-    assert!(srtt.is_some_and(|s| s >= ms(20) && s <= ms(220)), "{srtt:?}");
+    assert!(
+        srtt.is_some_and(|s| s >= ms(20) && s <= ms(220)),
+        "{srtt:?}"
+    );
 }
 
 #[test]

@@ -87,8 +87,14 @@ fn a_tampered_cookie_fails_its_mac() {
     let mut ep = server();
     let (tag, mut cookie) = cookie_from(&mut ep, Time::ZERO);
     cookie[30] ^= 1;
-    let echo = Chunk::CookieEcho(CookieEcho { cookie: cookie.into() });
-    ep.handle_datagram(Time::ZERO, "192.0.2.1:9899".parse().unwrap(), &packet(tag, echo));
+    let echo = Chunk::CookieEcho(CookieEcho {
+        cookie: cookie.into(),
+    });
+    ep.handle_datagram(
+        Time::ZERO,
+        "192.0.2.1:9899".parse().unwrap(),
+        &packet(tag, echo),
+    );
     assert_eq!(ep.association_count(), 0);
     assert_eq!(ep.stats().cookies_rejected, 1);
 }
@@ -97,7 +103,9 @@ fn a_tampered_cookie_fails_its_mac() {
 fn an_expired_cookie_gets_a_stale_cookie_error_and_no_association() {
     let mut ep = server();
     let (tag, cookie) = cookie_from(&mut ep, Time::ZERO);
-    let echo = Chunk::CookieEcho(CookieEcho { cookie: cookie.into() });
+    let echo = Chunk::CookieEcho(CookieEcho {
+        cookie: cookie.into(),
+    });
     let late = Time::from_millis(60_000 + 500);
     ep.handle_datagram(late, "192.0.2.1:9899".parse().unwrap(), &packet(tag, echo));
     assert_eq!(ep.association_count(), 0);
@@ -108,15 +116,26 @@ fn an_expired_cookie_gets_a_stale_cookie_error_and_no_association() {
     let Chunk::Error(e) = &reply.chunks[0] else {
         panic!("expected ERROR")
     };
-    assert_eq!(e.causes, vec![ErrorCause::StaleCookie { staleness_us: 500_000 }]);
+    assert_eq!(
+        e.causes,
+        vec![ErrorCause::StaleCookie {
+            staleness_us: 500_000
+        }]
+    );
 }
 
 #[test]
 fn a_valid_cookie_with_the_wrong_tag_is_dropped() {
     let mut ep = server();
     let (tag, cookie) = cookie_from(&mut ep, Time::ZERO);
-    let echo = Chunk::CookieEcho(CookieEcho { cookie: cookie.into() });
-    ep.handle_datagram(Time::ZERO, "192.0.2.1:9899".parse().unwrap(), &packet(tag ^ 1, echo));
+    let echo = Chunk::CookieEcho(CookieEcho {
+        cookie: cookie.into(),
+    });
+    ep.handle_datagram(
+        Time::ZERO,
+        "192.0.2.1:9899".parse().unwrap(),
+        &packet(tag ^ 1, echo),
+    );
     assert_eq!(ep.association_count(), 0);
 }
 
@@ -128,7 +147,11 @@ fn packets_with_a_wrong_verification_tag_are_dropped() {
         .log
         .iter()
         .find(|l| l.seen.has(types::COOKIE_ECHO))
-        .map(|l| CommonHeader::decode(&l.seen.bytes).unwrap().verification_tag)
+        .map(|l| {
+            CommonHeader::decode(&l.seen.bytes)
+                .unwrap()
+                .verification_tag
+        })
         .unwrap();
     let data = |tag| {
         packet(
@@ -179,7 +202,11 @@ fn out_of_the_blue_data_is_answered_with_abort_t_bit_and_abort_is_never_answered
             causes: vec![]
         })]
     );
-    ep.handle_datagram(Time::ZERO, peer, &packet(4242, Chunk::Abort(Abort::default())));
+    ep.handle_datagram(
+        Time::ZERO,
+        peer,
+        &packet(4242, Chunk::Abort(Abort::default())),
+    );
     assert!(ep.poll_transmit(Time::ZERO, &mut Vec::new()).is_none());
     assert_eq!(ep.stats().out_of_the_blue, 2);
 }
@@ -189,7 +216,14 @@ fn corrupted_and_malformed_packets_are_counted_and_change_nothing() {
     let mut p = Pair::new(ms(10), Config::rfc9260());
     let (_, b) = p.connect(Config::rfc9260());
     let now = p.now;
-    let mut good = p.log.iter().find(|l| l.seen.dir == Dir::AtoB).unwrap().seen.bytes.clone();
+    let mut good = p
+        .log
+        .iter()
+        .find(|l| l.seen.dir == Dir::AtoB)
+        .unwrap()
+        .seen
+        .bytes
+        .clone();
     good[20] ^= 0xff;
     p.b.handle_datagram(now, p.a_addr, &good);
     p.b.handle_datagram(now, p.a_addr, &[0u8; 7]);
@@ -197,5 +231,8 @@ fn corrupted_and_malformed_packets_are_counted_and_change_nothing() {
     assert_eq!(p.b.stats().bad_checksum, 2);
     assert_eq!(p.b.stats().malformed, 1);
     assert_eq!(p.b.association_count(), 1);
-    assert_eq!(p.b.association(b).unwrap().state(), brisk_proto::State::Established);
+    assert_eq!(
+        p.b.association(b).unwrap().state(),
+        brisk_proto::State::Established
+    );
 }

@@ -48,7 +48,10 @@ fn graceful_shutdown_delivers_queued_data_first_then_closes_both_sides() {
     let now = p.now;
     p.a.association(a).unwrap().shutdown(now);
     assert_eq!(p.a.association(a).unwrap().state(), State::ShutdownPending);
-    let refused = p.a.association(a).unwrap().send(now, OutgoingMessage::new(0, vec![1]));
+    let refused =
+        p.a.association(a)
+            .unwrap()
+            .send(now, OutgoingMessage::new(0, vec![1]));
     assert_eq!(refused, Err(SendError::ShuttingDown));
     p.run_for(ms(2000));
     // Messages that arrived before the close stay readable after it.
@@ -64,7 +67,11 @@ fn graceful_shutdown_delivers_queued_data_first_then_closes_both_sides() {
     );
     assert_eq!(closed(&p.a_events), Some(CloseReason::Shutdown));
     assert_eq!(closed(&p.b_events), Some(CloseReason::Shutdown));
-    assert!(p.b_events.iter().any(|(_, id, e)| *id == b && *e == Event::PeerShutdown));
+    assert!(
+        p.b_events
+            .iter()
+            .any(|(_, id, e)| *id == b && *e == Event::PeerShutdown)
+    );
     // Once read, the closed association is forgotten.
     assert!(p.b.poll_transmit(p.now, &mut Vec::new()).is_none());
     assert_eq!((p.a.association_count(), p.b.association_count()), (0, 0));
@@ -97,8 +104,16 @@ fn simultaneous_shutdown_completes_through_shutdown_ack_on_both_sides() {
     p.b.association(b).unwrap().shutdown(now);
     p.run_for(ms(1000));
     let seq = chunk_sequence(&p);
-    assert_eq!(seq.iter().filter(|c| c.1 == types::SHUTDOWN).count(), 2, "{seq:?}");
-    assert_eq!(seq.iter().filter(|c| c.1 == types::SHUTDOWN_ACK).count(), 2, "{seq:?}");
+    assert_eq!(
+        seq.iter().filter(|c| c.1 == types::SHUTDOWN).count(),
+        2,
+        "{seq:?}"
+    );
+    assert_eq!(
+        seq.iter().filter(|c| c.1 == types::SHUTDOWN_ACK).count(),
+        2,
+        "{seq:?}"
+    );
     assert_eq!(closed(&p.a_events), Some(CloseReason::Shutdown));
     assert_eq!(closed(&p.b_events), Some(CloseReason::Shutdown));
 }
@@ -144,7 +159,11 @@ fn abort_carries_the_reason_and_fails_unacknowledged_messages() {
             reason: "operator said so".into()
         })
     );
-    assert!(p.a_events.iter().any(|(_, _, e)| *e == Event::SendFailed { id }));
+    assert!(
+        p.a_events
+            .iter()
+            .any(|(_, _, e)| *e == Event::SendFailed { id })
+    );
     assert_eq!(
         closed(&p.b_events),
         Some(CloseReason::PeerAbort {

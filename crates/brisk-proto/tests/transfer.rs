@@ -17,7 +17,9 @@ fn connected(cfg: Config) -> Pair {
 fn ordered_messages_arrive_once_in_order_with_ppid_and_stream() {
     let mut p = connected(Config::rfc9260());
     for i in 0..50u32 {
-        p.a_send(OutgoingMessage::new((i % 3) as u16, i.to_be_bytes().to_vec()).with_ppid(1000 + i));
+        p.a_send(
+            OutgoingMessage::new((i % 3) as u16, i.to_be_bytes().to_vec()).with_ppid(1000 + i),
+        );
     }
     p.run_for(ms(500));
     let got = p.b_recv_all();
@@ -31,7 +33,10 @@ fn ordered_messages_arrive_once_in_order_with_ppid_and_stream() {
         let expected: Vec<u32> = (0..50).filter(|i| i % 3 == u32::from(stream)).collect();
         assert_eq!(seq, expected);
     }
-    assert!(got.iter().all(|m| m.ppid == 1000 + u32::from_be_bytes(m.payload[..].try_into().unwrap())));
+    assert!(
+        got.iter()
+            .all(|m| m.ppid == 1000 + u32::from_be_bytes(m.payload[..].try_into().unwrap()))
+    );
 }
 
 #[test]
@@ -40,7 +45,11 @@ fn a_large_message_is_fragmented_with_b_and_e_bits_and_reassembled() {
     let body: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
     p.a_send(OutgoingMessage::new(1, body.clone()));
     p.run_for(ms(500));
-    let data: usize = p.data_packets(Dir::AtoB).iter().map(|l| l.seen.tsns.len()).sum();
+    let data: usize = p
+        .data_packets(Dir::AtoB)
+        .iter()
+        .map(|l| l.seen.tsns.len())
+        .sum();
     // 1200-byte packets carry 1172 bytes of user data: 9 fragments.
     assert_eq!(data, 9);
     let got = p.b_recv_all();
@@ -59,7 +68,11 @@ fn an_unordered_message_overtakes_a_lost_ordered_one() {
     p.a_send(OutgoingMessage::new(0, &b"unordered"[..]).unordered(true));
     p.run_for(ms(50));
     let early: Vec<_> = p.b_recv_all().iter().map(|m| m.payload.clone()).collect();
-    assert_eq!(early, vec![&b"unordered"[..]], "ordered-2 waits for ordered-1");
+    assert_eq!(
+        early,
+        vec![&b"unordered"[..]],
+        "ordered-2 waits for ordered-1"
+    );
     p.run_for(ms(2000));
     let late: Vec<_> = p.b_recv_all().iter().map(|m| m.payload.clone()).collect();
     assert_eq!(late, vec![&b"ordered-1"[..], &b"ordered-2"[..]]);
@@ -136,9 +149,12 @@ fn a_gap_is_sacked_at_once_with_its_block_and_duplicates_are_reported() {
     assert!(gap_sacks.len() >= 2, "{sacks:?}");
     // Cum ack stays before the lost TSN; the block covers the next ones.
     assert_eq!(gap_sacks[0].1, (first_tsn.wrapping_sub(1), vec![(2, 2)]));
-    assert_eq!(gap_sacks[1].1 .1, vec![(2, 3)]);
+    assert_eq!(gap_sacks[1].1.1, vec![(2, 3)]);
     let b = p.b_id.unwrap();
-    assert_eq!(p.b.association(b).unwrap().stats().duplicate_tsns_received, 1);
+    assert_eq!(
+        p.b.association(b).unwrap().stats().duplicate_tsns_received,
+        1
+    );
 }
 
 #[test]
@@ -181,7 +197,10 @@ fn zero_window_stalls_the_sender_until_the_reader_drains() {
         let stats = p.b.association(b).unwrap().stats().clone();
         stats.payload_bytes_received as usize
     };
-    assert!(buffered <= 5000, "B holds at most its window plus a probe: {buffered}");
+    assert!(
+        buffered <= 5000,
+        "B holds at most its window plus a probe: {buffered}"
+    );
     // Reading opens the window; everything arrives, exactly once, in order.
     let mut all = Vec::new();
     for _ in 0..40 {
@@ -203,12 +222,11 @@ fn sending_on_a_stream_beyond_the_negotiated_count_is_refused() {
     let (a, _) = p.connect(Config::rfc9260());
     assert_eq!(p.a.association(a).unwrap().outbound_streams(), 2);
     let now = p.now;
-    let err = p
-        .a
-        .association(a)
-        .unwrap()
-        .send(now, OutgoingMessage::new(5, vec![1]))
-        .unwrap_err();
+    let err =
+        p.a.association(a)
+            .unwrap()
+            .send(now, OutgoingMessage::new(5, vec![1]))
+            .unwrap_err();
     assert!(err.to_string().contains("stream 5 does not exist"), "{err}");
 }
 

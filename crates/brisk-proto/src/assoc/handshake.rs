@@ -3,6 +3,7 @@
 //! of 5.2.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use rand::RngCore;
 
@@ -103,12 +104,25 @@ pub(crate) fn build_init_ack(
     now: Time,
     i: &InitAckInputs<'_>,
 ) -> InitAck<'static> {
+    // 5.1.3, 5.2.6: honour a Cookie Preservative, up to one more cookie life.
+    let preserve = i
+        .init
+        .params
+        .iter()
+        .find_map(|p| match p {
+            Param::CookiePreservative { increment_ms } => {
+                Some(Duration::from_millis(u64::from(*increment_ms)))
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+        .min(i.cfg.valid_cookie_life);
     let contents = CookieContents {
         peer_addr: i.from,
         local_port: i.local_port,
         peer_port: i.peer_port,
         created: now,
-        lifetime: i.cfg.valid_cookie_life,
+        lifetime: i.cfg.valid_cookie_life + preserve,
         local_tag: i.local_tag,
         local_initial_tsn: i.local_initial_tsn,
         local_outbound_streams: i.cfg.outbound_streams,
@@ -126,10 +140,14 @@ pub(crate) fn build_init_ack(
     // 3.3.3: each reported parameter is copied whole; with its padding, so
     // that it ends on a 4-byte boundary even as the last parameter (Wireshark
     // flags an unpadded copy there as malformed).
-    params.extend(unrecognized_to_report(&i.init.params).into_iter().map(|mut raw| {
-        raw.resize(crate::wire::padded(raw.len()), 0);
-        Param::UnrecognizedParameter(raw.into())
-    }));
+    params.extend(
+        unrecognized_to_report(&i.init.params)
+            .into_iter()
+            .map(|mut raw| {
+                raw.resize(crate::wire::padded(raw.len()), 0);
+                Param::UnrecognizedParameter(raw.into())
+            }),
+    );
     InitAck {
         initiate_tag: i.local_tag,
         a_rwnd: i.cfg.receive_buffer,

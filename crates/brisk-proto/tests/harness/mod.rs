@@ -63,6 +63,9 @@ pub enum Fate {
 
 type Rule = Box<dyn FnMut(&Seen) -> Option<Fate>>;
 
+/// A packet on the wire: arrival time, order of sending, direction, bytes.
+type InFlight = (Time, u64, Dir, Vec<u8>);
+
 /// A delivered-or-dropped packet, for assertions.
 #[derive(Debug, Clone)]
 pub struct Logged {
@@ -79,7 +82,7 @@ pub struct Pair {
     pub latency_ab: Duration,
     pub latency_ba: Duration,
     rules: Vec<Rule>,
-    wire: BinaryHeap<Reverse<(Time, u64, Dir, Vec<u8>)>>,
+    wire: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     ordinals: [u64; 2],
     data_ordinals: [u64; 2],
@@ -132,6 +135,84 @@ impl Pair {
             b_id: None,
             steps: 0,
         }
+    }
+
+    /// Two endpoints that both accept associations (for INIT collisions).
+    pub fn symmetric(latency: Duration, cfg: Config) -> Self {
+        let mut p = Pair::new(latency, cfg.clone());
+        p.a = Endpoint::new(
+            EndpointConfig {
+                port: 5000,
+                accept: true,
+                accept_config: cfg,
+                ..EndpointConfig::default()
+            },
+            [1; 32],
+        );
+        p
+    }
+
+    /// The verification tags on the wire once established: (A to B, B to A).
+    pub fn tags(&self) -> (u32, u32) {
+        let last = |dir: Dir| {
+            self.log
+                .iter()
+                .rev()
+                .find(|l| l.seen.dir == dir && !l.seen.has(1))
+                .map(|l| {
+                    brisk_proto::wire::CommonHeader::decode(&l.seen.bytes)
+                        .unwrap()
+                        .verification_tag
+                })
+                .unwrap_or(0)
+        };
+        (last(Dir::AtoB), last(Dir::BtoA))
+    }
+
+    /// The TSN of A's next new DATA chunk, from what crossed the wire.
+    pub fn a_next_tsn(&self) -> u32 {
+        let last_data = self
+            .log
+            .iter()
+            .rev()
+            .find(|l| l.seen.dir == Dir::AtoB && l.seen.has_data())
+            .and_then(|l| l.seen.tsns.iter().max().copied());
+        match last_data {
+            Some(t) => t.wrapping_add(1),
+            None => self
+                .log
+                .iter()
+                .find(|l| l.seen.dir == Dir::AtoB && l.seen.has(1))
+                .and_then(|l| {
+                    match &brisk_proto::wire::Packet::decode(&l.seen.bytes)
+                        .ok()?
+                        .chunks[0]
+                    {
+                        Chunk::Init(i) => Some(i.initial_tsn),
+                        _ => None,
+                    }
+                })
+                .unwrap_or(0),
+        }
+    }
+
+    /// Hands B a packet as if A had sent it.
+    pub fn inject_to_b(&mut self, chunks: Vec<Chunk<'static>>) {
+        let (tag, _) = self.tags();
+        let bytes = Packet {
+            header: brisk_proto::wire::CommonHeader {
+                src_port: 5000,
+                dst_port: 5000,
+                verification_tag: tag,
+                checksum: 0,
+            },
+            chunks,
+        }
+        .to_bytes()
+        .unwrap();
+        let now = self.now;
+        self.b.handle_datagram(now, self.a_addr, &bytes);
+        self.flush();
     }
 
     /// A impairment rule; the first rule that returns a fate decides.
@@ -340,7 +421,7 @@ impl Pair {
         let end = self.now + d;
         loop {
             self.flush();
-            if !self.next_time().is_some_and(|t| t <= end) {
+            if self.next_time().is_none_or(|t| t > end) {
                 break;
             }
             self.step();
