@@ -282,14 +282,20 @@ impl<'b> PacketWriter<'b> {
         Self { out, start }
     }
 
-    /// Appends one chunk.
+    /// Appends one chunk. On error nothing is appended.
     pub fn push(&mut self, chunk: &Chunk<'_>) -> Result<(), WireError> {
-        chunk.encode(self.out)
+        let len = self.out.len();
+        chunk
+            .encode(self.out)
+            .inspect_err(|_| self.out.truncate(len))
     }
 
-    /// Appends one chunk given as its own type.
+    /// Appends one chunk given as its own type. On error nothing is appended.
     pub fn push_chunk<'c, C: ChunkCodec<'c>>(&mut self, chunk: &C) -> Result<(), WireError> {
-        chunk.encode(self.out)
+        let len = self.out.len();
+        chunk
+            .encode(self.out)
+            .inspect_err(|_| self.out.truncate(len))
     }
 
     /// Bytes written so far, header included.

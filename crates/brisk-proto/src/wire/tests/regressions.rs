@@ -709,3 +709,21 @@ fn chunk_too_long_for_its_length_field_fails_to_encode() {
     assert_eq!(out[2..4], [0xff, 0xff]);
     assert_eq!(out.len(), 65_536);
 }
+
+#[test]
+fn a_chunk_that_fails_to_encode_leaves_nothing_in_the_packet() {
+    use crate::wire::{CommonHeader, PacketWriter};
+    let too_long = Data {
+        flags: DataFlags::UNFRAGMENTED,
+        tsn: 1,
+        stream_id: 0,
+        ssn: 0,
+        ppid: 0,
+        payload: Cow::Owned(vec![0; 70_000]),
+    };
+    let mut out = Vec::new();
+    let mut w = PacketWriter::new(&mut out, &CommonHeader::default());
+    assert!(w.push(&Chunk::Data(too_long.clone())).is_err());
+    assert!(w.push_chunk(&too_long).is_err());
+    assert_eq!(w.len(), 12, "only the common header");
+}
