@@ -94,10 +94,19 @@ impl CongestionControl {
         self.partial_bytes_acked = 0;
     }
 
-    /// 7.2.1: after an idle RTO, cwnd = max(cwnd/2, 4*PMDCS) once per RTO.
-    pub fn on_idle_rto(&mut self) {
-        self.ssthresh = self.ssthresh.max(self.cwnd);
-        self.cwnd = (self.cwnd / 2).max(4 * self.pmdcs);
+    /// 7.2.1: while no data is sent, cwnd = max(cwnd/2, 4*PMDCS) once per RTO;
+    /// before the first reduction, ssthresh = cwnd. `idle_rtos` is how many RTOs
+    /// passed without sending. A cwnd at or below 4*PMDCS is left alone (the
+    /// rule only ever shrinks it).
+    pub fn on_idle(&mut self, idle_rtos: u32) {
+        let floor = 4 * self.pmdcs;
+        for _ in 0..idle_rtos.min(32) {
+            if self.cwnd <= floor {
+                break;
+            }
+            self.ssthresh = self.ssthresh.max(self.cwnd);
+            self.cwnd = (self.cwnd / 2).max(floor);
+        }
     }
 }
 
@@ -158,5 +167,17 @@ mod tests {
         assert_eq!(cc.cwnd(), 4 * MTU, "never below 4 PMDCS");
         cc.on_t3_expiry();
         assert_eq!((cc.cwnd(), cc.ssthresh()), (MTU, 4 * MTU));
+    }
+
+    #[test]
+    fn an_idle_path_decays_cwnd_once_per_rto_but_never_raises_it() {
+        let mut cc = CongestionControl::new(MTU, Some(40_000), 1 << 20);
+        cc.on_idle(1);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (20_000, 1 << 20));
+        cc.on_idle(10);
+        assert_eq!(cc.cwnd(), 4 * MTU);
+        let mut small = CongestionControl::new(MTU, None, 1 << 20);
+        small.on_idle(3);
+        assert_eq!(small.cwnd(), 4404, "below 4 PMDCS: untouched");
     }
 }

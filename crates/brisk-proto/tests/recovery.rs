@@ -211,3 +211,23 @@ fn retransmission_events_carry_first_send_time_and_count() {
     assert_eq!(acked.1, t0);
     assert!(acked.2 > t0 + ms(1000));
 }
+
+#[test]
+fn with_events_off_counters_still_count_but_no_per_message_events_are_made() {
+    let cfg = Config {
+        events: false,
+        ..Config::rfc9260()
+    };
+    let mut p = connected(cfg);
+    let a = p.a_id.unwrap();
+    p.drop_data_packet(Dir::AtoB, 1);
+    burst(&mut p, 2);
+    p.run_for(ms(3000));
+    let stats = p.a.association(a).unwrap().stats().clone();
+    assert_eq!(stats.total_retransmissions(), 1);
+    assert_eq!(stats.messages_acked, 2);
+    assert!(!p.a_events.iter().any(|e| matches!(
+        e.2,
+        Event::Retransmission { .. } | Event::MessageAcked { .. }
+    )));
+}

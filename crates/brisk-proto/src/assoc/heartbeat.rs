@@ -9,6 +9,7 @@ use super::{Association, Control, State};
 use crate::config::Config;
 use crate::time::Time;
 use crate::timer::Timer;
+use crate::wire::Param;
 use crate::wire::chunk::{Chunk, Heartbeat, HeartbeatAck};
 
 /// Bytes of our Heartbeat Info: a nonce and the send time.
@@ -52,9 +53,6 @@ pub(super) fn on_timer(a: &mut Association, now: Time, rng: &mut dyn RngCore) {
         return;
     }
     let rto = a.path.rto.rto();
-    // 8.3: the interval is RTO + HB.interval, jittered by +/- 50% of RTO.
-    let jitter_us = u64::try_from(rto.as_micros()).unwrap_or(u64::MAX).max(1);
-    let interval = a.cfg.hb_interval + rto / 2 + Duration::from_micros(rng.next_u64() % jitter_us);
     if a.heartbeats.pending.take().is_some() {
         // 8.3: a heartbeat unanswered within its interval counts as an error.
         a.path.rto.back_off();
@@ -75,13 +73,18 @@ pub(super) fn on_timer(a: &mut Association, now: Time, rng: &mut dyn RngCore) {
         a.control
             .push_back(Control::new(Chunk::Heartbeat(Heartbeat::new(info))));
         a.heartbeats.pending = Some((nonce, now));
+        // Unanswered within one RTO, the probe counts as an error (8.3); once
+        // answered, the next one is scheduled from the HEARTBEAT ACK.
         a.heartbeats
             .timer
             .start(now, rto.max(Duration::from_millis(1)));
-        // The next regular heartbeat is scheduled when this one is answered or times out.
-        let _ = interval;
     } else {
-        a.heartbeats.timer.start(now, interval);
+        // 8.3: the interval is RTO + HB.interval, jittered by +/- 50% of RTO.
+        let jitter_us = u64::try_from(rto.as_micros()).unwrap_or(u64::MAX).max(1);
+        let jitter = Duration::from_micros(rng.next_u64() % jitter_us);
+        a.heartbeats
+            .timer
+            .start(now, a.cfg.hb_interval + rto / 2 + jitter);
     }
 }
 
@@ -90,30 +93,9 @@ pub(super) fn on_heartbeat(a: &mut Association, hb: &Heartbeat<'_>) {
     if matches!(a.state, State::CookieWait | State::Closed) {
         return;
     }
-    let params = hb.params.iter().cloned().map(into_owned).collect();
+    let params = hb.params.iter().cloned().map(Param::into_owned).collect();
     a.control
         .push_back(Control::new(Chunk::HeartbeatAck(HeartbeatAck { params })));
-}
-
-fn into_owned(p: crate::wire::Param<'_>) -> crate::wire::Param<'static> {
-    use crate::wire::Param;
-    match p {
-        Param::HeartbeatInfo(v) => Param::HeartbeatInfo(v.into_owned().into()),
-        Param::StateCookie(v) => Param::StateCookie(v.into_owned().into()),
-        Param::UnrecognizedParameter(v) => Param::UnrecognizedParameter(v.into_owned().into()),
-        Param::HostNameAddress(v) => Param::HostNameAddress(v.into_owned().into()),
-        Param::Unknown { typ, value } => Param::Unknown {
-            typ,
-            value: value.into_owned().into(),
-        },
-        Param::Ipv4Address(a) => Param::Ipv4Address(a),
-        Param::Ipv6Address(a) => Param::Ipv6Address(a),
-        Param::CookiePreservative { increment_ms } => Param::CookiePreservative { increment_ms },
-        Param::SupportedAddressTypes(t) => Param::SupportedAddressTypes(t),
-        Param::ZeroChecksumAcceptable { edmid } => Param::ZeroChecksumAcceptable { edmid },
-        Param::SupportedExtensions(t) => Param::SupportedExtensions(t),
-        Param::ForwardTsnSupported => Param::ForwardTsnSupported,
-    }
 }
 
 /// 8.3: a HEARTBEAT ACK for our probe: an RTT measurement, and the errors clear.

@@ -257,8 +257,7 @@ impl Association {
 
     /// Aborts at once (RFC 9260 9.1): sends ABORT with a User-Initiated Abort
     /// cause carrying `reason`, and fails every message not yet acknowledged.
-    pub fn abort(&mut self, now: Time, reason: &str) {
-        let _ = now;
+    pub fn abort(&mut self, _now: Time, reason: &str) {
         if self.state == State::Closed {
             return;
         }

@@ -1,8 +1,6 @@
 //! Graceful shutdown (RFC 9260 9.2), from either side or both at once, with
 //! T2-shutdown and the T5-shutdown-guard.
 
-use std::time::Duration;
-
 use super::{Association, Control, State, sack};
 use crate::events::{CloseReason, Event};
 use crate::time::Time;
@@ -146,10 +144,4 @@ pub(super) fn on_guard(a: &mut Association) {
             "shutdown did not complete within 5 * RTO.Max",
         );
     }
-}
-
-/// Guard time for tests and documentation.
-#[allow(dead_code)]
-pub(super) fn guard_time(rto_max: Duration) -> Duration {
-    5 * rto_max
 }

@@ -176,6 +176,16 @@ impl Association {
             // 7.2.4: only one packet may ignore cwnd.
             self.fast_retransmit_now = false;
         }
+        // 7.2.1: a path that sent nothing for RTOs decays its cwnd first.
+        if self.outstanding.is_empty()
+            && let Some(last) = self.path.last_data_sent
+        {
+            let rto = self.path.rto.rto().as_micros().max(1);
+            let idle = u32::try_from(now.since(last).as_micros() / rto).unwrap_or(u32::MAX);
+            if idle > 0 && !self.send_queue.is_empty() {
+                self.path.cc.on_idle(idle);
+            }
+        }
         // New DATA, within cwnd, the peer's window and Max.Burst.
         let mut sent_new = false;
         let max_payload = self.max_payload();

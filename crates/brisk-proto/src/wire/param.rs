@@ -71,6 +71,30 @@ impl Param<'_> {
         matches!(typ, 1 | 5..=9 | 11 | 12 | 0x8001 | 0x8008 | 0xc000)
     }
 
+    /// The same parameter owning its bytes.
+    pub fn into_owned(self) -> Param<'static> {
+        let own = |v: Cow<'_, [u8]>| Cow::Owned(v.into_owned());
+        match self {
+            Param::HeartbeatInfo(v) => Param::HeartbeatInfo(own(v)),
+            Param::StateCookie(v) => Param::StateCookie(own(v)),
+            Param::UnrecognizedParameter(v) => Param::UnrecognizedParameter(own(v)),
+            Param::HostNameAddress(v) => Param::HostNameAddress(own(v)),
+            Param::Unknown { typ, value } => Param::Unknown {
+                typ,
+                value: own(value),
+            },
+            Param::Ipv4Address(a) => Param::Ipv4Address(a),
+            Param::Ipv6Address(a) => Param::Ipv6Address(a),
+            Param::CookiePreservative { increment_ms } => {
+                Param::CookiePreservative { increment_ms }
+            }
+            Param::SupportedAddressTypes(t) => Param::SupportedAddressTypes(t),
+            Param::ZeroChecksumAcceptable { edmid } => Param::ZeroChecksumAcceptable { edmid },
+            Param::SupportedExtensions(t) => Param::SupportedExtensions(t),
+            Param::ForwardTsnSupported => Param::ForwardTsnSupported,
+        }
+    }
+
     /// RFC 9260 3.2.1: for an unknown parameter, what the receiver must do.
     /// `None` for parameters this codec understands.
     pub fn action(&self) -> Option<UnrecognizedAction> {
