@@ -19,7 +19,7 @@ use crate::tx::outstanding::Outstanding;
 use crate::wire::CommonHeader;
 use crate::wire::Tlv;
 use crate::wire::cause::ErrorCause;
-use crate::wire::chunk::{Chunk, CookieAck, CookieEcho, Init, InitAck};
+use crate::wire::chunk::{Chunk, CookieAck, CookieEcho, Init, InitAck, InitChunk};
 use crate::wire::param::Param;
 
 /// Handshake state of the side that sent INIT.
@@ -54,11 +54,11 @@ pub(crate) enum InitProblem {
 }
 
 /// Checks the fixed fields of an INIT or INIT ACK.
-pub(crate) fn check_init_fields(tag: u32, os: u16, mis: u16) -> Result<(), InitProblem> {
-    if tag == 0 {
+pub(crate) fn check_init<const ACK: bool>(init: &InitChunk<'_, ACK>) -> Result<(), InitProblem> {
+    if init.initiate_tag == 0 {
         return Err(InitProblem::ZeroTag);
     }
-    if os == 0 || mis == 0 {
+    if init.outbound_streams == 0 || init.inbound_streams == 0 {
         return Err(InitProblem::Abort(ErrorCause::InvalidMandatoryParameter));
     }
     Ok(())
@@ -223,17 +223,22 @@ impl Association {
             c.local_tag,
             c.local_initial_tsn,
         );
-        a.adopt_peer(
+        a.adopt_cookie_peer(c);
+        a.control
+            .push_back(Control::new(Chunk::CookieAck(CookieAck)));
+        a.on_established(now);
+        a
+    }
+
+    /// Takes the peer's half of the handshake from a cookie.
+    fn adopt_cookie_peer(&mut self, c: &CookieContents) {
+        self.adopt_peer(
             c.peer_tag,
             c.peer_initial_tsn,
             c.peer_outbound_streams,
             c.peer_inbound_streams,
             c.peer_a_rwnd,
         );
-        a.control
-            .push_back(Control::new(Chunk::CookieAck(CookieAck)));
-        a.on_established(now);
-        a
     }
 
     /// Takes the peer's half of the handshake: its tag, TSNs, streams and window.
@@ -273,7 +278,7 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     if a.state != State::CookieWait {
         return;
     }
-    match check_init_fields(ack.initiate_tag, ack.outbound_streams, ack.inbound_streams) {
+    match check_init(ack) {
         Ok(()) => {}
         Err(InitProblem::ZeroTag) => {
             // 3.3.3: destroy the association.
@@ -338,11 +343,7 @@ pub(super) fn on_init(
     header: &CommonHeader,
     from: SocketAddr,
 ) {
-    match check_init_fields(
-        init.initiate_tag,
-        init.outbound_streams,
-        init.inbound_streams,
-    ) {
+    match check_init(init) {
         Ok(()) => {}
         Err(InitProblem::ZeroTag) => return,
         Err(InitProblem::Abort(cause)) => {
@@ -456,13 +457,7 @@ pub(super) fn on_cookie_echo(
         restart(a, now, &c);
     } else if local_match && !peer_match {
         // Action B: INIT collision; adopt the peer's new tag.
-        a.adopt_peer(
-            c.peer_tag,
-            c.peer_initial_tsn,
-            c.peer_outbound_streams,
-            c.peer_inbound_streams,
-            c.peer_a_rwnd,
-        );
+        a.adopt_cookie_peer(&c);
         a.control
             .push_back(Control::new(Chunk::CookieAck(CookieAck)));
         if matches!(a.state, State::CookieWait | State::CookieEchoed) {
@@ -498,13 +493,7 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
     a.outstanding = Outstanding::new(c.local_initial_tsn);
     a.fast_recovery.reset();
     a.control.clear();
-    a.adopt_peer(
-        c.peer_tag,
-        c.peer_initial_tsn,
-        c.peer_outbound_streams,
-        c.peer_inbound_streams,
-        c.peer_a_rwnd,
-    );
+    a.adopt_cookie_peer(c);
     a.local_tie_tag = 0;
     a.peer_tie_tag = 0;
     a.errors = 0;

@@ -35,9 +35,7 @@ use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
-pub(crate) use handshake::{
-    InitAckInputs, InitProblem, build_init_ack, check_init_fields, new_tag,
-};
+pub(crate) use handshake::{InitAckInputs, InitProblem, build_init_ack, check_init, new_tag};
 pub use transmit::Transmit;
 
 use handshake::Handshake;

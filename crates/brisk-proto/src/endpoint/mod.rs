@@ -12,8 +12,8 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::assoc::{
-    AssocId, Association, Ctx, InitAckInputs, InitProblem, Transmit, build_init_ack,
-    check_init_fields, new_tag,
+    AssocId, Association, Ctx, InitAckInputs, InitProblem, Transmit, build_init_ack, check_init,
+    new_tag,
 };
 use crate::config::{Config, ConfigError};
 use crate::events::Event;
@@ -392,11 +392,7 @@ impl Endpoint {
             self.stats.aborts_sent += 1;
             return;
         }
-        match check_init_fields(
-            init.initiate_tag,
-            init.outbound_streams,
-            init.inbound_streams,
-        ) {
+        match check_init(init) {
             Ok(()) => {}
             Err(InitProblem::ZeroTag) => return,
             Err(InitProblem::Abort(cause)) => {
