@@ -231,3 +231,33 @@ fn with_events_off_counters_still_count_but_no_per_message_events_are_made() {
         Event::Retransmission { .. } | Event::MessageAcked { .. }
     )));
 }
+
+#[test]
+fn sacks_lost_in_a_time_window_cause_spurious_t3_retransmissions_reported_as_duplicates() {
+    let cfg = Config {
+        heartbeats: false,
+        ..Config::rfc9260()
+    };
+    let mut p = connected(cfg);
+    let (a, b) = (p.a_id.unwrap(), p.b_id.unwrap());
+    let t1 = Time::from_millis(1000);
+    let t2 = Time::from_millis(2500);
+    // Every SACK B sends between t1 and t2 is lost.
+    p.rule(move |s| {
+        (s.dir == Dir::BtoA && s.has_sack() && s.sent_at >= t1 && s.sent_at < t2)
+            .then_some(Fate::Drop)
+    });
+    let t0 = burst(&mut p, 1);
+    assert_eq!(t0, t1);
+    p.run_for(ms(6000));
+    let times: Vec<Time> = p.a_retransmissions().iter().map(|r| r.0).collect();
+    // T3 at t0 + 1 s; its duplicate's SACK (t0 + 1010 ms) is lost too; the next
+    // T3, backed off to 2 s, fires at t0 + 3 s, and that SACK gets through.
+    assert_eq!(times, vec![t0 + ms(1000), t0 + ms(3000)]);
+    assert_eq!(
+        p.b.association(b).unwrap().stats().duplicate_tsns_received,
+        2
+    );
+    assert_eq!(p.b_recv_all().len(), 1, "delivered once");
+    assert_eq!(p.a.association(a).unwrap().stats().messages_acked, 1);
+}
