@@ -1,1 +1,38 @@
-//! placeholder
+//! # brisk
+//!
+//! Brisk over real networks: a tokio driver around one
+//! [`brisk_proto::Endpoint`] and one UDP socket, speaking SCTP over UDP
+//! (RFC 6951), with an async API.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), brisk::Error> {
+//! use brisk::{Config, Endpoint, EndpointConfig, SendOptions};
+//!
+//! let server = Endpoint::bind("127.0.0.1:9899".parse().unwrap(), EndpointConfig::default()).await?;
+//! let client = Endpoint::bind(
+//!     "127.0.0.1:0".parse().unwrap(),
+//!     EndpointConfig { accept: false, ..EndpointConfig::default() },
+//! )
+//! .await?;
+//! let assoc = client.connect(server.local_addr(), Config::rfc9260()).await?;
+//! let peer = server.accept().await?;
+//! assoc.send(0, &b"hello"[..], SendOptions { ppid: 51, ..SendOptions::default() }).await?;
+//! let msg = peer.recv().await?;
+//! assert_eq!(&msg.payload[..], b"hello");
+//! assoc.close().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod association;
+mod driver;
+mod endpoint;
+mod error;
+mod shared;
+
+pub use association::{Association, SendOptions};
+pub use brisk_proto::{
+    CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, Stats,
+};
+pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
+pub use error::Error;

@@ -1,0 +1,247 @@
+//! The association handle: send, receive, close.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use brisk_proto::{AssocId, IncomingMessage, MessageId, OutgoingMessage, SendError, Stats};
+use bytes::Bytes;
+use tokio::sync::Notify;
+
+use crate::endpoint::Inner;
+use crate::error::Error;
+
+/// How to send one message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Payload Protocol Identifier, passed to the peer unchanged.
+    pub ppid: u32,
+    /// Deliver without regard to order on the stream.
+    pub unordered: bool,
+    /// Ask the peer to acknowledge at once (the I bit, RFC 9260 3.3.1).
+    pub immediate_sack: bool,
+}
+
+/// One association. Cloning gives another handle to the same association.
+#[derive(Clone)]
+pub struct Association {
+    inner: Arc<Inner>,
+    id: AssocId,
+    notify: Arc<Notify>,
+    remote: SocketAddr,
+}
+
+impl std::fmt::Debug for Association {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Association")
+            .field("id", &self.id)
+            .field("remote", &self.remote)
+            .finish()
+    }
+}
+
+impl Association {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        id: AssocId,
+        notify: Arc<Notify>,
+        remote: SocketAddr,
+    ) -> Self {
+        Self {
+            inner,
+            id,
+            notify,
+            remote,
+        }
+    }
+
+    pub fn id(&self) -> AssocId {
+        self.id
+    }
+
+    /// The peer's UDP address.
+    pub fn remote(&self) -> SocketAddr {
+        self.remote
+    }
+
+    /// Waits until `ready` returns a result, re-checking whenever the driver
+    /// reports a change for this association.
+    async fn wait<T>(
+        &self,
+        mut ready: impl FnMut(&mut crate::shared::State) -> Option<Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let shared = &self.inner.shared;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut st = shared.lock();
+                if let Some(result) = ready(&mut st) {
+                    return result;
+                }
+                if st.stopped.is_some() {
+                    return Err(Error::EndpointClosed);
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// The error for an association that has ended, if it has.
+    fn closed_error(&self, st: &crate::shared::State) -> Option<Error> {
+        st.slots
+            .get(&self.id)
+            .and_then(|s| s.closed.as_ref())
+            .map(Error::from_close)
+    }
+
+    pub(crate) async fn wait_connected(&self) -> Result<(), Error> {
+        self.wait(|st| {
+            if let Some(e) = self.closed_error(st) {
+                return Some(Err(e));
+            }
+            st.slots
+                .get(&self.id)
+                .is_some_and(|s| s.connected)
+                .then_some(Ok(()))
+        })
+        .await
+    }
+
+    /// Sends one message on `stream`. Waits while the send buffer is full.
+    /// Returns once the message is queued, not once it is acknowledged (see
+    /// [`flush`](Self::flush)).
+    pub async fn send(
+        &self,
+        stream: u16,
+        data: impl Into<Bytes>,
+        opts: SendOptions,
+    ) -> Result<MessageId, Error> {
+        let msg = OutgoingMessage {
+            stream_id: stream,
+            ppid: opts.ppid,
+            unordered: opts.unordered,
+            immediate_sack: opts.immediate_sack,
+            payload: data.into(),
+        };
+        let shared = self.inner.shared.clone();
+        let result = self
+            .wait(|st| {
+                if let Some(e) = self.closed_error(st) {
+                    return Some(Err(e));
+                }
+                let now = shared.now();
+                let assoc = match st.proto.association(self.id) {
+                    Some(a) => a,
+                    None => return Some(Err(Error::Closed("association is gone".into()))),
+                };
+                match assoc.send(now, msg.clone()) {
+                    Ok(id) => Some(Ok(id)),
+                    Err(SendError::BufferFull { .. }) => {
+                        st.blocked_senders.insert(self.id);
+                        shared.wake.notify_one();
+                        None
+                    }
+                    Err(e) => Some(Err(e.into())),
+                }
+            })
+            .await;
+        self.inner.shared.wake.notify_one();
+        result
+    }
+
+    /// The next message, in order within its stream. Fails once the association
+    /// has ended and every message received before has been read.
+    pub async fn recv(&self) -> Result<IncomingMessage, Error> {
+        let result = self
+            .wait(|st| {
+                if let Some(m) = st.proto.association(self.id).and_then(|a| a.recv()) {
+                    return Some(Ok(m));
+                }
+                self.closed_error(st).map(Err)
+            })
+            .await;
+        // Reading may open the receive window: the driver may owe a SACK.
+        self.inner.shared.wake.notify_one();
+        result
+    }
+
+    /// A message if one is ready, without waiting.
+    pub fn try_recv(&self) -> Option<IncomingMessage> {
+        let m = self.inner.shared.lock().proto.association(self.id)?.recv();
+        if m.is_some() {
+            self.inner.shared.wake.notify_one();
+        }
+        m
+    }
+
+    /// Waits until every message sent so far is acknowledged by the peer.
+    pub async fn flush(&self) -> Result<(), Error> {
+        self.wait(|st| {
+            if let Some(e) = self.closed_error(st) {
+                return Some(Err(e));
+            }
+            let assoc = st.proto.association(self.id)?;
+            if assoc.all_acked() {
+                Some(Ok(()))
+            } else {
+                st.blocked_senders.insert(self.id);
+                None
+            }
+        })
+        .await
+    }
+
+    /// Shuts down gracefully (RFC 9260 9.2): queued and outstanding messages are
+    /// delivered first. Resolves when the association has closed.
+    pub async fn close(&self) -> Result<(), Error> {
+        {
+            let shared = &self.inner.shared;
+            let mut st = shared.lock();
+            let now = shared.now();
+            if let Some(a) = st.proto.association(self.id) {
+                a.shutdown(now);
+            }
+        }
+        self.inner.shared.wake.notify_one();
+        self.wait(|st| {
+            let slot = st.slots.get(&self.id)?;
+            match &slot.closed {
+                Some(brisk_proto::CloseReason::Shutdown) => Some(Ok(())),
+                Some(other) => Some(Err(Error::from_close(other))),
+                None => None,
+            }
+        })
+        .await
+    }
+
+    /// Aborts at once (RFC 9260 9.1), telling the peer `reason`. Messages not yet
+    /// acknowledged are lost.
+    pub fn abort(&self, reason: &str) {
+        let shared = &self.inner.shared;
+        {
+            let mut st = shared.lock();
+            let now = shared.now();
+            if let Some(a) = st.proto.association(self.id) {
+                a.abort(now, reason);
+            }
+        }
+        shared.wake.notify_one();
+    }
+
+    /// Counters and loss-recovery state, while the association exists.
+    pub fn stats(&self) -> Option<Stats> {
+        let mut st = self.inner.shared.lock();
+        st.proto.association(self.id).map(|a| a.stats().clone())
+    }
+
+    /// Messages the association reported it could not deliver (it ended first).
+    pub fn failed_sends(&self) -> u64 {
+        self.inner
+            .shared
+            .lock()
+            .slots
+            .get(&self.id)
+            .map_or(0, |s| s.failed_sends)
+    }
+}

@@ -1,0 +1,103 @@
+//! The driver task: moves datagrams between the UDP socket and the protocol
+//! endpoint, fires its timers, and wakes the handles its events concern.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use brisk_proto::Event;
+
+use crate::shared::{Shared, Slot, State};
+
+/// Datagrams read per wake-up before the replies go out.
+const READ_BATCH: usize = 64;
+
+pub(crate) async fn run(shared: Arc<Shared>) {
+    let mut rx = vec![0u8; 65_536];
+    let mut tx = Vec::with_capacity(64 * 1500);
+    let mut out: Vec<(SocketAddr, usize, usize)> = Vec::new();
+    loop {
+        let deadline = {
+            let st = shared.lock();
+            if st.stopped.is_some() {
+                return;
+            }
+            st.proto.poll_timeout()
+        };
+        let sleep = deadline.map(|t| shared.instant(t));
+        tokio::select! {
+            biased;
+            _ = shared.wake.notified() => {}
+            r = shared.socket.recv_from(&mut rx) => {
+                if let Ok((n, from)) = r {
+                    let mut st = shared.lock();
+                    let now = shared.now();
+                    st.proto.handle_datagram(now, from, &rx[..n]);
+                    for _ in 1..READ_BATCH {
+                        match shared.socket.try_recv_from(&mut rx) {
+                            Ok((n, from)) => st.proto.handle_datagram(now, from, &rx[..n]),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                // A socket error on receive (an ICMP error reported late) is not
+                // fatal: SCTP recovers from loss by itself.
+            }
+            _ = tokio::time::sleep_until(sleep.unwrap_or_else(far_future).into()), if sleep.is_some() => {}
+        }
+        tx.clear();
+        out.clear();
+        {
+            let mut st = shared.lock();
+            let now = shared.now();
+            st.proto.handle_timeout(now);
+            while let Some(t) = st.proto.poll_transmit(now, &mut tx) {
+                out.push((t.destination, tx.len() - t.size, t.size));
+            }
+            dispatch(&shared, &mut st);
+        }
+        for &(dest, start, len) in &out {
+            let packet = &tx[start..start + len];
+            if shared.socket.try_send_to(packet, dest).is_err() {
+                // The socket buffer is full (or the destination unreachable):
+                // wait for room once; a datagram that still fails is a loss.
+                let _ = shared.socket.send_to(packet, dest).await;
+            }
+        }
+    }
+}
+
+fn far_future() -> std::time::Instant {
+    std::time::Instant::now() + Duration::from_secs(86_400)
+}
+
+/// Turns protocol events into wake-ups of the waiting handles.
+fn dispatch(shared: &Shared, st: &mut State) {
+    while let Some((id, event)) = st.proto.poll_event() {
+        let is_new = !st.slots.contains_key(&id);
+        let slot = st.slots.entry(id).or_insert_with(Slot::new);
+        match event {
+            Event::Connected => {
+                slot.connected = true;
+                if is_new {
+                    // An association a peer started: hand it to `accept`.
+                    st.accepted.push_back(id);
+                    shared.accept.notify_one();
+                }
+            }
+            Event::SendFailed { .. } => slot.failed_sends += 1,
+            Event::Closed(reason) => slot.closed = Some(reason),
+            Event::MessageReady | Event::PeerShutdown | Event::Restarted => {}
+            Event::MessageAcked { .. } | Event::Retransmission { .. } => continue,
+        }
+        if let Some(slot) = st.slots.get(&id) {
+            slot.notify.notify_waiters();
+        }
+    }
+    // Senders waiting for buffer space: packets went out, so there may be room.
+    for id in st.blocked_senders.drain() {
+        if let Some(slot) = st.slots.get(&id) {
+            slot.notify.notify_waiters();
+        }
+    }
+}

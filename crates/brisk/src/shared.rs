@@ -1,0 +1,89 @@
+//! State shared by the driver task and the handles.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use brisk_proto::{AssocId, CloseReason, Time};
+use tokio::net::UdpSocket;
+use tokio::sync::Notify;
+
+/// What the handles know about one association beyond the protocol state.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub connected: bool,
+    pub closed: Option<CloseReason>,
+    /// Woken on every change a waiter may care about.
+    pub notify: Arc<Notify>,
+    /// Messages that the association reported it could not deliver.
+    pub failed_sends: u64,
+}
+
+impl Slot {
+    pub fn new() -> Self {
+        Self {
+            connected: false,
+            closed: None,
+            notify: Arc::new(Notify::new()),
+            failed_sends: 0,
+        }
+    }
+}
+
+pub(crate) struct State {
+    pub proto: brisk_proto::Endpoint,
+    pub slots: HashMap<AssocId, Slot>,
+    /// Accepted associations not yet handed to `accept`.
+    pub accepted: VecDeque<AssocId>,
+    /// Associations whose `send` waits for room in the send buffer.
+    pub blocked_senders: HashSet<AssocId>,
+    /// The endpoint was closed, or the driver stopped on a socket error.
+    pub stopped: Option<String>,
+}
+
+pub(crate) struct Shared {
+    pub state: Mutex<State>,
+    /// Wakes the driver: there may be packets to send or timers to re-arm.
+    pub wake: Notify,
+    /// Wakes `accept`.
+    pub accept: Notify,
+    pub socket: UdpSocket,
+    pub local_addr: SocketAddr,
+    epoch: Instant,
+}
+
+impl Shared {
+    pub fn new(proto: brisk_proto::Endpoint, socket: UdpSocket, local_addr: SocketAddr) -> Self {
+        Self {
+            state: Mutex::new(State {
+                proto,
+                slots: HashMap::new(),
+                accepted: VecDeque::new(),
+                blocked_senders: HashSet::new(),
+                stopped: None,
+            }),
+            wake: Notify::new(),
+            accept: Notify::new(),
+            socket,
+            local_addr,
+            epoch: Instant::now(),
+        }
+    }
+
+    /// The protocol's clock: microseconds since the endpoint was bound.
+    pub fn now(&self) -> Time {
+        Time::from_micros(u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX))
+    }
+
+    /// The wall-clock instant of a protocol time.
+    pub fn instant(&self, t: Time) -> Instant {
+        self.epoch + std::time::Duration::from_micros(t.as_micros())
+    }
+
+    /// Locks the state; a panic elsewhere while holding the lock does not
+    /// poison the endpoint for everyone else.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,169 @@
+//! The async API over real UDP sockets on loopback.
+
+use std::time::Duration;
+
+use brisk::{Config, Endpoint, EndpointConfig, Error, SendOptions};
+
+fn fast() -> Config {
+    Config {
+        rto_initial: Duration::from_millis(50),
+        rto_min: Duration::from_millis(50),
+        rto_max: Duration::from_millis(200),
+        ..Config::rfc9260()
+    }
+}
+
+async fn pair() -> (Endpoint, Endpoint) {
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept_config: fast(),
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let client = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    (server, client)
+}
+
+#[tokio::test]
+async fn messages_cross_loopback_in_order_and_close_gracefully() {
+    let (server, client) = pair().await;
+    let a = client.connect(server.local_addr(), fast()).await.unwrap();
+    let b = server.accept().await.unwrap();
+    assert_eq!(b.remote(), client.local_addr());
+    for i in 0..100u32 {
+        let body = vec![i as u8; (i as usize * 97) % 5000 + 1];
+        a.send(
+            (i % 4) as u16,
+            body,
+            SendOptions {
+                ppid: i,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    }
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        got.push(
+            tokio::time::timeout(Duration::from_secs(10), b.recv())
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    for stream in 0..4u16 {
+        let ppids: Vec<u32> = got
+            .iter()
+            .filter(|m| m.stream_id == stream)
+            .map(|m| m.ppid)
+            .collect();
+        let expected: Vec<u32> = (0..100).filter(|i| i % 4 == u32::from(stream)).collect();
+        assert_eq!(ppids, expected);
+    }
+    assert!(
+        got.iter()
+            .all(|m| m.payload.len() == (m.ppid as usize * 97) % 5000 + 1)
+    );
+    a.flush().await.unwrap();
+    a.close().await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(5), b.recv())
+        .await
+        .unwrap();
+    assert!(matches!(end, Err(Error::Closed(_))), "{end:?}");
+}
+
+#[tokio::test]
+async fn a_message_larger_than_the_maximum_is_refused_with_its_size() {
+    let (server, client) = pair().await;
+    let cfg = Config {
+        max_message_size: 1000,
+        ..fast()
+    };
+    let a = client.connect(server.local_addr(), cfg).await.unwrap();
+    let err = a
+        .send(0, vec![0u8; 1001], SendOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::MessageTooLarge {
+                size: 1001,
+                max: 1000
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "message of 1001 bytes is larger than the maximum of 1000 bytes"
+    );
+}
+
+#[tokio::test]
+async fn connecting_to_nobody_times_out_after_the_configured_tries() {
+    let (_server, client) = pair().await;
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let cfg = Config {
+        max_init_retransmits: 2,
+        ..fast()
+    };
+    let err = client
+        .connect(silent.local_addr().unwrap(), cfg)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::HandshakeTimeout { attempts: 3 }),
+        "{err}"
+    );
+    assert_eq!(err.to_string(), "handshake timed out after 3 tries");
+}
+
+#[tokio::test]
+async fn an_abort_reaches_the_peer_with_its_reason() {
+    let (server, client) = pair().await;
+    let a = client.connect(server.local_addr(), fast()).await.unwrap();
+    let b = server.accept().await.unwrap();
+    a.abort("going away");
+    let err = tokio::time::timeout(Duration::from_secs(5), b.recv())
+        .await
+        .unwrap()
+        .unwrap_err();
+    match err {
+        Error::PeerAborted { cause } => assert_eq!(cause, "user-initiated abort: going away"),
+        other => panic!("expected PeerAborted, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn garbage_datagrams_are_counted_and_the_association_carries_on() {
+    let (server, client) = pair().await;
+    let a = client.connect(server.local_addr(), fast()).await.unwrap();
+    let b = server.accept().await.unwrap();
+    let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for n in [0usize, 3, 12, 100, 1500] {
+        junk.send_to(&vec![0xa5; n], server.local_addr()).unwrap();
+    }
+    a.send(0, &b"still here"[..], SendOptions::default())
+        .await
+        .unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(5), b.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&m.payload[..], b"still here");
+    let stats = server.stats();
+    assert_eq!(stats.malformed + stats.bad_checksum, 5, "{stats:?}");
+}
