@@ -3,4 +3,5 @@
 //! Today it holds only `reproduce`, which finds the experiment files; the
 //! experiment runner arrives with the simulator (see `DESIGN.md`).
 
+pub mod net;
 pub mod reproduce;

@@ -157,7 +157,7 @@ impl Config {
     }
 }
 
-/// A configuration value out of range.
+/// A configuration value out of range, or a name that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("invalid config: {field} must be {expected}")]
@@ -165,6 +165,136 @@ pub enum ConfigError {
         field: &'static str,
         expected: &'static str,
     },
+    #[error("unknown config preset `{name}`; known presets: {known}")]
+    UnknownPreset { name: String, known: String },
+    #[error("unknown config knob `{key}`; known knobs: {known}")]
+    UnknownKnob { key: String, known: String },
+    #[error("config knob `{key}`: `{value}` is not {expected}")]
+    BadValue {
+        key: String,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+/// Names of the presets [`Config::preset`] knows.
+pub const PRESETS: &[&str] = &["rfc9260", "lksctp-2.6.15"];
+
+/// Names of the knobs [`Config::set`] knows: the fields of [`Config`].
+pub const KNOBS: &[&str] = &[
+    "rto_initial",
+    "rto_min",
+    "rto_max",
+    "max_init_retransmits",
+    "assoc_max_retrans",
+    "path_max_retrans",
+    "valid_cookie_life",
+    "heartbeats",
+    "hb_interval",
+    "sack_delay",
+    "sack_freq",
+    "fast_retransmit_threshold",
+    "max_burst",
+    "initial_cwnd",
+    "mtu",
+    "receive_buffer",
+    "send_buffer",
+    "max_message_size",
+    "outbound_streams",
+    "max_inbound_streams",
+    "events",
+];
+
+/// Parses a duration: `250ms`, `1.5s`, `800us`, or a bare number of milliseconds.
+pub fn parse_duration(value: &str) -> Option<Duration> {
+    let v = value.trim();
+    let (number, scale) = if let Some(n) = v.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = v.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (v, 1e-3)
+    };
+    let x: f64 = number.trim().parse().ok()?;
+    (x.is_finite() && x >= 0.0).then(|| Duration::from_secs_f64(x * scale))
+}
+
+impl Config {
+    /// A named preset: `rfc9260` or `lksctp-2.6.15`.
+    pub fn preset(name: &str) -> Result<Config, ConfigError> {
+        match name {
+            "rfc9260" => Ok(Config::rfc9260()),
+            "lksctp-2.6.15" => Ok(Config::lksctp_2_6_15()),
+            _ => Err(ConfigError::UnknownPreset {
+                name: name.to_owned(),
+                known: PRESETS.join(", "),
+            }),
+        }
+    }
+
+    /// Sets one knob by name from text: durations as `250ms`/`1s`, numbers,
+    /// `true`/`false`, and `none` for `initial_cwnd`.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let bad = |expected: &'static str| ConfigError::BadValue {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            expected,
+        };
+        let duration =
+            || parse_duration(value).ok_or_else(|| bad("a duration such as 200ms or 1s"));
+        let uint = || {
+            value
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| bad("a whole number"))
+        };
+        let u32v = || uint().and_then(|v| u32::try_from(v).map_err(|_| bad("a 32-bit number")));
+        let u16v = || uint().and_then(|v| u16::try_from(v).map_err(|_| bad("a 16-bit number")));
+        let usizev = || uint().and_then(|v| usize::try_from(v).map_err(|_| bad("a size")));
+        let boolean = || match value.trim() {
+            "true" | "on" | "yes" => Ok(true),
+            "false" | "off" | "no" => Ok(false),
+            _ => Err(bad("true or false")),
+        };
+        match key {
+            "rto_initial" => self.rto_initial = duration()?,
+            "rto_min" => self.rto_min = duration()?,
+            "rto_max" => self.rto_max = duration()?,
+            "max_init_retransmits" => self.max_init_retransmits = u32v()?,
+            "assoc_max_retrans" => self.assoc_max_retrans = u32v()?,
+            "path_max_retrans" => self.path_max_retrans = u32v()?,
+            "valid_cookie_life" => self.valid_cookie_life = duration()?,
+            "heartbeats" => self.heartbeats = boolean()?,
+            "hb_interval" => self.hb_interval = duration()?,
+            "sack_delay" => self.sack_delay = duration()?,
+            "sack_freq" => self.sack_freq = u32v()?,
+            "fast_retransmit_threshold" => self.fast_retransmit_threshold = u32v()?,
+            "max_burst" => self.max_burst = u32v()?,
+            "initial_cwnd" => {
+                self.initial_cwnd = if value.trim() == "none" {
+                    None
+                } else {
+                    Some(u32v()?)
+                }
+            }
+            "mtu" => self.mtu = usizev()?,
+            "receive_buffer" => self.receive_buffer = u32v()?,
+            "send_buffer" => self.send_buffer = usizev()?,
+            "max_message_size" => self.max_message_size = usizev()?,
+            "outbound_streams" => self.outbound_streams = u16v()?,
+            "max_inbound_streams" => self.max_inbound_streams = u16v()?,
+            "events" => self.events = boolean()?,
+            _ => {
+                return Err(ConfigError::UnknownKnob {
+                    key: key.to_owned(),
+                    known: KNOBS.join(", "),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -188,6 +318,57 @@ mod tests {
     #[test]
     fn lksctp_preset_uses_four_miss_indications() {
         assert_eq!(Config::lksctp_2_6_15().fast_retransmit_threshold, 4);
+    }
+
+    #[test]
+    fn every_knob_can_be_set_by_name_and_presets_are_found_by_name() {
+        let mut c = Config::preset("lksctp-2.6.15").unwrap();
+        assert_eq!(c.fast_retransmit_threshold, 4);
+        for (k, v) in [
+            ("rto_min", "200ms"),
+            ("rto_max", "1.5s"),
+            ("sack_delay", "40"),
+            ("heartbeats", "off"),
+            ("initial_cwnd", "9000"),
+            ("mtu", "1452"),
+        ] {
+            c.set(k, v).unwrap();
+        }
+        assert_eq!(c.rto_min, Duration::from_millis(200));
+        assert_eq!(c.rto_max, Duration::from_millis(1500));
+        assert_eq!(c.sack_delay, Duration::from_millis(40));
+        assert!(!c.heartbeats);
+        assert_eq!((c.initial_cwnd, c.mtu), (Some(9000), 1452));
+        for knob in KNOBS {
+            let value = match *knob {
+                "heartbeats" | "events" => "true",
+                "initial_cwnd" => "none",
+                k if k.contains("rto")
+                    || k.contains("delay")
+                    || k.contains("life")
+                    || k.contains("interval") =>
+                {
+                    "1s"
+                }
+                _ => "1500",
+            };
+            assert!(c.set(knob, value).is_ok(), "{knob}");
+        }
+        assert_eq!(
+            Config::preset("bogus").unwrap_err().to_string(),
+            "unknown config preset `bogus`; known presets: rfc9260, lksctp-2.6.15"
+        );
+        let err = c.set("rto_min", "fast").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config knob `rto_min`: `fast` is not a duration such as 200ms or 1s"
+        );
+        assert!(matches!(
+            c.set("nope", "1"),
+            Err(ConfigError::UnknownKnob { .. })
+        ));
+        assert_eq!(parse_duration("800us"), Some(Duration::from_micros(800)));
+        assert_eq!(parse_duration("-1s"), None);
     }
 
     #[test]

@@ -236,3 +236,44 @@ fn corrupted_and_malformed_packets_are_counted_and_change_nothing() {
         brisk_proto::State::Established
     );
 }
+
+#[test]
+fn a_peer_whose_udp_port_changes_keeps_its_association_and_replies_follow_it() {
+    // RFC 6951 5.4: the encapsulation port is learned from received packets.
+    let mut p = Pair::new(ms(10), Config::rfc9260());
+    let (_, b) = p.connect(Config::rfc9260());
+    let ootb = p.b.stats().out_of_the_blue; // INIT and COOKIE ECHO
+    let moved: std::net::SocketAddr = "10.0.0.1:40000".parse().unwrap();
+    p.a_addr = moved;
+    p.a_send(brisk_proto::OutgoingMessage::new(0, &b"after the move"[..]));
+    p.run_for(ms(500));
+    let got = p.b_recv_all();
+    assert_eq!(got.len(), 1);
+    assert_eq!(p.b.association(b).unwrap().remote(), moved);
+    assert_eq!(p.b.association_count(), 1);
+    assert_eq!(p.b.stats().out_of_the_blue, ootb);
+}
+
+#[test]
+fn a_packet_from_a_new_port_with_a_wrong_tag_is_out_of_the_blue() {
+    let mut p = Pair::new(ms(10), Config::rfc9260());
+    let (_, b) = p.connect(Config::rfc9260());
+    let (tag, _) = p.tags();
+    let ootb = p.b.stats().out_of_the_blue;
+    let now = p.now;
+    let data = Chunk::Data(Data {
+        flags: DataFlags::UNFRAGMENTED,
+        tsn: 0,
+        stream_id: 0,
+        ssn: 0,
+        ppid: 0,
+        payload: vec![1u8; 4].into(),
+    });
+    p.b.handle_datagram(
+        now,
+        "10.0.0.1:40001".parse().unwrap(),
+        &packet(tag ^ 1, data),
+    );
+    assert_eq!(p.b.stats().out_of_the_blue, ootb + 1);
+    assert_eq!(p.b.association(b).unwrap().remote(), p.a_addr);
+}

@@ -313,9 +313,9 @@ type client struct {
 
 	mu         sync.Mutex
 	verified   uint64
-	done       bool                // target reached: ignore further echoes
-	closing    bool                // we are shutting down / aborting
-	pending    map[uint64]bool     // sent, not yet echoed
+	done       bool                 // target reached: ignore further echoes
+	closing    bool                 // we are shutting down / aborting
+	pending    map[uint64]bool      // sent, not yet echoed
 	orderQueue [numStreams][]uint64 // per ordered stream: sent, not yet echoed, in send order
 	peerAbort  error
 }

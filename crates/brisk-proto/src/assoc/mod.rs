@@ -337,6 +337,15 @@ impl Association {
         self.peer_port
     }
 
+    pub(crate) fn local_tag(&self) -> u32 {
+        self.local_tag
+    }
+
+    /// The peer's UDP address changed (RFC 6951 5.4): send there from now on.
+    pub(crate) fn set_remote(&mut self, remote: SocketAddr) {
+        self.path.remote = remote;
+    }
+
     /// Our advertised receive window: the buffer less what is held for the
     /// application or for reassembly (6.2).
     fn our_rwnd(&self) -> u32 {

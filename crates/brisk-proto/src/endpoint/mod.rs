@@ -295,7 +295,12 @@ impl Endpoint {
             }
         };
         let key = (from, header.src_port);
-        if let Some(&id) = self.by_peer.get(&key) {
+        let known = self
+            .by_peer
+            .get(&key)
+            .copied()
+            .or_else(|| self.moved_peer(from, &header));
+        if let Some(id) = known {
             if let Some(a) = self.assocs.get_mut(&id) {
                 let mut ctx = Ctx {
                     sealer: &self.sealer,
@@ -308,6 +313,30 @@ impl Endpoint {
             return;
         }
         self.out_of_the_blue(now, from, &header, &packet.chunks);
+    }
+
+    /// RFC 6951 5.4: the peer's UDP source port may change (a NAT rebinding, a
+    /// restarted encapsulation socket). A packet from the same IP address and
+    /// SCTP port whose verification tag is an association's own tag belongs to
+    /// it; the association learns the new UDP port.
+    fn moved_peer(&mut self, from: SocketAddr, header: &CommonHeader) -> Option<AssocId> {
+        if header.verification_tag == 0 {
+            return None;
+        }
+        let (&old, &id) = self.by_peer.iter().find(|((addr, port), id)| {
+            addr.ip() == from.ip()
+                && *port == header.src_port
+                && self
+                    .assocs
+                    .get(*id)
+                    .is_some_and(|a| a.local_tag() == header.verification_tag)
+        })?;
+        self.by_peer.remove(&old);
+        self.by_peer.insert((from, header.src_port), id);
+        if let Some(a) = self.assocs.get_mut(&id) {
+            a.set_remote(from);
+        }
+        Some(id)
     }
 
     /// RFC 9260 8.4: a packet no association claims.
