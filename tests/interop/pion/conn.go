@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -54,19 +55,64 @@ func (c *chunkSeen) inspect(pkt []byte) {
 	}
 }
 
+// maxDatagram is the largest UDP payload the adapters read.
+const maxDatagram = 65535
+
+// deliver copies a datagram into pion's read buffer. pion v1.11.3 reads with
+// a fixed 8192-byte buffer (receiveMTU); a larger SCTP packet is truncated and
+// then dropped by pion for a bad checksum, so say so on stderr.
+func deliver(dst, datagram []byte) int {
+	if len(datagram) > len(dst) {
+		fmt.Fprintf(os.Stderr,
+			"pion-peer: %d-byte datagram exceeds pion's %d-byte read buffer; pion will drop it\n",
+			len(datagram), len(dst))
+	}
+	return copy(dst, datagram)
+}
+
 // sniffConn wraps the client's connected UDP socket so that the chunk types
 // received from the peer can be cross-checked at the end.
 type sniffConn struct {
 	*net.UDPConn
-	seen *chunkSeen
+	seen    *chunkSeen
+	refused atomic.Bool
+	buf     [maxDatagram]byte // only used by pion's single read loop
 }
 
+// Read returns the next datagram. ICMP port-unreachable reports (which Linux
+// surfaces as ECONNREFUSED on a connected UDP socket) are skipped, so that a
+// client started a moment before its server does not give up: pion's INIT
+// retransmission timer takes care of retrying.
 func (s *sniffConn) Read(b []byte) (int, error) {
-	n, err := s.UDPConn.Read(b)
-	if n > 0 {
-		s.seen.inspect(b[:n])
+	for {
+		n, err := s.UDPConn.Read(s.buf[:])
+		if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+			s.noteRefused()
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		s.seen.inspect(s.buf[:n])
+		return deliver(b, s.buf[:n]), nil
+	}
+}
+
+// Write sends one datagram; ECONNREFUSED (a pending ICMP report from an
+// earlier datagram) is treated like a loss, as it would be on a real path.
+func (s *sniffConn) Write(b []byte) (int, error) {
+	n, err := s.UDPConn.Write(b)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		s.noteRefused()
+		return len(b), nil
 	}
 	return n, err
+}
+
+func (s *sniffConn) noteRefused() {
+	if s.refused.CompareAndSwap(false, true) {
+		fmt.Fprintln(os.Stderr, "pion-peer: peer port unreachable (ICMP); still trying")
+	}
 }
 
 // peerConn presents an unconnected UDP socket as a net.Conn bound to a single
@@ -84,6 +130,8 @@ type peerConn struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+
+	buf [maxDatagram]byte // only used by pion's single read loop
 }
 
 // acceptPeer blocks until the first datagram arrives on pc (or the deadline
@@ -112,13 +160,12 @@ func (c *peerConn) Read(b []byte) (int, error) {
 		first := c.pending
 		c.pending = nil
 		c.mu.Unlock()
-		n := copy(b, first)
-		return n, nil
+		return deliver(b, first), nil
 	}
 	c.mu.Unlock()
 
 	for {
-		n, addr, err := c.pc.ReadFromUDP(b)
+		n, addr, err := c.pc.ReadFromUDP(c.buf[:])
 		if err != nil {
 			if c.closed.Load() {
 				return 0, io.EOF
@@ -129,8 +176,8 @@ func (c *peerConn) Read(b []byte) (int, error) {
 			fmt.Fprintf(os.Stderr, "pion-peer: dropping datagram from unexpected source %s\n", addr)
 			continue
 		}
-		c.seen.inspect(b[:n])
-		return n, nil
+		c.seen.inspect(c.buf[:n])
+		return deliver(b, c.buf[:n]), nil
 	}
 }
 

@@ -94,8 +94,10 @@ pub(super) fn on_heartbeat(a: &mut Association, hb: &Heartbeat<'_>) {
         return;
     }
     let params = hb.params.iter().cloned().map(Param::into_owned).collect();
+    // Alone in its packet: some stacks (pion/sctp 1.11) drop any packet that
+    // carries a HEARTBEAT ACK, which must not take DATA or a SACK with it.
     a.control
-        .push_back(Control::new(Chunk::HeartbeatAck(HeartbeatAck { params })));
+        .push_back(Control::alone(Chunk::HeartbeatAck(HeartbeatAck { params })));
 }
 
 /// 8.3: a HEARTBEAT ACK for our probe: an RTT measurement, and the errors clear.

@@ -66,11 +66,17 @@ pub enum State {
 pub(crate) struct Control {
     pub chunk: Chunk<'static>,
     pub vtag: Option<u32>,
+    /// Send in a packet of its own.
+    pub alone: bool,
 }
 
 impl Control {
     pub fn new(chunk: Chunk<'static>) -> Self {
-        Self { chunk, vtag: None }
+        Self {
+            chunk,
+            vtag: None,
+            alone: false,
+        }
     }
 
     /// A chunk whose packet carries `tag` and nothing else.
@@ -78,7 +84,22 @@ impl Control {
         Self {
             chunk,
             vtag: Some(tag),
+            alone: true,
         }
+    }
+
+    /// A chunk sent in a packet of its own, with the peer's tag.
+    pub fn alone(chunk: Chunk<'static>) -> Self {
+        Self {
+            chunk,
+            vtag: None,
+            alone: true,
+        }
+    }
+
+    /// Whether the chunk must not share its packet.
+    pub fn is_alone(&self) -> bool {
+        self.alone || self.chunk.must_be_alone()
     }
 }
 

@@ -57,7 +57,7 @@ impl Association {
         // A chunk with its own verification tag, or one that must be alone
         // (INIT, INIT ACK, SHUTDOWN COMPLETE: 6.10), goes in a packet of its own.
         if let Some(front) = self.control.front()
-            && (front.vtag.is_some() || front.chunk.must_be_alone())
+            && front.is_alone()
         {
             let control = self.control.pop_front()?;
             let tag = control.vtag.unwrap_or(self.peer_tag);
@@ -71,7 +71,7 @@ impl Association {
         }
         let mut p = PacketBuilder::new(buf, &self.header(self.peer_tag), mtu);
         while let Some(front) = self.control.front() {
-            if front.vtag.is_some() || front.chunk.must_be_alone() {
+            if front.is_alone() {
                 break;
             }
             if !p.fits(front.chunk.encoded_len()) {

@@ -1,0 +1,455 @@
+//! Interoperability with real SCTP stacks over UDP on loopback: usrsctp (C,
+//! Debian's libusrsctp-dev) and pion/sctp (Go, v1.11.3). Each peer speaks the
+//! protocol of `tests/interop/PROTOCOL.md`; Brisk plays the other role, in both
+//! directions, ending with a graceful shutdown or an abort. Every run is
+//! captured with tshark, and every packet must have a good CRC32c and dissect
+//! without error.
+//!
+//! Needs: cc and libusrsctp-dev, go, tshark, and root for the loopback capture.
+//! `scripts/test` installs them; a missing one fails the test with its name.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use brisk::{Association, Config, Endpoint, EndpointConfig, Error, SendOptions};
+use bytes::Bytes;
+
+const COUNT: u64 = 1000;
+const SEED: u64 = 7;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Builds a peer once per test run with its build script; returns the binary.
+fn build(peer: &str) -> PathBuf {
+    static BUILT: OnceLock<std::sync::Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    let mut built = built.lock().unwrap();
+    if let Some(p) = built.get(peer) {
+        return p.clone();
+    }
+    let script = repo().join(format!("tests/interop/{peer}/build.sh"));
+    let out_dir = repo().join("target/interop");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(&out_dir)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "building the {peer} interop peer failed (scripts/test installs its toolchain):\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = PathBuf::from(
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or(""),
+    );
+    assert!(
+        path.exists(),
+        "{peer} build did not produce {}",
+        path.display()
+    );
+    built.insert(peer.to_string(), path.clone());
+    path
+}
+
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GEN(i, S) of PROTOCOL.md.
+struct Gen;
+
+impl Gen {
+    const SIZES: [usize; 12] = [1, 2, 3, 4, 100, 1000, 1199, 1200, 1452, 4096, 16384, 65536];
+
+    fn stream(i: u64) -> u16 {
+        (i % 8) as u16
+    }
+
+    fn unordered(stream: u16) -> bool {
+        stream >= 6
+    }
+
+    fn payload(i: u64, seed: u64) -> Vec<u8> {
+        let size = Self::SIZES[(i % 12) as usize];
+        (0..size as u64)
+            .map(|j| ((i * 131 + j * 7 + seed) % 256) as u8)
+            .collect()
+    }
+}
+
+/// The configuration Brisk uses against foreign peers.
+fn config() -> Config {
+    Config {
+        max_message_size: 256 << 10,
+        rto_min: Duration::from_millis(200),
+        rto_initial: Duration::from_millis(500),
+        ..Config::rfc9260()
+    }
+}
+
+async fn endpoint(port: u16, accept: bool) -> Endpoint {
+    Endpoint::bind(
+        format!("127.0.0.1:{port}").parse().unwrap(),
+        EndpointConfig {
+            port: 5000,
+            accept,
+            accept_config: config(),
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Brisk as the client of PROTOCOL.md: sends GEN messages with a window,
+/// verifies the echoes, then shuts down or aborts. Returns the messages verified.
+async fn brisk_client(assoc: &Association, abort_after: Option<u64>) -> Result<u64, String> {
+    let window = 32;
+    let (mut sent, mut verified) = (0u64, 0u64);
+    let mut last_on_stream: HashMap<u16, u64> = HashMap::new();
+    let target = abort_after.unwrap_or(COUNT);
+    while verified < target {
+        while sent < COUNT && sent - verified < window {
+            let stream = Gen::stream(sent);
+            let opts = SendOptions {
+                ppid: 1000 + sent as u32,
+                unordered: Gen::unordered(stream),
+                immediate_sack: false,
+            };
+            assoc
+                .send(stream, Bytes::from(Gen::payload(sent, SEED)), opts)
+                .await
+                .map_err(|e| format!("send {sent}: {e}"))?;
+            sent += 1;
+        }
+        let m = tokio::time::timeout(Duration::from_secs(30), assoc.recv())
+            .await
+            .map_err(|_| format!("no echo after {verified} verified"))?
+            .map_err(|e| format!("recv after {verified} verified: {e}"))?;
+        let i = u64::from(m.ppid.wrapping_sub(1000));
+        if i >= sent {
+            return Err(format!("echo with PPID {} was never sent", m.ppid));
+        }
+        if m.stream_id != Gen::stream(i) || m.payload[..] != Gen::payload(i, SEED)[..] {
+            return Err(format!(
+                "echo of message {i} differs (stream {})",
+                m.stream_id
+            ));
+        }
+        if !Gen::unordered(m.stream_id) {
+            if let Some(&prev) = last_on_stream.get(&m.stream_id)
+                && prev > i
+            {
+                return Err(format!(
+                    "stream {} out of order: {i} after {prev}",
+                    m.stream_id
+                ));
+            }
+            last_on_stream.insert(m.stream_id, i);
+        }
+        verified += 1;
+    }
+    Ok(verified)
+}
+
+/// Brisk as the server of PROTOCOL.md: echoes until the association ends;
+/// returns (messages echoed, how it ended).
+async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
+    let mut echoed = 0;
+    loop {
+        match assoc.recv().await {
+            Ok(m) => {
+                let opts = SendOptions {
+                    ppid: m.ppid,
+                    unordered: Gen::unordered(m.stream_id),
+                    immediate_sack: false,
+                };
+                if let Err(e) = assoc.send(m.stream_id, m.payload, opts).await {
+                    return (echoed, Err(e));
+                }
+                echoed += 1;
+            }
+            Err(Error::Closed(_)) => return (echoed, Ok(())),
+            Err(e) => return (echoed, Err(e)),
+        }
+    }
+}
+
+/// A tshark capture of loopback UDP on some ports.
+struct Capture {
+    child: Child,
+    file: PathBuf,
+    ports: Vec<u16>,
+}
+
+impl Capture {
+    fn start(name: &str, ports: &[u16]) -> Capture {
+        let uid = Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default();
+        assert_eq!(
+            String::from_utf8_lossy(&uid).trim(),
+            "0",
+            "capturing on loopback needs root (CI and scripts/test run as root)"
+        );
+        let file = std::env::temp_dir().join(format!(
+            "brisk-interop-{name}-{}.pcapng",
+            std::process::id()
+        ));
+        let filter = ports
+            .iter()
+            .map(|p| format!("udp port {p}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let mut child = Command::new("tshark")
+            .args(["-i", "lo", "-q", "-f", &filter, "-w"])
+            .arg(&file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tshark is needed for the interop captures: apt-get install tshark");
+        // Wait until tshark says it is capturing.
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("Capturing on") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(20))
+            .expect("tshark did not start capturing on lo within 20 s");
+        std::thread::sleep(Duration::from_millis(200));
+        Capture {
+            child,
+            file,
+            ports: ports.to_vec(),
+        }
+    }
+
+    /// Stops the capture and checks every SCTP packet in it; returns the count.
+    fn finish(mut self) -> usize {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r")
+            .arg(&self.file)
+            .args(["-o", "sctp.checksum:CRC 32c"]);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        let out = cmd
+            .args([
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+                "-e",
+                "sctp.checksum.status",
+                "-e",
+                "_ws.malformed",
+                "-e",
+                "_ws.expert.severity",
+            ])
+            .output()
+            .expect("tshark");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut sctp = 0;
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let status = f.get(1).copied().unwrap_or("");
+            if status.is_empty() {
+                continue;
+            }
+            sctp += 1;
+            assert_eq!(
+                status,
+                "1",
+                "frame {} has a bad checksum in {}",
+                f[0],
+                self.file.display()
+            );
+            assert!(
+                f.get(2).is_none_or(|m| m.is_empty()),
+                "frame {} is malformed in {}",
+                f[0],
+                self.file.display()
+            );
+        }
+        assert!(
+            sctp > 0,
+            "no SCTP packets captured in {}",
+            self.file.display()
+        );
+        let _ = std::fs::remove_file(&self.file);
+        sctp
+    }
+}
+
+/// Runs a peer process; returns its result line.
+fn peer_output(child: Child, what: &str) -> String {
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        out.status.success(),
+        "{what} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn spawn(bin: &Path, args: &[String]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+}
+
+/// Brisk connects to the peer's server, echoes are verified, then Brisk ends.
+async fn brisk_as_client(peer: &str, end: &str) {
+    let bin = build(peer);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let capture = Capture::start(&format!("{peer}-server-{end}"), &[peer_port, our_port]);
+    let server = spawn(
+        &bin,
+        &[
+            "server".into(),
+            "--bind".into(),
+            format!("127.0.0.1:{peer_port}"),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let ep = endpoint(our_port, false).await;
+    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
+    let assoc = ep
+        .connect_to_port(remote, 5000, config())
+        .await
+        .expect("handshake");
+    let started = Instant::now();
+    match end {
+        "shutdown" => {
+            let verified = brisk_client(&assoc, None).await.unwrap();
+            assert_eq!(verified, COUNT);
+            assoc.close().await.expect("graceful close");
+            let line = peer_output(server, &format!("{peer} server"));
+            assert_eq!(line, format!("CLOSED shutdown echoed={COUNT}"));
+        }
+        _ => {
+            let verified = brisk_client(&assoc, Some(COUNT / 2)).await.unwrap();
+            assoc.abort("interop abort");
+            let line = peer_output(server, &format!("{peer} server"));
+            assert!(
+                line.starts_with("CLOSED abort echoed="),
+                "{line} (verified {verified})"
+            );
+        }
+    }
+    eprintln!(
+        "brisk client -> {peer} server ({end}): {:?}",
+        started.elapsed()
+    );
+    let packets = capture.finish();
+    assert!(packets > 100, "{packets} packets");
+}
+
+/// The peer connects to Brisk's server, which echoes; the peer verifies and ends.
+async fn brisk_as_server(peer: &str, end: &str) {
+    let bin = build(peer);
+    let (our_port, peer_port) = (free_port(), free_port());
+    let capture = Capture::start(&format!("{peer}-client-{end}"), &[peer_port, our_port]);
+    let ep = endpoint(our_port, true).await;
+    let mut args = vec![
+        "client".to_string(),
+        "--bind".into(),
+        format!("127.0.0.1:{peer_port}"),
+        "--connect".into(),
+        format!("127.0.0.1:{our_port}"),
+        "--count".into(),
+        COUNT.to_string(),
+        "--seed".into(),
+        SEED.to_string(),
+        "--end".into(),
+        end.into(),
+    ];
+    if end == "abort" {
+        args.extend(["--abort-after".into(), (COUNT / 2).to_string()]);
+    }
+    let client = spawn(&bin, &args);
+    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+        .await
+        .expect("the peer's INIT")
+        .expect("accept");
+    let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
+        .await
+        .expect("the association ends");
+    let line = peer_output(client, &format!("{peer} client"));
+    match end {
+        "shutdown" => {
+            assert_eq!(line, format!("OK verified={COUNT}"));
+            assert!(how.is_ok(), "{how:?}");
+            assert_eq!(echoed, COUNT);
+        }
+        _ => {
+            assert_eq!(line, format!("ABORTED verified={}", COUNT / 2));
+            match how {
+                Err(Error::PeerAborted { cause }) => {
+                    assert!(cause.contains("interop abort"), "{cause}")
+                }
+                other => panic!("expected PeerAborted, got {other:?}"),
+            }
+        }
+    }
+    let packets = capture.finish();
+    assert!(packets > 100, "{packets} packets");
+}
+
+macro_rules! matrix {
+    ($($name:ident: $f:ident($peer:literal, $end:literal);)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                $f($peer, $end).await;
+            }
+        )*
+    };
+}
+
+matrix! {
+    brisk_client_usrsctp_server_shutdown: brisk_as_client("usrsctp", "shutdown");
+    brisk_client_usrsctp_server_abort: brisk_as_client("usrsctp", "abort");
+    usrsctp_client_brisk_server_shutdown: brisk_as_server("usrsctp", "shutdown");
+    usrsctp_client_brisk_server_abort: brisk_as_server("usrsctp", "abort");
+    brisk_client_pion_server_shutdown: brisk_as_client("pion", "shutdown");
+    brisk_client_pion_server_abort: brisk_as_client("pion", "abort");
+    pion_client_brisk_server_shutdown: brisk_as_server("pion", "shutdown");
+    pion_client_brisk_server_abort: brisk_as_server("pion", "abort");
+}
