@@ -37,6 +37,19 @@
  *  - A message larger than the partial delivery point is handed to the
  *    application in pieces, the last one flagged MSG_EOR; with a single
  *    association pieces of different messages are never interleaved.
+ *
+ * Departures from usrsctp's defaults (everything else, e.g. ECN, PR-SCTP,
+ * AUTH, ASCONF, RE-CONFIG support in INIT, is left as it is):
+ *  - sysctl sctp_no_csum_on_loopback = 0 (see stack_init());
+ *  - per socket: SCTP_INITMSG 16/16 streams, SO_SNDBUF/SO_RCVBUF 1 MiB,
+ *    SCTP_NODELAY, SCTP_RECVRCVINFO, SCTP_ASSOC_CHANGE and
+ *    SCTP_SHUTDOWN_EVENT notifications.
+ *
+ * Worth knowing when reading captures: usrsctp fixes its UDP socket buffers
+ * at 128 KiB, so on loopback bursts of large messages can overflow them
+ * (UdpRcvbufErrors) and DATA gets retransmitted; and after a user abort the
+ * echoes still in flight are answered with ABORT (T bit set), as RFC 9260
+ * 8.4 prescribes for out-of-the-blue packets.
  */
 
 #include <arpa/inet.h>
@@ -96,12 +109,28 @@ static void usrsctp_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Writes one result line to stdout (the only thing ever written there). */
+/* Exactly one result line is printed.  g_report records which kind won:
+ * REPORT_NONE until then, REPORT_OK for a success line, REPORT_FAIL for a
+ * FAIL line (from fail() or the timeout). */
+enum { REPORT_NONE, REPORT_OK, REPORT_FAIL };
+static atomic_int g_report = REPORT_NONE;
+
+static int claim_report(int kind)
+{
+	int none = REPORT_NONE;
+
+	return atomic_compare_exchange_strong(&g_report, &none, kind);
+}
+
+/* Writes the success result line to stdout (the only thing written there
+ * besides a FAIL line). */
 static void result(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void result(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!claim_report(REPORT_OK))
+		return;
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -112,7 +141,6 @@ static void result(const char *fmt, ...)
 /* The connected socket, so that a failure can abort the association and
  * the peer does not wait for its own timeout. */
 static struct socket *g_conn;
-static atomic_int g_failed;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void fail(const char *fmt, ...)
@@ -120,8 +148,9 @@ static void fail(const char *fmt, ...)
 	char reason[512];
 	va_list ap;
 
-	/* The first failure wins (the client has two threads). */
-	if (atomic_exchange(&g_failed, 1) != 0) {
+	/* The first report wins (the client has two threads); a second failing
+	 * thread waits here for the first one to exit the process. */
+	if (!claim_report(REPORT_FAIL)) {
 		for (;;)
 			pause();
 	}
@@ -129,7 +158,8 @@ static void fail(const char *fmt, ...)
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	diag("FAIL %s", reason);
-	result("FAIL %s", reason);
+	printf("FAIL %s\n", reason);
+	fflush(stdout);
 	if (g_conn != NULL) {
 		/* Best effort: tell the peer (User-Initiated Abort "interop fail"). */
 		struct sctp_sndinfo snd;
@@ -143,17 +173,20 @@ static void fail(const char *fmt, ...)
 	_exit(1);
 }
 
-/* SIGALRM after TIMEOUT_S: only async-signal-safe calls here. */
+/* SIGALRM after TIMEOUT_S: only async-signal-safe calls here.  If the
+ * result line is already out (stuck in cleanup), exit accordingly. */
 static void on_alarm(int sig)
 {
 	static const char line[] = "FAIL timeout\n";
 
 	(void)sig;
-	if (atomic_exchange(&g_failed, 1) == 0) {
+	if (claim_report(REPORT_FAIL)) {
 		ssize_t r = write(STDOUT_FILENO, line, sizeof(line) - 1);
+
 		(void)r;
+		_exit(1);
 	}
-	_exit(1);
+	_exit(atomic_load(&g_report) == REPORT_OK ? 0 : 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -439,19 +472,23 @@ static struct socket *make_socket(void)
 	return s;
 }
 
-/* Logs the negotiated stream counts; returns them. */
-static void get_streams(struct socket *s, uint16_t *in, uint16_t *out)
+/* Reads (and logs) the negotiated stream counts; -1 if the association is
+ * already gone (e.g. aborted right after it came up). */
+static int get_streams(struct socket *s, uint16_t *in, uint16_t *out)
 {
 	struct sctp_status st;
 	socklen_t len = sizeof(st);
 
 	memset(&st, 0, sizeof(st));
-	if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_STATUS, &st, &len) < 0)
-		fail("getsockopt SCTP_STATUS: %s", strerror(errno));
+	if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_STATUS, &st, &len) < 0) {
+		diag("getsockopt SCTP_STATUS: %s", strerror(errno));
+		return -1;
+	}
 	*in = st.sstat_instrms;
 	*out = st.sstat_outstrms;
 	diag("association up: %u inbound / %u outbound streams, peer rwnd %u",
 	    st.sstat_instrms, st.sstat_outstrms, st.sstat_rwnd);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -618,8 +655,9 @@ static int run_server(const struct opts *o)
 		fail("usrsctp_accept: %s", strerror(errno));
 	usrsctp_close(lsock);
 	g_conn = conn;
-	get_streams(conn, &in, &out);
-	if (in < USED_STREAMS || out < USED_STREAMS)
+	/* Diagnostic only: the association may already be gone, and what
+	 * happened is read from the socket below. */
+	if (get_streams(conn, &in, &out) == 0 && (in < USED_STREAMS || out < USED_STREAMS))
 		diag("warning: fewer than %d streams negotiated", USED_STREAMS);
 
 	m.buf = xmalloc(MAX_MSG);
@@ -632,6 +670,7 @@ static int run_server(const struct opts *o)
 			break;
 		case RECV_ERR:
 			if (errno == ECONNRESET || errno == ECONNABORTED) {
+				/* One-to-one socket: the association was aborted. */
 				diag("recv: %s", strerror(errno));
 				ended_abort = 1;
 				break;
@@ -665,11 +704,13 @@ static int run_server(const struct opts *o)
 			    SCTP_SENDV_SNDINFO, 0) < 0) {
 				/* The association may have just been aborted: the
 				 * notification that says so is still to be read. */
+				int err = errno;
+
 				diag("echo of PPID %" PRIu32 " failed: %s",
-				    (uint32_t)ntohl(m.info.rcv_ppid), strerror(errno));
-				if (errno != ECONNRESET && errno != ECONNABORTED &&
-				    errno != EPIPE && errno != ENOTCONN)
-					fail("send: %s", strerror(errno));
+				    (uint32_t)ntohl(m.info.rcv_ppid), strerror(err));
+				if (err != ECONNRESET && err != ECONNABORTED &&
+				    err != EPIPE && err != ENOTCONN)
+					fail("send: %s", strerror(err));
 			} else {
 				echoed++;
 			}
@@ -855,7 +896,8 @@ static int run_client(const struct opts *o)
 	if (usrsctp_connect(c.sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
 		fail("connect: %s", strerror(errno));
 	g_conn = c.sock;
-	get_streams(c.sock, &in, &out);
+	if (get_streams(c.sock, &in, &out) < 0)
+		fail("association lost right after connect");
 	if (in < USED_STREAMS || out < USED_STREAMS)
 		fail("only %u inbound / %u outbound streams negotiated, need %d", in, out, USED_STREAMS);
 
