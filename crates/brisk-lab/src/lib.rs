@@ -1,7 +1,14 @@
-//! Brisk's network lab: experiments, metrics, reports, and the `brisk` CLI.
-//!
-//! Today it holds only `reproduce`, which finds the experiment files; the
-//! experiment runner arrives with the simulator (see `DESIGN.md`).
+//! Brisk's network lab: experiment files, the runner that plays them in the
+//! deterministic simulator, metrics, statistics, plots and the report; and the
+//! `brisk` CLI's network commands.
 
+pub mod experiment;
+pub mod figures;
 pub mod net;
+pub mod output;
+pub mod plot;
+pub mod report;
 pub mod reproduce;
+pub mod runner;
+pub mod stats;
+pub mod traffic;

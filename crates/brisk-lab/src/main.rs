@@ -209,20 +209,17 @@ fn block_on(f: impl std::future::Future<Output = Result<()>>) -> Result<ExitCode
 }
 
 fn run_reproduce(args: ReproduceArgs) -> Result<ExitCode> {
+    use std::io::IsTerminal;
     let opts = reproduce::Options {
         only: args.only,
         out: args.out,
         jobs: args.jobs,
+        progress: std::io::stderr().is_terminal(),
     };
     let cwd = std::env::current_dir()
         .context("brisk reproduce: cannot determine the current directory")?;
     let dir = reproduce::resolve_experiments_dir(&cwd, &reproduce::workspace_experiments_dir())?;
-    let outcome = reproduce::reproduce(&dir, &opts)?;
-    if outcome.is_success() {
-        println!("{outcome}");
-        Ok(ExitCode::SUCCESS)
-    } else {
-        eprintln!("{outcome}");
-        Ok(ExitCode::FAILURE)
-    }
+    let suite = reproduce::reproduce(&dir, &opts)?;
+    println!("{suite}");
+    Ok(ExitCode::SUCCESS)
 }

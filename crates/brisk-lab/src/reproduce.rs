@@ -1,16 +1,21 @@
-//! `brisk reproduce`: find the experiment files of the built-in suite.
-//!
-//! The simulator and the experiment runner do not exist yet, so this module only
-//! finds `experiments/`, lists its `*.toml` files and says honestly what it did
-//! not do. It never writes a report and never claims to have run anything.
+//! `brisk reproduce`: run the built-in experiment suite in the simulator and
+//! write the report.
 
-use std::fmt;
 use std::fs;
 use std::io;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::experiment::Experiment;
+use crate::figures;
+use crate::output::{SummaryRow, summarize, write_csv, write_json};
+use crate::report::{Report, write_report};
+use crate::runner::{self, Record, RunTotals};
 
 /// Name of the directory that holds the experiment files.
 pub const EXPERIMENTS_DIR: &str = "experiments";
@@ -18,91 +23,14 @@ pub const EXPERIMENTS_DIR: &str = "experiments";
 /// Options of `brisk reproduce`, as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
-    /// Run only the experiment with this name (the file stem, e.g. `er-burst`).
+    /// Run only the experiments whose file stem or name contains this.
     pub only: Option<String>,
-    /// Directory the report would be written to. Nothing is written yet.
+    /// Report directory (default `target/brisk-report`).
     pub out: Option<PathBuf>,
-    /// Number of parallel replications. Unused until the runner exists.
+    /// Parallel runs (default: the number of cores).
     pub jobs: Option<NonZeroUsize>,
-}
-
-/// What `brisk reproduce` found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The experiments directory has no experiment files: nothing to run.
-    NoExperiments { dir: PathBuf },
-    /// Experiment files exist, but there is no runner to run them.
-    RunnerNotImplemented {
-        dir: PathBuf,
-        /// The files `--only` selected (all files without `--only`), sorted.
-        selected: Vec<PathBuf>,
-        /// Every experiment file in the directory, sorted.
-        found: Vec<PathBuf>,
-        only: Option<String>,
-    },
-}
-
-impl Outcome {
-    /// Whether the command succeeded: only when there was honestly nothing to do.
-    pub fn is_success(&self) -> bool {
-        matches!(self, Outcome::NoExperiments { .. })
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::NoExperiments { dir } => write!(
-                f,
-                "brisk reproduce: no experiments exist yet ({} has no experiment files). \
-                 The simulator and experiment runner arrive with the network-lab work; \
-                 nothing was run and no report was written.",
-                dir.display()
-            ),
-            Outcome::RunnerNotImplemented {
-                dir,
-                selected,
-                found,
-                only,
-            } => {
-                writeln!(
-                    f,
-                    "brisk reproduce: the experiment runner is not implemented yet; \
-                     nothing was run and no report was written."
-                )?;
-                match only {
-                    Some(name) if selected.is_empty() => {
-                        write!(
-                            f,
-                            "No experiment named `{name}` in {}. Experiment files found:",
-                            dir.display()
-                        )?;
-                        write_file_list(f, found)
-                    }
-                    Some(name) => {
-                        write!(
-                            f,
-                            "Experiment `{name}` (selected with --only) in {}:",
-                            dir.display()
-                        )?;
-                        write_file_list(f, selected)
-                    }
-                    None => {
-                        write!(f, "Experiment files found in {}:", dir.display())?;
-                        write_file_list(f, found)
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn write_file_list(f: &mut fmt::Formatter<'_>, files: &[PathBuf]) -> fmt::Result {
-    for file in files {
-        let name = file.file_name().unwrap_or(file.as_os_str());
-        write!(f, "\n  {}", Path::new(name).display())?;
-    }
-    Ok(())
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
 }
 
 /// The fallback location of `experiments/`: the workspace this crate was built in.
@@ -114,8 +42,6 @@ pub fn workspace_experiments_dir() -> PathBuf {
 }
 
 /// Finds the experiments directory: `cwd/experiments` first, then `fallback`.
-///
-/// The returned path is canonicalized when possible so messages show a clean path.
 pub fn resolve_experiments_dir(cwd: &Path, fallback: &Path) -> Result<PathBuf> {
     let local = cwd.join(EXPERIMENTS_DIR);
     for candidate in [&local, fallback] {
@@ -143,210 +69,207 @@ pub fn list_experiment_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Runs `brisk reproduce` against the experiments directory `dir`.
-///
-/// Writes nothing: not the report, not `opts.out`.
-pub fn reproduce(dir: &Path, opts: &Options) -> Result<Outcome> {
-    let found = list_experiment_files(dir)
-        .with_context(|| format!("brisk reproduce: cannot read {}", dir.display()))?;
-    if found.is_empty() {
-        return Ok(Outcome::NoExperiments {
-            dir: dir.to_path_buf(),
-        });
-    }
-    let selected = match &opts.only {
-        Some(name) => found
-            .iter()
-            .filter(|file| file.file_stem().is_some_and(|stem| stem == name.as_str()))
-            .cloned()
-            .collect(),
-        None => found.clone(),
-    };
-    Ok(Outcome::RunnerNotImplemented {
-        dir: dir.to_path_buf(),
-        selected,
-        found,
-        only: opts.only.clone(),
-    })
+/// What one experiment came to.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentSummary {
+    pub name: String,
+    pub file: String,
+    pub runs: u64,
+    pub sim_events: u64,
+    pub virtual_seconds: f64,
+    pub wall_seconds: f64,
+    /// Each `[[reference]]` check: label and outcome (`pass`, `fail`, or the error).
+    pub checks: Vec<(String, String)>,
+    pub summary: Vec<SummaryRow>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::{SystemTime, UNIX_EPOCH};
+/// The whole suite's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteSummary {
+    pub experiments: Vec<ExperimentSummary>,
+    pub runs: u64,
+    pub sim_events: u64,
+    pub wall_seconds: f64,
+    /// Simulated events per second of wall time.
+    pub events_per_second: f64,
+    pub out_dir: String,
+}
 
-    /// A fresh directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
+/// Set by experiments whose comparison series arrives later.
+const PENDING_ER: &str = "the Early Retransmit and low-latency series arrive with the latency \
+mechanisms; this figure shows the no-loss and Standard (lksctp 2.6.15) baseline";
 
-    impl TempDir {
-        fn new() -> TempDir {
-            static COUNTER: AtomicU64 = AtomicU64::new(0);
-            let nanos = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            let name = format!(
-                "brisk-lab-reproduce-{}-{}-{}",
-                std::process::id(),
-                nanos,
-                COUNTER.fetch_add(1, Ordering::Relaxed)
-            );
-            let path = std::env::temp_dir().join(name);
-            fs::create_dir_all(&path).unwrap();
-            TempDir(path)
-        }
-
-        fn path(&self) -> &Path {
-            &self.0
-        }
-
-        fn touch(&self, name: &str) -> PathBuf {
-            let path = self.0.join(name);
-            fs::write(&path, "").unwrap();
-            path
+/// Runs the experiments of `dir` (filtered by `opts.only`) and writes the report.
+pub fn reproduce(dir: &Path, opts: &Options) -> Result<SuiteSummary> {
+    let started = Instant::now();
+    let files = list_experiment_files(dir)
+        .with_context(|| format!("brisk reproduce: cannot read {}", dir.display()))?;
+    let mut experiments = Vec::new();
+    for file in &files {
+        let exp = Experiment::load(file)?;
+        let keep = opts.only.as_ref().is_none_or(|only| {
+            exp.name.contains(only.as_str())
+                || file
+                    .file_stem()
+                    .is_some_and(|s| s.to_string_lossy().contains(only.as_str()))
+        });
+        if keep {
+            experiments.push(exp);
         }
     }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
+    if experiments.is_empty() {
+        match &opts.only {
+            Some(only) => bail!(
+                "brisk reproduce: no experiment in {} matches `{only}`",
+                dir.display()
+            ),
+            None => bail!(
+                "brisk reproduce: {} holds no experiment files",
+                dir.display()
+            ),
         }
     }
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/brisk-report"));
+    fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let jobs = opts
+        .jobs
+        .map(NonZeroUsize::get)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
 
-    #[test]
-    fn empty_experiments_dir_reports_no_experiments_and_succeeds() {
-        let tmp = TempDir::new();
-        let outcome = reproduce(tmp.path(), &Options::default()).unwrap();
-        assert_eq!(
-            outcome,
-            Outcome::NoExperiments {
-                dir: tmp.path().to_path_buf()
-            }
-        );
-        assert!(outcome.is_success());
-        let message = outcome.to_string();
-        assert!(message.contains("no experiments exist yet"), "{message}");
-        assert!(message.contains("nothing was run"), "{message}");
+    let total: u64 = experiments
+        .iter()
+        .map(|e| runner::expand(e).len() as u64)
+        .sum();
+    let bar = if opts.progress {
+        ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_length(0);
+    if let Ok(style) = ProgressStyle::with_template("{msg:28} {wide_bar} {pos}/{len} runs ({eta})")
+    {
+        bar.set_style(style);
     }
 
-    #[test]
-    fn non_toml_files_are_not_experiments() {
-        let tmp = TempDir::new();
-        tmp.touch("README.md");
-        tmp.touch("notes.toml.bak");
-        fs::create_dir(tmp.path().join("dir.toml")).unwrap();
-        let outcome = reproduce(tmp.path(), &Options::default()).unwrap();
-        assert!(matches!(outcome, Outcome::NoExperiments { .. }));
+    let mut all_records: Vec<Record> = Vec::new();
+    let mut all_summary = Vec::new();
+    let mut sections = Vec::new();
+    let mut summaries = Vec::new();
+    let mut totals_all = RunTotals::default();
+    for exp in &experiments {
+        bar.set_message(exp.name.clone());
+        let t0 = Instant::now();
+        let (records, totals) = runner::run(exp, jobs, &bar);
+        let summary = summarize(exp, &records);
+        let checks = figures::checks(exp, &records)
+            .into_iter()
+            .map(|(label, r)| {
+                let outcome = match r {
+                    Ok(true) => "pass".to_string(),
+                    Ok(false) => "fail".to_string(),
+                    Err(e) => e,
+                };
+                (label, outcome)
+            })
+            .collect();
+        let pending = exp.name.starts_with("seed000").then_some(PENDING_ER);
+        sections.push(figures::section(exp, &records, &totals, pending));
+        summaries.push(ExperimentSummary {
+            name: exp.name.clone(),
+            file: exp.file.display().to_string(),
+            runs: totals.runs,
+            sim_events: totals.sim_events,
+            virtual_seconds: totals.virtual_time.as_secs_f64(),
+            wall_seconds: t0.elapsed().as_secs_f64(),
+            checks,
+            summary: summary.clone(),
+        });
+        totals_all.runs += totals.runs;
+        totals_all.sim_events += totals.sim_events;
+        all_summary.extend(summary);
+        all_records.extend(records);
     }
+    bar.finish_and_clear();
 
-    #[test]
-    fn toml_files_fail_because_runner_is_missing_and_are_listed_sorted() {
-        let tmp = TempDir::new();
-        let b = tmp.touch("b-thin-stream.toml");
-        let a = tmp.touch("a-early-retransmit.toml");
-        tmp.touch("README.md");
-        let outcome = reproduce(tmp.path(), &Options::default()).unwrap();
-        assert!(!outcome.is_success());
-        match &outcome {
-            Outcome::RunnerNotImplemented {
-                selected, found, ..
-            } => {
-                assert_eq!(found, &vec![a.clone(), b.clone()]);
-                assert_eq!(selected, &vec![a, b]);
-            }
-            other => panic!("expected RunnerNotImplemented, got {other:?}"),
+    write_csv(&out.join("runs.csv"), &all_records).map_err(anyhow::Error::msg)?;
+    write_csv(&out.join("summary.csv"), &all_summary).map_err(anyhow::Error::msg)?;
+    let wall = started.elapsed().as_secs_f64();
+    let suite = SuiteSummary {
+        runs: totals_all.runs,
+        sim_events: totals_all.sim_events,
+        wall_seconds: wall,
+        events_per_second: totals_all.sim_events as f64 / wall.max(1e-9),
+        out_dir: out.display().to_string(),
+        experiments: summaries,
+    };
+    // summary.json holds no wall-clock figures, so that it is reproducible.
+    let stable: Vec<_> = suite
+        .experiments
+        .iter()
+        .map(|e| {
+            serde_json::json!({
+                "name": e.name, "runs": e.runs, "sim_events": e.sim_events,
+                "virtual_seconds": e.virtual_seconds, "checks": e.checks, "summary": e.summary,
+            })
+        })
+        .collect();
+    write_json(&out.join("summary.json"), &stable).map_err(anyhow::Error::msg)?;
+    let report = Report {
+        title: "Brisk: reproduced SCTP loss-recovery results".into(),
+        summary: vec![
+            format!(
+                "{} experiments, {} simulated runs of the real protocol code (brisk-proto) \
+                 over a deterministic discrete-event network.",
+                suite.experiments.len(),
+                suite.runs
+            ),
+            "Each figure shows the paper's numbers beside Brisk's, with the checks the \
+             experiment file declares."
+                .into(),
+        ],
+        sections,
+        generated_by: format!("brisk {} (brisk reproduce)", env!("CARGO_PKG_VERSION")),
+    };
+    write_report(&out, &report).map_err(|e| anyhow::anyhow!("writing the report: {e}"))?;
+    Ok(suite)
+}
+
+impl std::fmt::Display for SuiteSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for e in &self.experiments {
+            let failed: Vec<&str> = e
+                .checks
+                .iter()
+                .filter(|c| c.1 != "pass")
+                .map(|c| c.0.as_str())
+                .collect();
+            let verdict = if failed.is_empty() {
+                format!("{} checks pass", e.checks.len())
+            } else {
+                format!(
+                    "{} of {} checks differ: {}",
+                    failed.len(),
+                    e.checks.len(),
+                    failed.join("; ")
+                )
+            };
+            writeln!(
+                f,
+                "{:<28} {:>7} runs {:>6.1} s  {verdict}",
+                e.name, e.runs, e.wall_seconds
+            )?;
         }
-        let message = outcome.to_string();
-        assert!(message.contains("not implemented yet"), "{message}");
-        assert!(message.contains("nothing was run"), "{message}");
-        assert!(message.contains("a-early-retransmit.toml"), "{message}");
-        assert!(message.contains("b-thin-stream.toml"), "{message}");
-        assert!(!message.contains("no experiments exist yet"), "{message}");
-    }
-
-    #[test]
-    fn only_selects_the_experiment_by_file_stem_and_still_fails() {
-        let tmp = TempDir::new();
-        let a = tmp.touch("a.toml");
-        tmp.touch("b.toml");
-        let opts = Options {
-            only: Some("a".into()),
-            ..Options::default()
-        };
-        let outcome = reproduce(tmp.path(), &opts).unwrap();
-        assert!(!outcome.is_success());
-        match outcome {
-            Outcome::RunnerNotImplemented { selected, .. } => assert_eq!(selected, vec![a]),
-            other => panic!("expected RunnerNotImplemented, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn only_with_unknown_name_says_so_and_lists_what_exists() {
-        let tmp = TempDir::new();
-        tmp.touch("a.toml");
-        let opts = Options {
-            only: Some("missing".into()),
-            ..Options::default()
-        };
-        let outcome = reproduce(tmp.path(), &opts).unwrap();
-        assert!(!outcome.is_success());
-        let message = outcome.to_string();
-        assert!(
-            message.contains("No experiment named `missing`"),
-            "{message}"
-        );
-        assert!(message.contains("a.toml"), "{message}");
-    }
-
-    #[test]
-    fn reproduce_never_creates_the_out_dir() {
-        let tmp = TempDir::new();
-        let out = tmp.path().join("report");
-        let opts = Options {
-            out: Some(out.clone()),
-            ..Options::default()
-        };
-        reproduce(tmp.path(), &opts).unwrap();
-        tmp.touch("a.toml");
-        reproduce(tmp.path(), &opts).unwrap();
-        assert!(!out.exists());
-    }
-
-    #[test]
-    fn experiments_dir_in_current_dir_wins_over_fallback() {
-        let cwd = TempDir::new();
-        let fallback = TempDir::new();
-        fs::create_dir(cwd.path().join(EXPERIMENTS_DIR)).unwrap();
-        let dir = resolve_experiments_dir(cwd.path(), fallback.path()).unwrap();
-        assert_eq!(
-            dir,
-            fs::canonicalize(cwd.path().join(EXPERIMENTS_DIR)).unwrap()
-        );
-    }
-
-    #[test]
-    fn experiments_dir_falls_back_when_current_dir_has_none() {
-        let cwd = TempDir::new();
-        let fallback = TempDir::new();
-        let dir = resolve_experiments_dir(cwd.path(), fallback.path()).unwrap();
-        assert_eq!(dir, fs::canonicalize(fallback.path()).unwrap());
-    }
-
-    #[test]
-    fn missing_experiments_dir_is_an_error_naming_both_places() {
-        let cwd = TempDir::new();
-        let fallback = cwd.path().join("nowhere");
-        let err = resolve_experiments_dir(cwd.path(), &fallback).unwrap_err();
-        let message = err.to_string();
-        assert!(message.contains("cannot find the experiments directory"));
-        assert!(message.contains("nowhere"), "{message}");
-    }
-
-    #[test]
-    fn fallback_points_at_the_workspace_experiments_dir() {
-        let dir = workspace_experiments_dir();
-        assert!(dir.ends_with("../../experiments"), "{}", dir.display());
+        write!(
+            f,
+            "{} runs, {} simulated events in {:.1} s ({:.2} M events/s); report: {}/index.html",
+            self.runs,
+            self.sim_events,
+            self.wall_seconds,
+            self.events_per_second / 1e6,
+            self.out_dir
+        )
     }
 }

@@ -1,4 +1,64 @@
-//! Deterministic discrete-event network simulator for Brisk (arrives with the
-//! network-lab work); today: pcap output.
+//! A deterministic discrete-event network simulator for Brisk.
+//!
+//! Hosts run a `brisk_proto::Endpoint` and an [`App`]; routers forward by
+//! destination host over static shortest-path routes; each link direction
+//! has impairments ([`Impairment`], loadable from a [pattern file](pattern)),
+//! a drop-tail queue, a bandwidth and a propagation delay. Every packet can be
+//! written to a pcap file (UDP-encapsulated SCTP) that Wireshark opens.
+//!
+//! Events are ordered by (time, insertion sequence), and every random draw
+//! comes from a ChaCha8 stream derived from the simulation seed (one per host
+//! endpoint, per app, per impairment of each link direction): the same seed
+//! and inputs give the same bytes.
+//!
+//! After any input to a host (a datagram, a timer, an app callback) the
+//! simulator sends everything the endpoint has, hands each event to the app
+//! and sends again after each callback, then re-arms the endpoint's timer. So
+//! each callback is its own instant: an app that sends one message per
+//! callback sends one packet per message.
+//!
+//! ```
+//! use std::time::Duration;
+//! use brisk_proto::{AssocId, Config, EndpointConfig, Event, Time};
+//! use brisk_sim::{App, AppCtx, LinkParams, Sim, point_to_point};
+//!
+//! #[derive(Default)]
+//! struct Client { up: bool }
+//! impl App for Client {
+//!     fn start(&mut self, ctx: &mut AppCtx<'_>) {
+//!         let (now, server) = (ctx.now(), "10.0.0.2:9899".parse().unwrap());
+//!         ctx.endpoint().connect(now, server, Config::rfc9260()).unwrap();
+//!     }
+//!     fn on_event(&mut self, _: &mut AppCtx<'_>, _: AssocId, e: &Event) {
+//!         self.up |= *e == Event::Connected;
+//!     }
+//!     fn on_timer(&mut self, _: &mut AppCtx<'_>, _: u64) {}
+//! }
+//!
+//! let mut sim = Sim::new(1);
+//! let a = sim.add_host("10.0.0.1:9899".parse().unwrap(), EndpointConfig::default(), Box::new(Client::default()));
+//! let b = sim.add_host("10.0.0.2:9899".parse().unwrap(), EndpointConfig::default(), Box::new(Client::default()));
+//! let link = LinkParams::new(1_000_000, Duration::from_millis(10));
+//! point_to_point(&mut sim, a, b, link.clone(), link);
+//! sim.run_until(Time::from_secs(1));
+//! assert!(sim.app::<Client>(a).unwrap().up);
+//! ```
 
+mod capture;
+mod host;
+mod impair;
+mod link;
+pub mod pattern;
 pub mod pcap;
+mod queue;
+mod rng;
+mod sim;
+mod topology;
+
+pub use capture::CAPTURE_UDP_PORT;
+pub use host::{App, AppCtx};
+pub use impair::{Impairment, carries_data};
+pub use link::{DEFAULT_OVERHEAD, Fate, LinkParams, LinkStats, PacketRecord, QueueLimit};
+pub use pattern::{PatternError, parse_pattern};
+pub use sim::{HostId, LinkId, NodeId, Sim, SimStats};
+pub use topology::{dumbbell, point_to_point};

@@ -1,6 +1,8 @@
 // Command pion-peer is the pion/sctp interop test peer described in
 // tests/interop/PROTOCOL.md: SCTP over UDP on loopback, roles "server"
-// (echo) and "client" (generate, verify, then shut down or abort).
+// (echo) and "client" (generate, verify, then shut down or abort). Two more
+// roles, "sink" and "blast" (bench.go), serve scripts/bench-net and are not
+// part of the interop protocol.
 //
 // Result lines go to stdout, diagnostics (including pion's own logging,
 // tunable with PION_LOG_DEBUG=sctp etc.) go to stderr.
@@ -136,6 +138,12 @@ func usage() {
 }
 
 func main() {
+	// The benchmark roles (bench.go) have their own timeout and flags; the
+	// interop roles below are unchanged.
+	if len(os.Args) >= 2 && (os.Args[1] == "sink" || os.Args[1] == "blast") {
+		benchMain(os.Args[1], os.Args[2:])
+		return
+	}
 	armTimeout()
 	if len(os.Args) < 2 {
 		usage()

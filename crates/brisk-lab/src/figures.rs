@@ -1,0 +1,440 @@
+//! Turns an experiment's records into a report section: charts, a table of
+//! the paper's numbers beside ours, and the checks of `[[reference]]`.
+
+use std::collections::BTreeMap;
+
+use crate::experiment::{Count, Experiment, Figure, Reference, Statistic, Traffic};
+use crate::plot::{Chart, Point, Series, SeriesStyle};
+use crate::report::{Section, Status, Table};
+use crate::runner::{Record, RunTotals};
+use crate::stats;
+
+/// MTT values of one variant: per (bandwidth kbps, delay µs) and TSN, the
+/// values of each replication.
+type Mtts = BTreeMap<(u64, u64), BTreeMap<u64, Vec<(u32, f64)>>>;
+
+fn mtts(records: &[Record], variant: &str) -> Mtts {
+    let mut out: Mtts = BTreeMap::new();
+    for r in records {
+        if r.variant == variant
+            && r.metric == "mtt_ms"
+            && let Some(tsn) = r.tsn
+        {
+            out.entry((r.bandwidth_kbps, (r.delay_ms * 1000.0).round() as u64))
+                .or_default()
+                .entry(tsn)
+                .or_default()
+                .push((r.replication, r.value));
+        }
+    }
+    out
+}
+
+/// The statistic of one TSN's replications.
+fn reduce(exp: &Experiment, values: &[(u32, f64)]) -> (f64, Option<(f64, f64)>) {
+    let v: Vec<f64> = values.iter().map(|x| x.1).collect();
+    let s = stats::summarize(&v);
+    match exp.statistic {
+        Statistic::Median => (s.median.unwrap_or(f64::NAN), None),
+        Statistic::MeanCi95 => (s.mean.unwrap_or(f64::NAN), s.ci95),
+    }
+}
+
+/// Per-replication means over all TSNs of one sweep point, summarised: for
+/// random scenarios this is the quantity with a confidence interval.
+fn point_mean(
+    exp: &Experiment,
+    by_tsn: &BTreeMap<u64, Vec<(u32, f64)>>,
+) -> (f64, Option<(f64, f64)>) {
+    let mut per_rep: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for values in by_tsn.values() {
+        for (rep, v) in values {
+            per_rep.entry(*rep).or_default().push(*v);
+        }
+    }
+    let means: Vec<f64> = per_rep.values().filter_map(|v| stats::mean(v)).collect();
+    let s = stats::summarize(&means);
+    match exp.statistic {
+        Statistic::Median => (s.median.unwrap_or(f64::NAN), None),
+        Statistic::MeanCi95 => (s.mean.unwrap_or(f64::NAN), s.ci95),
+    }
+}
+
+/// The reduction of B against A at one sweep point, per replication averaged
+/// over TSNs (paired on the same traffic), in percent.
+fn reduction(
+    exp: &Experiment,
+    a: &BTreeMap<u64, Vec<(u32, f64)>>,
+    b: &BTreeMap<u64, Vec<(u32, f64)>>,
+) -> Option<(f64, Option<(f64, f64)>)> {
+    let mut per_rep: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (tsn, av) in a {
+        let Some(bv) = b.get(tsn) else { continue };
+        for (rep, x) in av {
+            if let Some((_, y)) = bv.iter().find(|(r, _)| r == rep)
+                && *x > 0.0
+            {
+                per_rep.entry(*rep).or_default().push((x - y) / x * 100.0);
+            }
+        }
+    }
+    let means: Vec<f64> = per_rep.values().filter_map(|v| stats::mean(v)).collect();
+    let s = stats::summarize(&means);
+    let value = match exp.statistic {
+        Statistic::Median => s.median?,
+        Statistic::MeanCi95 => s.mean?,
+    };
+    Some((
+        value,
+        s.ci95.filter(|_| exp.statistic == Statistic::MeanCi95),
+    ))
+}
+
+fn parse_point(text: &str) -> Option<(u64, u64)> {
+    let (bw, delay) = text.split_once('/')?;
+    let bw = crate::experiment::parse_rate(bw)? / 1000;
+    let delay = brisk_proto::config::parse_duration(delay)?;
+    Some((bw, delay.as_micros() as u64))
+}
+
+/// An evaluated `ours` quantity: its text, and the values a check compares.
+struct Quantity {
+    text: String,
+    low: f64,
+    high: f64,
+}
+
+fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity, String> {
+    let mut parts = spec.splitn(2, ':');
+    let kind = parts.next().unwrap_or("");
+    let rest = parts
+        .next()
+        .ok_or_else(|| format!("`{spec}`: expected KIND:ARGS"))?;
+    let (args, at) = match rest.split_once('@') {
+        Some((a, p)) => (
+            a,
+            Some(parse_point(p).ok_or_else(|| format!("`{spec}`: bad sweep point"))?),
+        ),
+        None => (rest, None),
+    };
+    let data = |variant: &str| -> Result<BTreeMap<u64, Vec<(u32, f64)>>, String> {
+        let all = mtts(records, variant);
+        let key = match at {
+            Some(p) => p,
+            None => *all
+                .keys()
+                .next()
+                .ok_or_else(|| format!("`{spec}`: no results for `{variant}`"))?,
+        };
+        all.get(&key)
+            .cloned()
+            .ok_or_else(|| format!("`{spec}`: no results for `{variant}` at that point"))
+    };
+    let stat_per_tsn = |d: &BTreeMap<u64, Vec<(u32, f64)>>| -> Vec<(u64, f64)> {
+        d.iter().map(|(t, v)| (*t, reduce(exp, v).0)).collect()
+    };
+    let one = |x: f64| Quantity {
+        text: format!("{x:.1}"),
+        low: x,
+        high: x,
+    };
+    match kind {
+        "range" => {
+            let v = stat_per_tsn(&data(args)?);
+            let lo = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+            let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+            Ok(Quantity {
+                text: format!("{lo:.1} to {hi:.1}"),
+                low: lo,
+                high: hi,
+            })
+        }
+        "mean" => {
+            let (m, ci) = point_mean(exp, &data(args)?);
+            let mut q = one(m);
+            if let Some((l, h)) = ci {
+                q.text = format!("{m:.1} (95% CI {l:.1} to {h:.1})");
+            }
+            Ok(q)
+        }
+        "position" => {
+            let (variant, k) = args
+                .split_once(':')
+                .and_then(|(v, k)| Some((v, k.parse::<u64>().ok()?)))
+                .ok_or_else(|| format!("`{spec}`: expected position:VARIANT:K"))?;
+            let Traffic::Bursts {
+                size: Count::Fixed(n),
+                ..
+            } = exp.traffic
+            else {
+                return Err(format!("`{spec}`: positions need fixed-size bursts"));
+            };
+            let v: Vec<f64> = stat_per_tsn(&data(variant)?)
+                .into_iter()
+                .filter(|(tsn, _)| (tsn - 1) % u64::from(n) + 1 == k)
+                .map(|x| x.1)
+                .collect();
+            stats::mean(&v)
+                .map(one)
+                .ok_or_else(|| format!("`{spec}`: no messages at position {k}"))
+        }
+        "rise" => {
+            // Mean MTT of the last message of a burst less that of the first.
+            let Traffic::Bursts {
+                size: Count::Fixed(n),
+                ..
+            } = exp.traffic
+            else {
+                return Err(format!("`{spec}`: a rise needs fixed-size bursts"));
+            };
+            let per_tsn = stat_per_tsn(&data(args)?);
+            let at = |k: u64| {
+                let v: Vec<f64> = per_tsn
+                    .iter()
+                    .filter(|(tsn, _)| (tsn - 1) % u64::from(n) + 1 == k)
+                    .map(|x| x.1)
+                    .collect();
+                stats::mean(&v)
+            };
+            match (at(1), at(u64::from(n))) {
+                (Some(first), Some(last)) => Ok(Quantity {
+                    text: format!("{first:.1} to {last:.1} (+{:.1})", last - first),
+                    low: last - first,
+                    high: last - first,
+                }),
+                _ => Err(format!("`{spec}`: no messages to compare")),
+            }
+        }
+        "reduction" => {
+            let (a, b) = args
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: expected reduction:A:B"))?;
+            let (m, ci) = reduction(exp, &data(a)?, &data(b)?)
+                .ok_or_else(|| format!("`{spec}`: no paired results"))?;
+            let mut q = one(m);
+            q.text = match ci {
+                Some((l, h)) => format!("{m:.1}% (95% CI {l:.1} to {h:.1})"),
+                None => format!("{m:.1}%"),
+            };
+            Ok(q)
+        }
+        _ => Err(format!("`{spec}`: unknown quantity `{kind}`")),
+    }
+}
+
+/// Whether a reference's check holds; `None` when it has no bounds.
+fn check(r: &Reference, q: &Quantity) -> Option<bool> {
+    if r.min.is_none() && r.max.is_none() {
+        return None;
+    }
+    Some(r.min.is_none_or(|m| q.low >= m) && r.max.is_none_or(|m| q.high <= m))
+}
+
+/// The outcome of every `[[reference]]` check: (label, passed).
+pub fn checks(exp: &Experiment, records: &[Record]) -> Vec<(String, Result<bool, String>)> {
+    exp.reference
+        .iter()
+        .filter_map(|r| {
+            let spec = r.ours.as_ref()?;
+            let outcome = quantity(exp, records, spec).map(|q| check(r, &q).unwrap_or(true));
+            Some((r.label.clone(), outcome))
+        })
+        .collect()
+}
+
+fn ms(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+/// A chart title: the experiment title without its "Seed N, Fig. M: " prefix,
+/// which the section heading already gives.
+fn chart_title(exp: &Experiment) -> String {
+    exp.title
+        .split_once(": ")
+        .map_or(exp.title.as_str(), |(_, t)| t)
+        .to_owned()
+}
+
+/// The report section of one experiment.
+pub fn section(
+    exp: &Experiment,
+    records: &[Record],
+    totals: &RunTotals,
+    pending: Option<&str>,
+) -> Section {
+    let mut charts = Vec::new();
+    let lossy: Vec<&str> = exp.variants.iter().map(|v| v.name.as_str()).collect();
+    match exp.figure {
+        Figure::MttPerTsn => {
+            let mut series = Vec::new();
+            for (i, v) in exp.variants.iter().enumerate() {
+                let all = mtts(records, &v.name);
+                let Some(by_tsn) = all.values().next() else {
+                    continue;
+                };
+                let points = by_tsn
+                    .iter()
+                    .map(|(tsn, vals)| {
+                        let (y, ci) = reduce(exp, vals);
+                        Point {
+                            x: *tsn as f64,
+                            y,
+                            ci,
+                        }
+                    })
+                    .collect();
+                series.push(Series {
+                    name: v.name.clone(),
+                    points,
+                    style: if v.no_loss || i == 0 {
+                        SeriesStyle::Line
+                    } else {
+                        SeriesStyle::Markers
+                    },
+                });
+            }
+            charts.push((
+                format!("{}-mtt", exp.name),
+                Chart {
+                    title: chart_title(exp),
+                    x_label: "TSN (message number)".into(),
+                    y_label: "message transfer time (ms)".into(),
+                    series,
+                    x_range: None,
+                    y_range: Some((0.0, 250.0)),
+                },
+            ));
+        }
+        Figure::SummaryVsDelay => {
+            let mut series = Vec::new();
+            for v in &exp.variants {
+                let all = mtts(records, &v.name);
+                for &bw in &exp.bandwidths {
+                    let bw_k = bw / 1000;
+                    let points = all
+                        .iter()
+                        .filter(|((b, _), _)| *b == bw_k)
+                        .map(|((_, d), by_tsn)| {
+                            let (y, ci) = point_mean(exp, by_tsn);
+                            Point {
+                                x: *d as f64 / 1000.0,
+                                y,
+                                ci,
+                            }
+                        })
+                        .collect();
+                    series.push(Series {
+                        name: format!("{}, {bw_k} kbit/s", v.name),
+                        points,
+                        style: SeriesStyle::LineAndMarkers,
+                    });
+                }
+            }
+            charts.push((
+                format!("{}-mean-mtt", exp.name),
+                Chart {
+                    title: format!("{}: mean MTT", chart_title(exp)),
+                    x_label: "one-way delay (ms)".into(),
+                    y_label: "mean MTT (ms)".into(),
+                    series,
+                    x_range: None,
+                    y_range: None,
+                },
+            ));
+        }
+    }
+
+    // The paper's numbers beside ours.
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for r in &exp.reference {
+        let (ours, verdict) = match &r.ours {
+            Some(spec) => match quantity(exp, records, spec) {
+                Ok(q) => {
+                    let v = check(r, &q);
+                    if v == Some(false) {
+                        failed.push(r.label.clone());
+                    }
+                    let verdict = match (v, r.min, r.max) {
+                        (Some(true), lo, hi) => format!("agrees ({})", bounds(lo, hi)),
+                        (Some(false), lo, hi) => format!("differs (expected {})", bounds(lo, hi)),
+                        (None, ..) => String::new(),
+                    };
+                    (q.text, verdict)
+                }
+                Err(e) => (format!("not available: {e}"), String::new()),
+            },
+            None => (String::new(), String::new()),
+        };
+        rows.push(vec![r.label.clone(), r.value.clone(), ours, verdict]);
+    }
+    let comparison = Table {
+        headers: vec![
+            "quantity".into(),
+            "paper".into(),
+            "Brisk (simulated)".into(),
+            "check".into(),
+        ],
+        rows,
+    };
+
+    // Every sweep point, for the record.
+    let mut notes = exp.notes.clone();
+    if exp.bandwidths.len() * exp.delays.len() > 1 {
+        let mut detail = Vec::new();
+        for v in lossy.iter() {
+            for ((bw, d), by_tsn) in mtts(records, v) {
+                let (m, ci) = point_mean(exp, &by_tsn);
+                let ci = ci
+                    .map(|(l, h)| format!(" ({}..{})", ms(l), ms(h)))
+                    .unwrap_or_default();
+                detail.push(format!(
+                    "{v} at {bw} kbit/s, {} ms: {} ms{ci}",
+                    d as f64 / 1000.0,
+                    ms(m)
+                ));
+            }
+        }
+        notes.push(format!("Mean MTT per sweep point: {}.", detail.join("; ")));
+    }
+    notes.push(format!(
+        "{} simulated runs, {} events, {:.0} s of virtual time{}.",
+        totals.runs,
+        totals.sim_events,
+        totals.virtual_time.as_secs_f64(),
+        if totals.incomplete > 0 {
+            format!(
+                "; {} runs ended with a message still missing",
+                totals.incomplete
+            )
+        } else {
+            String::new()
+        }
+    ));
+    let status = match (pending, failed.is_empty()) {
+        (Some(p), _) => Status::Pending(p.to_owned()),
+        (None, true) => Status::Reproduced,
+        (None, false) => {
+            Status::Partial(format!("differs from the paper on: {}", failed.join(", ")))
+        }
+    };
+    Section {
+        id: exp.name.clone(),
+        title: exp.title.clone(),
+        source: exp.source.clone(),
+        paper_claim: exp.paper.clone(),
+        charts,
+        comparison,
+        notes,
+        status,
+    }
+}
+
+fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
+    match (lo, hi) {
+        (Some(l), Some(h)) => format!("{l} to {h}"),
+        (Some(l), None) => format!("at least {l}"),
+        (None, Some(h)) => format!("at most {h}"),
+        (None, None) => String::new(),
+    }
+}

@@ -1,0 +1,296 @@
+//! Traffic generators and sinks, as simulator applications.
+//!
+//! The sender writes each message in its own callback, so that each message
+//! leaves in its own packet (Nagle off, as in seed 000). Every message carries
+//! its number in its first 8 bytes, so the receiver can time it: the message
+//! transfer time (MTT) runs from the sending application's write to the
+//! receiving application's read.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use brisk_proto::{AssocId, Config, Event, OutgoingMessage, RetransmitCause, Time};
+use brisk_sim::{App, AppCtx};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp};
+
+use crate::experiment::{Count, Gap, Traffic};
+
+/// One message of the plan: when it is written, relative to the start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Planned {
+    pub offset: Duration,
+    pub size: usize,
+    /// Counts in the results (warm-up bursts do not).
+    pub measured: bool,
+    /// Number of the burst it belongs to (0 for periodic traffic).
+    pub burst: u32,
+}
+
+/// Draws the messages of one replication. The same seed gives the same plan,
+/// whatever the protocol variant, so variants are compared on identical traffic.
+pub fn plan(traffic: &Traffic, seed: u64) -> Vec<Planned> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    match *traffic {
+        Traffic::Bursts {
+            bursts,
+            warmup_bursts,
+            size,
+            gap,
+            message_size,
+        } => {
+            let mut t = Duration::ZERO;
+            for b in 0..bursts {
+                let n = match size {
+                    Count::Fixed(n) => n,
+                    Count::Uniform(lo, hi) => rng.random_range(lo..=hi),
+                };
+                for _ in 0..n {
+                    out.push(Planned {
+                        offset: t,
+                        size: message_size,
+                        measured: b >= warmup_bursts,
+                        burst: b,
+                    });
+                }
+                t += match gap {
+                    Gap::Fixed(g) => g,
+                    Gap::Exponential(mean) => {
+                        let lambda = 1.0 / mean.as_secs_f64().max(1e-9);
+                        let draw = Exp::new(lambda).map(|e| e.sample(&mut rng)).unwrap_or(0.0);
+                        Duration::from_secs_f64(draw)
+                    }
+                };
+            }
+        }
+        Traffic::Periodic {
+            interval,
+            messages,
+            message_size,
+        } => {
+            for k in 0..messages {
+                out.push(Planned {
+                    offset: interval * k as u32,
+                    size: message_size,
+                    measured: true,
+                    burst: 0,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A retransmission the sender made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retransmitted {
+    pub tsn: u32,
+    pub cause: RetransmitCause,
+    pub at: Time,
+    pub first_sent_at: Time,
+    pub transmissions: u32,
+}
+
+/// Sends the plan once the receiver has associated.
+#[derive(Debug)]
+pub struct Sender {
+    plan: Vec<Planned>,
+    /// Time between the association coming up and the first message.
+    lead: Duration,
+    assoc: Option<AssocId>,
+    /// When each message was written, by message number.
+    pub written: Vec<Option<Time>>,
+    pub retransmissions: Vec<Retransmitted>,
+    pub send_errors: u64,
+}
+
+impl Sender {
+    pub fn new(plan: Vec<Planned>, lead: Duration) -> Self {
+        let n = plan.len();
+        Self {
+            plan,
+            lead,
+            assoc: None,
+            written: vec![None; n],
+            retransmissions: Vec::new(),
+            send_errors: 0,
+        }
+    }
+
+    pub fn plan(&self) -> &[Planned] {
+        &self.plan
+    }
+}
+
+impl App for Sender {
+    fn start(&mut self, _ctx: &mut AppCtx<'_>) {}
+
+    fn on_event(&mut self, ctx: &mut AppCtx<'_>, assoc: AssocId, event: &Event) {
+        match event {
+            Event::Connected if self.assoc.is_none() => {
+                self.assoc = Some(assoc);
+                let start = ctx.now() + self.lead;
+                for (i, m) in self.plan.iter().enumerate() {
+                    ctx.set_timer(start + m.offset, i as u64);
+                }
+            }
+            Event::Retransmission {
+                tsn,
+                cause,
+                at,
+                first_sent_at,
+                transmissions,
+            } => self.retransmissions.push(Retransmitted {
+                tsn: *tsn,
+                cause: *cause,
+                at: *at,
+                first_sent_at: *first_sent_at,
+                transmissions: *transmissions,
+            }),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut AppCtx<'_>, token: u64) {
+        let i = token as usize;
+        let (Some(assoc), Some(m)) = (self.assoc, self.plan.get(i).copied()) else {
+            return;
+        };
+        let mut payload = (i as u64).to_be_bytes().to_vec();
+        payload.resize(m.size.max(8), 0x5a);
+        let now = ctx.now();
+        let sent = ctx
+            .endpoint()
+            .association(assoc)
+            .map(|a| a.send(now, OutgoingMessage::new(0, payload)));
+        match sent {
+            Some(Ok(_)) => self.written[i] = Some(now),
+            _ => self.send_errors += 1,
+        }
+    }
+}
+
+/// Associates with the sender and reads every message the moment it is ready.
+#[derive(Debug)]
+pub struct Receiver {
+    target: SocketAddr,
+    config: Config,
+    assoc: Option<AssocId>,
+    /// When each message was read, by message number.
+    pub read: Vec<Option<Time>>,
+    pub duplicates: u64,
+}
+
+impl Receiver {
+    pub fn new(target: SocketAddr, config: Config, messages: usize) -> Self {
+        Self {
+            target,
+            config,
+            assoc: None,
+            read: vec![None; messages],
+            duplicates: 0,
+        }
+    }
+
+    /// Whether every message has been read.
+    pub fn complete(&self) -> bool {
+        self.read.iter().all(Option::is_some)
+    }
+}
+
+impl App for Receiver {
+    fn start(&mut self, ctx: &mut AppCtx<'_>) {
+        let now = ctx.now();
+        let target = self.target;
+        let cfg = self.config.clone();
+        self.assoc = ctx.endpoint().connect(now, target, cfg).ok();
+    }
+
+    fn on_event(&mut self, ctx: &mut AppCtx<'_>, assoc: AssocId, event: &Event) {
+        if *event != Event::MessageReady {
+            return;
+        }
+        let now = ctx.now();
+        let Some(a) = ctx.endpoint().association(assoc) else {
+            return;
+        };
+        while let Some(m) = a.recv() {
+            let Some(number) = m.payload.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()) else {
+                continue;
+            };
+            let i = u64::from_be_bytes(number) as usize;
+            match self.read.get_mut(i) {
+                Some(slot @ None) => *slot = Some(now),
+                Some(Some(_)) => self.duplicates += 1,
+                None => {}
+            }
+        }
+    }
+
+    fn on_timer(&mut self, _ctx: &mut AppCtx<'_>, _token: u64) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bursts(size: Count, gap: Gap) -> Traffic {
+        Traffic::Bursts {
+            bursts: 12,
+            warmup_bursts: 2,
+            size,
+            gap,
+            message_size: 200,
+        }
+    }
+
+    #[test]
+    fn static_bursts_put_messages_at_the_burst_times() {
+        let p = plan(
+            &bursts(Count::Fixed(4), Gap::Fixed(Duration::from_millis(200))),
+            1,
+        );
+        assert_eq!(p.len(), 48);
+        assert_eq!(p.iter().filter(|m| m.measured).count(), 40);
+        assert_eq!(p[4].offset, Duration::from_millis(200));
+        assert_eq!(p[47].offset, Duration::from_millis(2200));
+        assert!(!p[7].measured && p[8].measured);
+    }
+
+    #[test]
+    fn random_plans_depend_on_the_seed_only() {
+        let t = bursts(
+            Count::Uniform(1, 7),
+            Gap::Exponential(Duration::from_millis(200)),
+        );
+        assert_eq!(plan(&t, 5), plan(&t, 5));
+        assert_ne!(plan(&t, 5), plan(&t, 6));
+        // Uniform sizes stay within their range and average near the middle.
+        let mut sizes = Vec::new();
+        for seed in 0..200 {
+            let p = plan(&t, seed);
+            for b in 0..12 {
+                sizes.push(p.iter().filter(|m| m.burst == b).count());
+            }
+        }
+        assert!(sizes.iter().all(|&n| (1..=7).contains(&n)));
+        let mean = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
+        assert!((mean - 4.0).abs() < 0.2, "{mean}");
+    }
+
+    #[test]
+    fn exponential_gaps_have_the_configured_mean() {
+        let t = bursts(
+            Count::Fixed(1),
+            Gap::Exponential(Duration::from_millis(100)),
+        );
+        let mut total = Duration::ZERO;
+        for seed in 0..500 {
+            total += plan(&t, seed)[11].offset;
+        }
+        let mean_gap = total.as_secs_f64() / (500.0 * 11.0);
+        assert!((mean_gap - 0.1).abs() < 0.01, "{mean_gap}");
+    }
+}

@@ -1,0 +1,483 @@
+//! One direction of a link: impairments, a drop-tail queue, serialization at
+//! a bandwidth, then propagation delay.
+//!
+//! The link is computed, not stepped: a packet entering at `now` starts
+//! transmission when the previous one has finished (`busy_until`), takes
+//! `(size + overhead) * 8 / bandwidth` to serialize, and arrives one
+//! propagation delay after its last bit left. Times inside the link are kept
+//! in nanoseconds so fast links do not accumulate rounding; arrivals are
+//! rounded up to the microsecond clock of `brisk_proto::Time`.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use brisk_proto::Time;
+
+use crate::impair::{Chain, Impairment, carries_data, corrupt};
+
+/// Bytes added to an SCTP packet on the wire by default: IPv4 (20) + UDP (8).
+pub const DEFAULT_OVERHEAD: usize = 28;
+
+/// The drop-tail queue in front of a link direction. It holds packets waiting
+/// for the transmitter; the packet being serialized is not in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueLimit {
+    #[default]
+    Unlimited,
+    /// At most this many packets wait.
+    Packets(usize),
+    /// At most this many bytes wait (packet plus overhead bytes each).
+    Bytes(usize),
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkParams {
+    /// Bits per second; 0 is infinitely fast (no serialization delay).
+    pub bandwidth_bps: u64,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// The drop-tail queue before the link.
+    pub queue: QueueLimit,
+    /// Added to the SCTP packet size for serialization (default 28 = IPv4 + UDP).
+    pub overhead_bytes: usize,
+    /// Applied in order to packets entering this link direction.
+    pub impairments: Vec<Impairment>,
+}
+
+impl Default for LinkParams {
+    /// Infinitely fast, no delay, no queue limit, no impairment.
+    fn default() -> Self {
+        Self {
+            bandwidth_bps: 0,
+            delay: Duration::ZERO,
+            queue: QueueLimit::Unlimited,
+            overhead_bytes: DEFAULT_OVERHEAD,
+            impairments: Vec::new(),
+        }
+    }
+}
+
+impl LinkParams {
+    /// A link of `bandwidth_bps` (0: infinite) and propagation `delay`, with an
+    /// unlimited queue, 28 bytes of overhead and no impairment.
+    pub fn new(bandwidth_bps: u64, delay: Duration) -> Self {
+        Self {
+            bandwidth_bps,
+            delay,
+            ..Self::default()
+        }
+    }
+
+    pub fn with_queue(mut self, queue: QueueLimit) -> Self {
+        self.queue = queue;
+        self
+    }
+
+    pub fn with_overhead(mut self, bytes: usize) -> Self {
+        self.overhead_bytes = bytes;
+        self
+    }
+
+    /// Appends impairments to the chain.
+    pub fn with_impairments(mut self, imps: impl IntoIterator<Item = Impairment>) -> Self {
+        self.impairments.extend(imps);
+        self
+    }
+}
+
+/// Counters of one link direction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Packets that entered the direction.
+    pub sent: u64,
+    /// Packets handed to the far end (duplicates included).
+    pub delivered: u64,
+    /// Dropped because the queue was full.
+    pub queue_drops: u64,
+    /// Dropped by an impairment.
+    pub impairment_drops: u64,
+    pub corrupted: u64,
+    /// Extra copies made by `Duplicate`.
+    pub duplicated: u64,
+    /// Packets delayed by `Reorder`.
+    pub reordered: u64,
+    /// Packets that carried a DATA or I-DATA chunk.
+    pub data_packets: u64,
+    /// SCTP bytes that entered the direction (overhead not included).
+    pub bytes: u64,
+}
+
+/// What became of one packet, as recorded by [`crate::Sim::trace`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    ImpairmentDrop,
+    QueueDrop,
+    Sent {
+        /// Transmission started (rounded down to the microsecond).
+        start: Time,
+        /// Arrival at the far end.
+        arrival: Time,
+        corrupted: bool,
+        duplicated: bool,
+        reordered: bool,
+    },
+}
+
+/// One packet that entered a traced link direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketRecord {
+    pub entered: Time,
+    /// 1-based among all packets of the direction.
+    pub ordinal: u64,
+    /// 1-based among the DATA-carrying packets, for those that carry DATA.
+    pub data_ordinal: Option<u64>,
+    /// SCTP bytes.
+    pub size: usize,
+    pub fate: Fate,
+}
+
+/// What the link does with a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Dropped,
+    /// Arrives at the far end at `arrival`, twice if `duplicate`.
+    Sent {
+        arrival: Time,
+        duplicate: bool,
+    },
+}
+
+/// A change of delay or bandwidth from a time on, in nanoseconds.
+type Schedule = Vec<(u64, u64)>;
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The value in force at `t`: the last change at or before it, else `base`.
+fn value_at(base: u64, changes: &Schedule, t: u64) -> u64 {
+    match changes.partition_point(|&(at, _)| at <= t) {
+        0 => base,
+        i => changes[i - 1].1,
+    }
+}
+
+/// The state of one link direction.
+#[derive(Debug)]
+pub(crate) struct Link {
+    bandwidth_bps: u64,
+    delay_ns: u64,
+    queue: QueueLimit,
+    overhead: usize,
+    delay_changes: Schedule,
+    bandwidth_changes: Schedule,
+    chain: Chain,
+    /// When the transmitter is free, ns.
+    busy_until: u64,
+    /// Packets waiting for the transmitter: (start of transmission ns, wire bytes).
+    waiting: VecDeque<(u64, usize)>,
+    waiting_bytes: usize,
+    ordinal: u64,
+    data_ordinal: u64,
+    pub stats: LinkStats,
+    pub trace: Option<Vec<PacketRecord>>,
+}
+
+impl Link {
+    /// Link direction number `index` (its random streams) under `seed`.
+    pub fn new(params: &LinkParams, seed: u64, index: u64) -> Self {
+        let mut delay_changes = Schedule::new();
+        let mut bandwidth_changes = Schedule::new();
+        for imp in &params.impairments {
+            match *imp {
+                Impairment::DelayChange { at, delay } => {
+                    delay_changes.push((nanos(at), nanos(delay)));
+                }
+                Impairment::BandwidthChange { at, bandwidth_bps } => {
+                    bandwidth_changes.push((nanos(at), bandwidth_bps));
+                }
+                _ => {}
+            }
+        }
+        // Stable: of two changes at the same time, the later-listed wins.
+        delay_changes.sort_by_key(|c| c.0);
+        bandwidth_changes.sort_by_key(|c| c.0);
+        let chain = Chain::new(&params.impairments, seed, index);
+        Self {
+            bandwidth_bps: params.bandwidth_bps,
+            delay_ns: nanos(params.delay),
+            queue: params.queue,
+            overhead: params.overhead_bytes,
+            delay_changes,
+            bandwidth_changes,
+            chain,
+            busy_until: 0,
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
+            ordinal: 0,
+            data_ordinal: 0,
+            stats: LinkStats::default(),
+            trace: None,
+        }
+    }
+
+    /// A packet enters at `now`: impairments (which may corrupt `packet` in
+    /// place), the queue, serialization and propagation.
+    pub fn transmit(&mut self, now: Time, packet: &mut [u8]) -> Outcome {
+        self.ordinal += 1;
+        self.stats.sent += 1;
+        self.stats.bytes += packet.len() as u64;
+        let data = carries_data(packet);
+        let data_ordinal = data.then(|| {
+            self.data_ordinal += 1;
+            self.stats.data_packets += 1;
+            self.data_ordinal
+        });
+        let verdict = self.chain.apply(now, self.ordinal, data_ordinal);
+        let (outcome, fate) = if verdict.drop {
+            self.stats.impairment_drops += 1;
+            (Outcome::Dropped, Fate::ImpairmentDrop)
+        } else {
+            self.serialize(now, packet, verdict)
+        };
+        if let Some(trace) = &mut self.trace {
+            trace.push(PacketRecord {
+                entered: now,
+                ordinal: self.ordinal,
+                data_ordinal,
+                size: packet.len(),
+                fate,
+            });
+        }
+        outcome
+    }
+
+    fn serialize(
+        &mut self,
+        now: Time,
+        packet: &mut [u8],
+        verdict: crate::impair::Verdict,
+    ) -> (Outcome, Fate) {
+        let now_ns = now.as_micros().saturating_mul(1000);
+        // Packets whose transmission has started have left the queue.
+        while let Some(&(start, bytes)) = self.waiting.front() {
+            if start > now_ns {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= bytes;
+        }
+        let wire = packet.len() + self.overhead;
+        let start = self.busy_until.max(now_ns);
+        if start > now_ns {
+            let full = match self.queue {
+                QueueLimit::Unlimited => false,
+                QueueLimit::Packets(n) => self.waiting.len() >= n,
+                QueueLimit::Bytes(n) => self.waiting_bytes + wire > n,
+            };
+            if full {
+                self.stats.queue_drops += 1;
+                return (Outcome::Dropped, Fate::QueueDrop);
+            }
+            self.waiting.push_back((start, wire));
+            self.waiting_bytes += wire;
+        }
+        let bandwidth = value_at(self.bandwidth_bps, &self.bandwidth_changes, start);
+        let serialization = match bandwidth {
+            0 => 0,
+            bps => {
+                let bits = wire as u128 * 8;
+                u64::try_from((bits * 1_000_000_000).div_ceil(u128::from(bps))).unwrap_or(u64::MAX)
+            }
+        };
+        let finish = start.saturating_add(serialization);
+        self.busy_until = finish;
+        let delay = value_at(self.delay_ns, &self.delay_changes, start);
+        let extra = nanos(verdict.extra);
+        let arrival_ns = finish.saturating_add(delay).saturating_add(extra);
+        let arrival = Time::from_micros(arrival_ns.div_ceil(1000));
+        let corrupted = verdict.corrupt.is_some_and(|w| corrupt(packet, w));
+        self.stats.corrupted += u64::from(corrupted);
+        self.stats.duplicated += u64::from(verdict.duplicate);
+        self.stats.reordered += u64::from(extra > 0);
+        let fate = Fate::Sent {
+            start: Time::from_micros(start / 1000),
+            arrival,
+            corrupted,
+            duplicated: verdict.duplicate,
+            reordered: extra > 0,
+        };
+        let outcome = Outcome::Sent {
+            arrival,
+            duplicate: verdict.duplicate,
+        };
+        (outcome, fate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn arrival(o: Outcome) -> Time {
+        match o {
+            Outcome::Sent { arrival, .. } => arrival,
+            Outcome::Dropped => panic!("dropped"),
+        }
+    }
+
+    #[test]
+    fn a_1000_byte_packet_over_1_mbit_with_10_ms_arrives_after_serialization_and_delay() {
+        let mut link = Link::new(&LinkParams::new(1_000_000, ms(10)), 1, 0);
+        // (1000 + 28) * 8 bits at 1 Mbit/s = 8.224 ms.
+        let a = arrival(link.transmit(Time::ZERO, &mut [0u8; 1000]));
+        assert_eq!(a, Time::from_micros(18_224));
+    }
+
+    #[test]
+    fn back_to_back_packets_queue_behind_each_other() {
+        let mut link = Link::new(&LinkParams::new(1_000_000, ms(10)), 1, 0);
+        let first = arrival(link.transmit(Time::ZERO, &mut [0u8; 1000]));
+        let second = arrival(link.transmit(Time::ZERO, &mut [0u8; 1000]));
+        assert_eq!(second - first, Duration::from_micros(8_224));
+        // A packet entering after the link went idle does not wait.
+        let later = arrival(link.transmit(Time::from_millis(100), &mut [0u8; 1000]));
+        assert_eq!(later, Time::from_micros(118_224));
+    }
+
+    #[test]
+    fn a_two_packet_queue_drops_the_fourth_of_four_simultaneous_packets() {
+        let params = LinkParams::new(1_000_000, ms(10)).with_queue(QueueLimit::Packets(2));
+        let mut link = Link::new(&params, 1, 0);
+        let outcomes: Vec<bool> = (0..4)
+            .map(|_| link.transmit(Time::ZERO, &mut [0u8; 100]) != Outcome::Dropped)
+            .collect();
+        assert_eq!(outcomes, [true, true, true, false]);
+        assert_eq!(link.stats.queue_drops, 1);
+        // Once the first has left and the second is on the wire, one slot is free.
+        let t = Time::from_micros(1_024); // 128 * 8 bits at 1 Mbit/s
+        assert_ne!(link.transmit(t, &mut [0u8; 100]), Outcome::Dropped);
+        assert_eq!(link.transmit(t, &mut [0u8; 100]), Outcome::Dropped);
+    }
+
+    #[test]
+    fn a_byte_limited_queue_counts_packet_and_overhead_bytes() {
+        // Room for two waiting packets of 100 + 28 bytes, not three.
+        let params = LinkParams::new(1_000_000, ms(1)).with_queue(QueueLimit::Bytes(300));
+        let mut link = Link::new(&params, 1, 0);
+        let kept = (0..5)
+            .filter(|_| link.transmit(Time::ZERO, &mut [0u8; 100]) != Outcome::Dropped)
+            .count();
+        assert_eq!(kept, 3, "one on the wire, two waiting");
+    }
+
+    #[test]
+    fn zero_bandwidth_means_no_serialization_and_no_queueing() {
+        let params = LinkParams::new(0, ms(5)).with_queue(QueueLimit::Packets(0));
+        let mut link = Link::new(&params, 1, 0);
+        for _ in 0..10 {
+            let a = arrival(link.transmit(Time::ZERO, &mut [0u8; 1500]));
+            assert_eq!(a, Time::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn fast_links_do_not_accumulate_rounding() {
+        // 100 + 28 bytes at 1 Gbit/s: 1.024 us each; 1000 of them take 1.024 ms.
+        let mut link = Link::new(&LinkParams::new(1_000_000_000, Duration::ZERO), 1, 0);
+        let mut last = Time::ZERO;
+        for _ in 0..1000 {
+            last = arrival(link.transmit(Time::ZERO, &mut [0u8; 100]));
+        }
+        assert_eq!(last, Time::from_micros(1_024));
+    }
+
+    #[test]
+    fn delay_and_bandwidth_changes_apply_from_their_time_on() {
+        let params = LinkParams::new(1_000_000, ms(10)).with_impairments([
+            Impairment::DelayChange {
+                at: Duration::from_secs(1),
+                delay: ms(50),
+            },
+            Impairment::BandwidthChange {
+                at: Duration::from_secs(2),
+                bandwidth_bps: 2_000_000,
+            },
+        ]);
+        let mut link = Link::new(&params, 1, 0);
+        let at = |link: &mut Link, t: Time| arrival(link.transmit(t, &mut [0u8; 1000])) - t;
+        assert_eq!(
+            at(&mut link, Time::from_millis(900)),
+            Duration::from_micros(18_224)
+        );
+        assert_eq!(
+            at(&mut link, Time::from_secs(1)),
+            Duration::from_micros(58_224)
+        );
+        assert_eq!(
+            at(&mut link, Time::from_secs(2)),
+            Duration::from_micros(54_112)
+        );
+        // A packet queued before the change but starting after it sees the new values.
+        let mut link = Link::new(&params, 1, 0);
+        let t = Time::from_micros(995_000);
+        link.transmit(t, &mut [0u8; 1000]);
+        let second = arrival(link.transmit(t, &mut [0u8; 1000]));
+        // Starts at 1.003224 s, after the delay change.
+        assert_eq!(second, Time::from_micros(995_000 + 2 * 8_224 + 50_000));
+    }
+
+    #[test]
+    fn a_reordered_packet_arrives_extra_late_and_is_overtaken() {
+        let params = LinkParams::new(0, ms(10)).with_impairments([Impairment::Reorder {
+            p: 1.0,
+            extra: ms(20),
+        }]);
+        let mut link = Link::new(&params, 1, 0);
+        assert_eq!(
+            arrival(link.transmit(Time::ZERO, &mut [0u8; 10])),
+            Time::from_millis(30)
+        );
+        assert_eq!(link.stats.reordered, 1);
+    }
+
+    #[test]
+    fn corrupted_packets_still_take_their_link_time() {
+        let params =
+            LinkParams::new(1_000_000, ms(10)).with_impairments([Impairment::CorruptOrdinals {
+                ordinals: vec![1],
+                data_only: false,
+            }]);
+        let mut link = Link::new(&params, 1, 0);
+        let mut p = [7u8; 1000];
+        let first = arrival(link.transmit(Time::ZERO, &mut p));
+        assert_ne!(p, [7u8; 1000]);
+        assert_eq!(first, Time::from_micros(18_224));
+        let second = arrival(link.transmit(Time::ZERO, &mut [0u8; 1000]));
+        assert_eq!(second, Time::from_micros(18_224 + 8_224));
+        assert_eq!(link.stats.corrupted, 1);
+    }
+
+    #[test]
+    fn impairment_drops_take_no_link_time_and_are_counted() {
+        let params =
+            LinkParams::new(1_000_000, ms(10)).with_impairments([Impairment::DropOrdinals {
+                ordinals: vec![1],
+                data_only: false,
+            }]);
+        let mut link = Link::new(&params, 1, 0);
+        assert_eq!(
+            link.transmit(Time::ZERO, &mut [0u8; 1000]),
+            Outcome::Dropped
+        );
+        let second = arrival(link.transmit(Time::ZERO, &mut [0u8; 1000]));
+        assert_eq!(second, Time::from_micros(18_224));
+        assert_eq!(link.stats.impairment_drops, 1);
+        assert_eq!(link.stats.sent, 2);
+    }
+}

@@ -1,0 +1,535 @@
+//! The simulator core: nodes, the event queue, and the host step.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+
+use brisk_proto::{Endpoint, EndpointConfig, Time};
+
+use crate::capture::Capture;
+use crate::host::{App, AppCtx, Host};
+use crate::link::{Link, LinkParams, LinkStats, Outcome, PacketRecord};
+use crate::queue::EventQueue;
+use crate::rng::{Stream, seed_for, stream};
+use crate::topology::{Edge, routes};
+
+/// A host: a node with an endpoint and an application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostId(pub(crate) usize);
+
+/// A node: a host or a router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub(crate) usize);
+
+/// One direction of a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkId(pub(crate) usize);
+
+impl HostId {
+    /// Hosts are numbered from 0 in the order they were added.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+impl NodeId {
+    /// Nodes are numbered from 0 in the order they were added.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+impl LinkId {
+    /// Link directions are numbered from 0 in the order they were created.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// Counters of a whole run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Events taken off the queue.
+    pub events: u64,
+    /// Packets dropped because no route led to their destination address.
+    pub unroutable: u64,
+    /// Per link direction, indexed by [`LinkId::index`].
+    pub links: Vec<LinkStats>,
+}
+
+impl SimStats {
+    pub fn link(&self, l: LinkId) -> &LinkStats {
+        &self.links[l.0]
+    }
+}
+
+/// A packet in the network.
+#[derive(Debug, Clone)]
+struct Packet {
+    src: HostId,
+    dst: HostId,
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug)]
+enum What {
+    AppStart(HostId),
+    AppTimer(HostId, u64),
+    EndpointTimer(HostId),
+    /// The packet reaches the far end of a link direction.
+    Arrive(LinkId, Packet),
+}
+
+enum Node {
+    Host(HostId),
+    Router,
+}
+
+struct LinkSlot {
+    edge: Edge,
+    link: Link,
+    capture: Option<Capture>,
+}
+
+/// A deterministic discrete-event network of hosts, routers and links.
+pub struct Sim {
+    seed: u64,
+    now: Time,
+    queue: EventQueue<What>,
+    nodes: Vec<Node>,
+    hosts: Vec<Host>,
+    addrs: Vec<SocketAddr>,
+    by_addr: BTreeMap<SocketAddr, HostId>,
+    links: Vec<LinkSlot>,
+    /// `routes[node][host]`; rebuilt before running when the topology changed.
+    routes: Vec<Vec<Option<LinkId>>>,
+    routes_stale: bool,
+    /// Hosts whose endpoint was used from outside: they flush before the run goes on.
+    touched: Vec<HostId>,
+    app_timers: Vec<(Time, u64)>,
+    events: u64,
+    unroutable: u64,
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim")
+            .field("seed", &self.seed)
+            .field("now", &self.now)
+            .field("nodes", &self.nodes.len())
+            .field("hosts", &self.addrs)
+            .field("links", &self.links.len())
+            .field("pending", &self.queue.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sim {
+    /// An empty network at time zero. Every random draw derives from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            now: Time::ZERO,
+            queue: EventQueue::default(),
+            nodes: Vec::new(),
+            hosts: Vec::new(),
+            addrs: Vec::new(),
+            by_addr: BTreeMap::new(),
+            links: Vec::new(),
+            routes: Vec::new(),
+            routes_stale: true,
+            touched: Vec::new(),
+            app_timers: Vec::new(),
+            events: 0,
+            unroutable: 0,
+        }
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// A host running one endpoint (seeded from the simulation seed and the
+    /// host's number) and one application, whose `start` runs at the current
+    /// time once the simulation runs.
+    ///
+    /// # Panics
+    /// If another host already has `addr`.
+    pub fn add_host(&mut self, addr: SocketAddr, cfg: EndpointConfig, app: Box<dyn App>) -> HostId {
+        let id = HostId(self.hosts.len());
+        if let Some(other) = self.by_addr.insert(addr, id) {
+            panic!("address {addr} already belongs to host {}", other.0);
+        }
+        let node = self.new_node(Node::Host(id));
+        let n = id.0 as u64;
+        self.hosts.push(Host {
+            node,
+            endpoint: Endpoint::new(cfg, seed_for(self.seed, Stream::Endpoint, n, 0)),
+            app,
+            rng: stream(self.seed, Stream::App, n, 0),
+            timer_at: None,
+            fired_at: None,
+            touched: false,
+        });
+        self.addrs.push(addr);
+        self.schedule(self.now, What::AppStart(id));
+        id
+    }
+
+    /// A router: it forwards packets by destination host.
+    pub fn add_router(&mut self) -> NodeId {
+        self.new_node(Node::Router)
+    }
+
+    fn new_node(&mut self, n: Node) -> NodeId {
+        self.nodes.push(n);
+        self.routes_stale = true;
+        NodeId(self.nodes.len() - 1)
+    }
+
+    /// The node of host `h`.
+    pub fn node(&self, h: HostId) -> NodeId {
+        self.hosts[h.0].node
+    }
+
+    /// The address of host `h`.
+    pub fn addr(&self, h: HostId) -> SocketAddr {
+        self.addrs[h.0]
+    }
+
+    /// The hosts, in the order they were added.
+    pub fn hosts(&self) -> impl Iterator<Item = HostId> + '_ {
+        (0..self.hosts.len()).map(HostId)
+    }
+
+    /// A duplex link: `ab` for the direction a->b, `ba` for b->a.
+    ///
+    /// # Panics
+    /// If `a == b` or either node does not exist.
+    pub fn link(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        ab: LinkParams,
+        ba: LinkParams,
+    ) -> (LinkId, LinkId) {
+        assert!(a != b, "a link joins two different nodes");
+        assert!(
+            a.0 < self.nodes.len() && b.0 < self.nodes.len(),
+            "no such node"
+        );
+        let forward = self.add_direction(a, b, &ab);
+        let back = self.add_direction(b, a, &ba);
+        (forward, back)
+    }
+
+    fn add_direction(&mut self, from: NodeId, to: NodeId, params: &LinkParams) -> LinkId {
+        let id = LinkId(self.links.len());
+        self.links.push(LinkSlot {
+            edge: Edge {
+                from: from.0,
+                to: to.0,
+            },
+            link: Link::new(params, self.seed, id.0 as u64),
+            capture: None,
+        });
+        self.routes_stale = true;
+        id
+    }
+
+    /// The nodes a link direction leads from and to.
+    pub fn link_ends(&self, l: LinkId) -> (NodeId, NodeId) {
+        let e = self.links[l.0].edge;
+        (NodeId(e.from), NodeId(e.to))
+    }
+
+    /// Writes every packet entering link direction `l` to `out` as a pcap
+    /// file: UDP/IPv4 on port 9899 between the hosts' IP addresses, stamped
+    /// with the time it entered. Records are written once the impairments
+    /// have acted: dropped packets are included, a corrupted packet shows its
+    /// corrupted bytes, a duplicated one appears once. IPv4 hosts only; errors
+    /// stop the capture and are reported by [`Sim::finish_captures`].
+    pub fn capture(&mut self, l: LinkId, out: Box<dyn Write>) {
+        self.links[l.0].capture = Some(Capture::new(out));
+    }
+
+    /// Flushes every capture and returns the first error any of them met.
+    pub fn finish_captures(&mut self) -> io::Result<()> {
+        let mut first = Ok(());
+        for slot in &mut self.links {
+            if let Some(c) = &mut slot.capture
+                && let Err(e) = c.finish()
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+
+    /// Records every packet entering link direction `l` from now on; read
+    /// the records with [`Sim::packet_log`].
+    pub fn trace(&mut self, l: LinkId) {
+        self.links[l.0].link.trace.get_or_insert_with(Vec::new);
+    }
+
+    /// The packets recorded on `l` since [`Sim::trace`] (empty if untraced).
+    pub fn packet_log(&self, l: LinkId) -> &[PacketRecord] {
+        self.links[l.0].link.trace.as_deref().unwrap_or(&[])
+    }
+
+    /// Sends `bytes` from host `from` to `to` now, as if its endpoint had
+    /// sent them: for crafted or garbage packets.
+    pub fn inject(&mut self, from: HostId, to: SocketAddr, bytes: Vec<u8>) {
+        self.refresh_routes();
+        self.send(from, to, bytes);
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Events waiting in the queue (stale timer events included).
+    pub fn pending_events(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Runs every event at or before `t`; the clock then reads `t`.
+    pub fn run_until(&mut self, t: Time) {
+        self.advance(t);
+        self.now = self.now.max(t);
+    }
+
+    /// Runs until no event is left or the next one lies beyond `limit`;
+    /// returns the time it stopped: the last event's time if the queue ran
+    /// dry, else `limit`.
+    pub fn run(&mut self, limit: Time) -> Time {
+        self.advance(limit);
+        if !self.queue.is_empty() {
+            self.now = self.now.max(limit);
+        }
+        self.now
+    }
+
+    /// The application of host `h`, if it is a `T`.
+    pub fn app<T: App>(&self, h: HostId) -> Option<&T> {
+        self.hosts.get(h.0)?.app_any().downcast_ref()
+    }
+
+    pub fn app_mut<T: App>(&mut self, h: HostId) -> Option<&mut T> {
+        self.hosts.get_mut(h.0)?.app_any_mut().downcast_mut()
+    }
+
+    /// Host `h`'s endpoint. What is done through it (a connect, a send) goes
+    /// out when the simulation next runs, at the then current time.
+    pub fn endpoint(&mut self, h: HostId) -> &mut Endpoint {
+        let host = &mut self.hosts[h.0];
+        if !host.touched {
+            host.touched = true;
+            self.touched.push(h);
+        }
+        &mut host.endpoint
+    }
+
+    /// Host `h`'s endpoint, to read (its stats, its associations' count).
+    pub fn endpoint_ref(&self, h: HostId) -> &Endpoint {
+        &self.hosts[h.0].endpoint
+    }
+
+    pub fn stats(&self) -> SimStats {
+        SimStats {
+            events: self.events,
+            unroutable: self.unroutable,
+            links: self.links.iter().map(|s| s.link.stats.clone()).collect(),
+        }
+    }
+
+    /// The counters of one link direction.
+    pub fn link_stats(&self, l: LinkId) -> &LinkStats {
+        &self.links[l.0].link.stats
+    }
+
+    fn schedule(&mut self, at: Time, what: What) {
+        self.queue.push(at, what);
+    }
+
+    fn refresh_routes(&mut self) {
+        if !self.routes_stale {
+            return;
+        }
+        let edges: Vec<Edge> = self.links.iter().map(|s| s.edge).collect();
+        let is_router: Vec<bool> = self
+            .nodes
+            .iter()
+            .map(|n| matches!(n, Node::Router))
+            .collect();
+        let host_nodes: Vec<usize> = self.hosts.iter().map(|h| h.node.0).collect();
+        self.routes = routes(&edges, &is_router, &host_nodes);
+        self.routes_stale = false;
+    }
+
+    fn advance(&mut self, limit: Time) {
+        self.refresh_routes();
+        for h in std::mem::take(&mut self.touched) {
+            self.hosts[h.0].touched = false;
+            self.settle(h);
+        }
+        while let Some((at, what)) = self.queue.pop_due(limit) {
+            self.now = at;
+            self.events += 1;
+            self.dispatch(what);
+        }
+    }
+
+    fn dispatch(&mut self, what: What) {
+        match what {
+            What::AppStart(h) => {
+                self.call_app(h, |app, ctx| app.start(ctx));
+                self.settle(h);
+            }
+            What::AppTimer(h, token) => {
+                self.call_app(h, |app, ctx| app.on_timer(ctx, token));
+                self.settle(h);
+            }
+            What::EndpointTimer(h) => {
+                let now = self.now;
+                let host = &mut self.hosts[h.0];
+                // Stale: a timer for another time is current.
+                if host.timer_at != Some(now) {
+                    return;
+                }
+                host.timer_at = None;
+                host.fired_at = Some(now);
+                host.endpoint.handle_timeout(now);
+                self.settle(h);
+            }
+            What::Arrive(l, packet) => self.arrive(l, packet),
+        }
+    }
+
+    /// A packet reaches the far end of `l`: its host takes it, a router forwards it.
+    fn arrive(&mut self, l: LinkId, packet: Packet) {
+        let slot = &mut self.links[l.0];
+        slot.link.stats.delivered += 1;
+        let to = slot.edge.to;
+        match self.nodes[to] {
+            Node::Host(h) if h == packet.dst => {
+                let from = self.addrs[packet.src.0];
+                self.hosts[h.0]
+                    .endpoint
+                    .handle_datagram(self.now, from, &packet.bytes);
+                self.settle(h);
+            }
+            Node::Host(_) => self.unroutable += 1,
+            Node::Router => self.forward(to, packet),
+        }
+    }
+
+    /// Calls the application of `h` with a context, then queues its timers.
+    fn call_app(&mut self, h: HostId, f: impl FnOnce(&mut dyn App, &mut AppCtx<'_>)) {
+        let mut timers = std::mem::take(&mut self.app_timers);
+        let host = &mut self.hosts[h.0];
+        let mut ctx = AppCtx {
+            now: self.now,
+            host: h,
+            endpoint: &mut host.endpoint,
+            rng: &mut host.rng,
+            addrs: &self.addrs,
+            timers: &mut timers,
+        };
+        f(&mut *host.app, &mut ctx);
+        for (at, token) in timers.drain(..) {
+            self.schedule(at, What::AppTimer(h, token));
+        }
+        self.app_timers = timers;
+    }
+
+    /// After any input to host `h`: send what its endpoint has, hand every
+    /// event to the app (sending after each callback), re-arm the timer.
+    fn settle(&mut self, h: HostId) {
+        self.flush(h);
+        while let Some((assoc, event)) = self.hosts[h.0].endpoint.poll_event() {
+            self.call_app(h, |app, ctx| app.on_event(ctx, assoc, &event));
+            self.flush(h);
+        }
+        self.rearm(h);
+    }
+
+    fn flush(&mut self, h: HostId) {
+        loop {
+            let mut bytes = Vec::new();
+            let Some(t) = self.hosts[h.0].endpoint.poll_transmit(self.now, &mut bytes) else {
+                break;
+            };
+            if t.size < bytes.len() {
+                bytes.drain(..bytes.len() - t.size);
+            }
+            self.send(h, t.destination, bytes);
+        }
+    }
+
+    fn rearm(&mut self, h: HostId) {
+        let now = self.now;
+        let host = &mut self.hosts[h.0];
+        let Some(deadline) = host.endpoint.poll_timeout() else {
+            return;
+        };
+        // A deadline that did not move after firing at `now` waits a tick,
+        // so a timer can never spin at one instant.
+        let at = match deadline {
+            d if d > now => d,
+            _ if host.fired_at == Some(now) => Time::from_micros(now.as_micros() + 1),
+            _ => now,
+        };
+        if host.timer_at.is_none_or(|t| at < t) {
+            host.timer_at = Some(at);
+            self.schedule(at, What::EndpointTimer(h));
+        }
+    }
+
+    fn send(&mut self, from: HostId, to: SocketAddr, bytes: Vec<u8>) {
+        let Some(&dst) = self.by_addr.get(&to) else {
+            self.unroutable += 1;
+            return;
+        };
+        let node = self.hosts[from.0].node.0;
+        self.forward(
+            node,
+            Packet {
+                src: from,
+                dst,
+                bytes,
+            },
+        );
+    }
+
+    /// Puts `packet` on the link from `node` toward its destination.
+    fn forward(&mut self, node: usize, mut packet: Packet) {
+        let Some(l) = self
+            .routes
+            .get(node)
+            .and_then(|r| r.get(packet.dst.0))
+            .copied()
+            .flatten()
+        else {
+            self.unroutable += 1;
+            return;
+        };
+        let slot = &mut self.links[l.0];
+        let outcome = slot.link.transmit(self.now, &mut packet.bytes);
+        if let Some(c) = &mut slot.capture {
+            c.write(
+                self.now,
+                self.addrs[packet.src.0],
+                self.addrs[packet.dst.0],
+                &packet.bytes,
+            );
+        }
+        if let Outcome::Sent { arrival, duplicate } = outcome {
+            if duplicate {
+                self.schedule(arrival, What::Arrive(l, packet.clone()));
+            }
+            self.schedule(arrival, What::Arrive(l, packet));
+        }
+    }
+}
