@@ -19,36 +19,78 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-#[test]
-fn reproduce_says_no_experiments_exist_yet_and_exits_zero() {
-    let output = brisk(&["reproduce"], &workspace_root());
-    let out = stdout(&output);
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    assert!(out.contains("no experiments exist yet"), "{out}");
-    assert!(out.contains("nothing was run"), "{out}");
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("brisk-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 #[test]
-fn reproduce_finds_the_workspace_experiments_from_another_directory() {
-    // The crate directory has no experiments/, so the workspace one is used.
-    let output = brisk(&["reproduce"], Path::new(env!("CARGO_MANIFEST_DIR")));
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    assert!(stdout(&output).contains("no experiments exist yet"));
-}
-
-#[test]
-fn reproduce_writes_no_report_into_out_dir() {
-    let out_dir = std::env::temp_dir().join(format!(
-        "brisk-cli-test-out-{}-never-created",
-        std::process::id()
-    ));
-    let out_arg = out_dir.to_str().expect("temp dir path is UTF-8");
+fn reproduce_writes_csv_json_plots_and_the_report() {
+    let out = temp_dir("report");
     let output = brisk(
-        &["reproduce", "--out", out_arg, "--jobs", "2"],
+        &["reproduce", "--only", "fig02", "--out", out.to_str().unwrap()],
         &workspace_root(),
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    assert!(!out_dir.exists(), "{} was created", out_dir.display());
+    let text = stdout(&output);
+    assert!(text.contains("seed000-fig02") && text.contains("6 checks pass"), "{text}");
+    for f in [
+        "runs.csv",
+        "summary.csv",
+        "summary.json",
+        "index.html",
+        "seed000-fig02-mtt.svg",
+        "seed000-fig02-mtt.png",
+    ] {
+        let len = std::fs::metadata(out.join(f)).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 0, "{f} missing or empty");
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("110 to 200"), "the paper's numbers are in the report");
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    assert!(runs.starts_with("experiment,variant,bandwidth_kbps,delay_ms,replication,position,tsn,metric,value"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn the_same_seed_gives_byte_identical_csv() {
+    let (a, b) = (temp_dir("det-a"), temp_dir("det-b"));
+    for (dir, jobs) in [(&a, "1"), (&b, "2")] {
+        let output = brisk(
+            &["reproduce", "--only", "fig06", "--out", dir.to_str().unwrap(), "--jobs", jobs],
+            &workspace_root(),
+        );
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+    }
+    for f in ["runs.csv", "summary.csv", "summary.json"] {
+        let x = std::fs::read(a.join(f)).unwrap();
+        let y = std::fs::read(b.join(f)).unwrap();
+        assert!(!x.is_empty());
+        assert!(x == y, "{f} differs between two runs with the same seed");
+    }
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+#[test]
+fn a_bad_experiment_file_stops_reproduce_naming_file_key_and_expectation() {
+    let dir = temp_dir("bad");
+    std::fs::create_dir_all(dir.join("experiments")).unwrap();
+    let good = std::fs::read_to_string(workspace_root().join("experiments/seed000-fig02.toml")).unwrap();
+    let bad = good.replace("delay = \"15ms\"", "delay = \"-15ms\"");
+    assert_ne!(good, bad);
+    std::fs::write(dir.join("experiments/broken.toml"), bad).unwrap();
+    let output = brisk(&["reproduce", "--out", dir.join("out").to_str().unwrap()], &dir);
+    assert_ne!(output.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("broken.toml"), "{err}");
+    assert!(
+        err.contains("key `topology.delay`: expected a non-negative duration such as 15ms or 1.5s, found `-15ms`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -72,4 +114,12 @@ fn version_prints_the_package_version() {
         stdout(&output).trim(),
         format!("brisk {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+#[test]
+fn reproduce_rejects_an_only_filter_that_matches_nothing() {
+    let output = brisk(&["reproduce", "--only", "no-such-figure"], &workspace_root());
+    assert_ne!(output.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("matches `no-such-figure`"), "{err}");
 }
