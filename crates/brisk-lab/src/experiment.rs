@@ -144,6 +144,16 @@ struct RawTopology {
     queue_packets: Option<usize>,
     #[serde(default)]
     overhead_bytes: Option<usize>,
+    /// Dumbbell: sender/receiver pairs sharing the bottleneck.
+    #[serde(default)]
+    flows: Option<u32>,
+    /// Dumbbell: the variant of each flow, overriding the run's variant.
+    #[serde(default)]
+    flow_variants: Option<Vec<String>>,
+    #[serde(default)]
+    access_bandwidth: Option<String>,
+    #[serde(default)]
+    access_delay: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -164,6 +174,8 @@ struct RawTraffic {
     interval: Option<String>,
     #[serde(default)]
     messages: Option<u64>,
+    #[serde(default)]
+    file: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -227,7 +239,7 @@ pub struct Reference {
     pub max: Option<f64>,
 }
 
-/// The network: one sender and one receiver across a bottleneck.
+/// The network: senders and receivers across a bottleneck.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub bandwidth_bps: u64,
@@ -235,6 +247,19 @@ pub struct Topology {
     pub queue_packets: usize,
     /// Bytes each packet carries beyond the SCTP packet (IP, and UDP if modelled).
     pub overhead_bytes: usize,
+    /// `None`: point to point, one flow. `Some`: a dumbbell.
+    pub dumbbell: Option<Dumbbell>,
+}
+
+/// A dumbbell: `flows` sender/receiver pairs; each host reaches its router over
+/// an access link, the routers share the bottleneck.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dumbbell {
+    pub flows: u32,
+    /// Per flow, the index of its variant (`None`: the run's variant).
+    pub flow_variants: Option<Vec<usize>>,
+    pub access_bandwidth_bps: u64,
+    pub access_delay: Duration,
 }
 
 /// How many messages a burst has.
@@ -269,6 +294,10 @@ pub enum Traffic {
         messages: u64,
         message_size: usize,
     },
+    /// `messages` messages written as fast as the send buffer takes them.
+    Bulk { messages: u64, message_size: usize },
+    /// Messages at the times and sizes a trace file lists.
+    Trace { entries: Vec<(Duration, usize)> },
 }
 
 /// A protocol variant: a preset with overrides.
@@ -319,6 +348,38 @@ pub fn parse_rate(value: &str) -> Option<u64> {
     };
     let x: f64 = number.trim().parse().ok()?;
     (x.is_finite() && x > 0.0).then(|| (x * scale).round() as u64)
+}
+
+/// Parses a trace: one message per line, `TIME SIZE` (time since the start,
+/// with a unit or in seconds; size in bytes, at least 8); `#` comments.
+pub fn parse_trace(text: &str) -> Result<Vec<(Duration, usize)>, (usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut f = line.split_whitespace();
+        let (Some(t), Some(size), None) = (f.next(), f.next(), f.next()) else {
+            return Err((n + 1, format!("`{line}` is not TIME SIZE")));
+        };
+        let t = if t.parse::<f64>().is_ok() {
+            parse_duration(&format!("{t}s"))
+        } else {
+            parse_duration(t)
+        }
+        .ok_or_else(|| (n + 1, format!("`{t}` is not a time")))?;
+        let size: usize = size
+            .parse()
+            .ok()
+            .filter(|s| *s >= 8)
+            .ok_or_else(|| (n + 1, format!("`{size}` is not a size of at least 8 bytes")))?;
+        out.push((t, size));
+    }
+    if out.is_empty() {
+        return Err((0, "no messages".into()));
+    }
+    Ok(out)
 }
 
 /// The presets experiments use: the protocol's, plus the signaling parameters
@@ -383,18 +444,66 @@ impl Experiment {
             })
         };
 
-        if raw.topology.kind != "point-to-point" {
-            return Err(invalid(
-                "topology.kind",
-                "\"point-to-point\"",
-                format!("`{}`", raw.topology.kind),
-            ));
-        }
+        let dumbbell = match raw.topology.kind.as_str() {
+            "point-to-point" => None,
+            "dumbbell" => {
+                let flows = raw.topology.flows.unwrap_or(2);
+                if flows == 0 {
+                    return Err(invalid("topology.flows", "at least 1", "0".into()));
+                }
+                let flow_variants = match &raw.topology.flow_variants {
+                    None => None,
+                    Some(names) => {
+                        if names.len() != flows as usize {
+                            return Err(invalid(
+                                "topology.flow_variants",
+                                &format!("one variant name per flow ({flows})"),
+                                format!("{} names", names.len()),
+                            ));
+                        }
+                        let mut idx = Vec::new();
+                        for n in names {
+                            let i = raw.variants.iter().position(|v| &v.name == n).ok_or_else(
+                                || {
+                                    invalid(
+                                        "topology.flow_variants",
+                                        "names of [[variants]]",
+                                        format!("`{n}`"),
+                                    )
+                                },
+                            )?;
+                            idx.push(i);
+                        }
+                        Some(idx)
+                    }
+                };
+                Some(Dumbbell {
+                    flows,
+                    flow_variants,
+                    access_bandwidth_bps: match &raw.topology.access_bandwidth {
+                        Some(v) => rate("topology.access_bandwidth", v)?,
+                        None => 1_000_000_000,
+                    },
+                    access_delay: match &raw.topology.access_delay {
+                        Some(v) => duration("topology.access_delay", v)?,
+                        None => Duration::ZERO,
+                    },
+                })
+            }
+            other => {
+                return Err(invalid(
+                    "topology.kind",
+                    "\"point-to-point\" or \"dumbbell\"",
+                    format!("`{other}`"),
+                ));
+            }
+        };
         let topology = Topology {
             bandwidth_bps: rate("topology.bandwidth", &raw.topology.bandwidth)?,
             delay: duration("topology.delay", &raw.topology.delay)?,
             queue_packets: raw.topology.queue_packets.unwrap_or(1000),
             overhead_bytes: raw.topology.overhead_bytes.unwrap_or(28),
+            dumbbell,
         };
         if raw.replications == 0 {
             return Err(invalid("replications", "at least 1", "0".into()));
@@ -483,6 +592,30 @@ impl Experiment {
                     message_size,
                 }
             }
+            "bulk" => Traffic::Bulk {
+                messages: t.messages.ok_or_else(|| need("messages"))?,
+                message_size,
+            },
+            "trace" => {
+                let name = t.file.as_deref().ok_or_else(|| need("file"))?;
+                let trace_path = path.parent().unwrap_or(Path::new(".")).join(name);
+                let text = std::fs::read_to_string(&trace_path).map_err(|e| {
+                    invalid(
+                        "traffic.file",
+                        "a readable trace file",
+                        format!("{}: {e}", trace_path.display()),
+                    )
+                })?;
+                Traffic::Trace {
+                    entries: parse_trace(&text).map_err(|(line, what)| {
+                        invalid(
+                            "traffic.file",
+                            "lines of `TIME SIZE` (e.g. `1.5s 200`)",
+                            format!("{}:{line}: {what}", trace_path.display()),
+                        )
+                    })?,
+                }
+            }
             "periodic" => Traffic::Periodic {
                 interval: duration(
                     "traffic.interval",
@@ -494,7 +627,7 @@ impl Experiment {
             other => {
                 return Err(invalid(
                     "traffic.kind",
-                    "\"bursts\" or \"periodic\"",
+                    "\"bursts\", \"periodic\", \"bulk\" or \"trace\"",
                     format!("`{other}`"),
                 ));
             }

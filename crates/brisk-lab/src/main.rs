@@ -20,6 +20,21 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run one experiment file in the simulator and write its report
+    Run {
+        /// The experiment file (TOML)
+        file: PathBuf,
+        /// Report directory (default target/brisk-report)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Parallel runs (default: the number of cores)
+        #[arg(long, value_name = "N")]
+        jobs: Option<NonZeroUsize>,
+        /// Also write the packets of the experiment's first run (entering the
+        /// bottleneck) to this pcap file (UDP port 9899)
+        #[arg(long, value_name = "FILE")]
+        pcap: Option<PathBuf>,
+    },
     /// Accept associations over UDP and echo every message back on its stream with its PPID
     Echo {
         /// UDP address to listen on
@@ -74,8 +89,7 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
-    /// Reproduce the published results from the experiment files in experiments/
-    /// (the experiment runner is not implemented yet)
+    /// Run the built-in experiment suite (experiments/*.toml) in the simulator and write the report
     Reproduce(ReproduceArgs),
 }
 
@@ -152,6 +166,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Reproduce(args) => run_reproduce(args),
+        Command::Run {
+            file,
+            out,
+            jobs,
+            pcap,
+        } => run_one_file(file, out, jobs, pcap),
         Command::Echo {
             listen,
             once,
@@ -205,6 +225,30 @@ fn block_on(f: impl std::future::Future<Output = Result<()>>) -> Result<ExitCode
         .build()
         .context("starting the tokio runtime")?;
     rt.block_on(f)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_one_file(
+    file: PathBuf,
+    out: Option<PathBuf>,
+    jobs: Option<NonZeroUsize>,
+    pcap: Option<PathBuf>,
+) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    let opts = reproduce::Options {
+        only: None,
+        out,
+        jobs,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let dir = file.parent().map(PathBuf::from).unwrap_or_default();
+    if let Some(pcap) = pcap {
+        let exp = brisk_lab::experiment::Experiment::load(&file)?;
+        let key = brisk_lab::runner::capture_first_run(&exp, &pcap).map_err(anyhow::Error::msg)?;
+        eprintln!("pcap of run {key:?} written to {}", pcap.display());
+    }
+    let suite = reproduce::run_files(&[file], &dir, &opts)?;
+    println!("{suite}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,6 +18,7 @@ pub struct SummaryRow {
     pub variant: String,
     pub bandwidth_kbps: u64,
     pub delay_ms: f64,
+    pub flow: u32,
     pub tsn: Option<u64>,
     pub metric: String,
     /// `median` or `mean`.
@@ -31,13 +32,14 @@ pub struct SummaryRow {
 /// Groups records by everything but the replication and loss position, and
 /// reduces each group to the experiment's statistic.
 pub fn summarize(exp: &Experiment, records: &[Record]) -> Vec<SummaryRow> {
-    type Key = (String, u64, u64, Option<u64>, String);
+    type Key = (String, u64, u64, u32, Option<u64>, String);
     let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.experiment == exp.name) {
         let key = (
             r.variant.clone(),
             r.bandwidth_kbps,
             (r.delay_ms * 1000.0).round() as u64,
+            r.flow,
             r.tsn,
             r.metric.clone(),
         );
@@ -52,7 +54,7 @@ pub fn summarize(exp: &Experiment, records: &[Record]) -> Vec<SummaryRow> {
     };
     let mut rows: Vec<SummaryRow> = groups
         .into_iter()
-        .map(|((variant, bw, delay_us, tsn, metric), values)| {
+        .map(|((variant, bw, delay_us, flow, tsn, metric), values)| {
             let s = stats::summarize(&values);
             let (statistic, value, ci) = match exp.statistic {
                 Statistic::Median => ("median", s.median.unwrap_or(f64::NAN), None),
@@ -63,6 +65,7 @@ pub fn summarize(exp: &Experiment, records: &[Record]) -> Vec<SummaryRow> {
                 variant,
                 bandwidth_kbps: bw,
                 delay_ms: delay_us as f64 / 1000.0,
+                flow,
                 tsn,
                 metric,
                 statistic,
@@ -78,6 +81,7 @@ pub fn summarize(exp: &Experiment, records: &[Record]) -> Vec<SummaryRow> {
             order(&r.variant),
             r.bandwidth_kbps,
             (r.delay_ms * 1000.0).round() as u64,
+            r.flow,
             r.tsn,
             r.metric.clone(),
         )

@@ -101,11 +101,16 @@ mechanisms; this figure shows the no-loss and Standard (lksctp 2.6.15) baseline"
 
 /// Runs the experiments of `dir` (filtered by `opts.only`) and writes the report.
 pub fn reproduce(dir: &Path, opts: &Options) -> Result<SuiteSummary> {
-    let started = Instant::now();
     let files = list_experiment_files(dir)
         .with_context(|| format!("brisk reproduce: cannot read {}", dir.display()))?;
+    run_files(&files, dir, opts)
+}
+
+/// Runs the given experiment files (filtered by `opts.only`) and writes the report.
+pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteSummary> {
+    let started = Instant::now();
     let mut experiments = Vec::new();
-    for file in &files {
+    for file in files {
         let exp = Experiment::load(file)?;
         let keep = opts.only.as_ref().is_none_or(|only| {
             exp.name.contains(only.as_str())

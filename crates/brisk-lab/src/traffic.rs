@@ -65,6 +65,29 @@ pub fn plan(traffic: &Traffic, seed: u64) -> Vec<Planned> {
                 };
             }
         }
+        Traffic::Bulk {
+            messages,
+            message_size,
+        } => {
+            for _ in 0..messages {
+                out.push(Planned {
+                    offset: Duration::ZERO,
+                    size: message_size,
+                    measured: true,
+                    burst: 0,
+                });
+            }
+        }
+        Traffic::Trace { ref entries } => {
+            for &(offset, size) in entries {
+                out.push(Planned {
+                    offset,
+                    size,
+                    measured: true,
+                    burst: 0,
+                });
+            }
+        }
         Traffic::Periodic {
             interval,
             messages,
@@ -92,6 +115,9 @@ pub struct Retransmitted {
     pub first_sent_at: Time,
     pub transmissions: u32,
 }
+
+/// How soon a write refused for a full send buffer is tried again.
+const RETRY: Duration = Duration::from_millis(1);
 
 /// Sends the plan once the receiver has associated.
 #[derive(Debug)]
@@ -167,6 +193,10 @@ impl App for Sender {
             .map(|a| a.send(now, OutgoingMessage::new(0, payload)));
         match sent {
             Some(Ok(_)) => self.written[i] = Some(now),
+            // The send buffer is full (bulk traffic): try again shortly.
+            Some(Err(brisk_proto::SendError::BufferFull { .. })) => {
+                ctx.set_timer(now + RETRY, token);
+            }
             _ => self.send_errors += 1,
         }
     }
@@ -181,6 +211,8 @@ pub struct Receiver {
     /// When each message was read, by message number.
     pub read: Vec<Option<Time>>,
     pub duplicates: u64,
+    /// Payload bytes read.
+    pub bytes: u64,
 }
 
 impl Receiver {
@@ -191,6 +223,7 @@ impl Receiver {
             assoc: None,
             read: vec![None; messages],
             duplicates: 0,
+            bytes: 0,
         }
     }
 
@@ -221,6 +254,7 @@ impl App for Receiver {
                 continue;
             };
             let i = u64::from_be_bytes(number) as usize;
+            self.bytes += m.payload.len() as u64;
             match self.read.get_mut(i) {
                 Some(slot @ None) => *slot = Some(now),
                 Some(Some(_)) => self.duplicates += 1,

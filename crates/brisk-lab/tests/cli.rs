@@ -30,12 +30,21 @@ fn temp_dir(tag: &str) -> PathBuf {
 fn reproduce_writes_csv_json_plots_and_the_report() {
     let out = temp_dir("report");
     let output = brisk(
-        &["reproduce", "--only", "fig02", "--out", out.to_str().unwrap()],
+        &[
+            "reproduce",
+            "--only",
+            "fig02",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &workspace_root(),
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let text = stdout(&output);
-    assert!(text.contains("seed000-fig02") && text.contains("6 checks pass"), "{text}");
+    assert!(
+        text.contains("seed000-fig02") && text.contains("6 checks pass"),
+        "{text}"
+    );
     for f in [
         "runs.csv",
         "summary.csv",
@@ -48,9 +57,14 @@ fn reproduce_writes_csv_json_plots_and_the_report() {
         assert!(len > 0, "{f} missing or empty");
     }
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(html.contains("110 to 200"), "the paper's numbers are in the report");
+    assert!(
+        html.contains("110 to 200"),
+        "the paper's numbers are in the report"
+    );
     let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
-    assert!(runs.starts_with("experiment,variant,bandwidth_kbps,delay_ms,replication,position,tsn,metric,value"));
+    assert!(runs.starts_with(
+        "experiment,variant,bandwidth_kbps,delay_ms,replication,position,flow,tsn,metric,value"
+    ));
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -59,7 +73,15 @@ fn the_same_seed_gives_byte_identical_csv() {
     let (a, b) = (temp_dir("det-a"), temp_dir("det-b"));
     for (dir, jobs) in [(&a, "1"), (&b, "2")] {
         let output = brisk(
-            &["reproduce", "--only", "fig06", "--out", dir.to_str().unwrap(), "--jobs", jobs],
+            &[
+                "reproduce",
+                "--only",
+                "fig06",
+                "--out",
+                dir.to_str().unwrap(),
+                "--jobs",
+                jobs,
+            ],
             &workspace_root(),
         );
         assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -78,11 +100,15 @@ fn the_same_seed_gives_byte_identical_csv() {
 fn a_bad_experiment_file_stops_reproduce_naming_file_key_and_expectation() {
     let dir = temp_dir("bad");
     std::fs::create_dir_all(dir.join("experiments")).unwrap();
-    let good = std::fs::read_to_string(workspace_root().join("experiments/seed000-fig02.toml")).unwrap();
+    let good =
+        std::fs::read_to_string(workspace_root().join("experiments/seed000-fig02.toml")).unwrap();
     let bad = good.replace("delay = \"15ms\"", "delay = \"-15ms\"");
     assert_ne!(good, bad);
     std::fs::write(dir.join("experiments/broken.toml"), bad).unwrap();
-    let output = brisk(&["reproduce", "--out", dir.join("out").to_str().unwrap()], &dir);
+    let output = brisk(
+        &["reproduce", "--out", dir.join("out").to_str().unwrap()],
+        &dir,
+    );
     assert_ne!(output.status.code(), Some(0));
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("broken.toml"), "{err}");
@@ -118,8 +144,52 @@ fn version_prints_the_package_version() {
 
 #[test]
 fn reproduce_rejects_an_only_filter_that_matches_nothing() {
-    let output = brisk(&["reproduce", "--only", "no-such-figure"], &workspace_root());
+    let output = brisk(
+        &["reproduce", "--only", "no-such-figure"],
+        &workspace_root(),
+    );
     assert_ne!(output.status.code(), Some(0));
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("matches `no-such-figure`"), "{err}");
+}
+
+#[test]
+fn run_writes_a_pcap_of_the_first_run_that_tshark_opens() {
+    let dir = temp_dir("run-pcap");
+    let pcap = dir.join("fig02.pcap");
+    let output = brisk(
+        &[
+            "run",
+            "experiments/seed000-fig02.toml",
+            "--out",
+            dir.join("out").to_str().unwrap(),
+            "--pcap",
+            pcap.to_str().unwrap(),
+        ],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(stdout(&output).contains("seed000-fig02"));
+    let tshark = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-o", "sctp.checksum:CRC 32c", "-d", "udp.port==9899,sctp"])
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "sctp.chunk_type",
+            "-e",
+            "sctp.checksum.status",
+        ])
+        .output()
+        .expect("tshark is needed: apt-get install tshark");
+    let text = String::from_utf8_lossy(&tshark.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    // The forward direction: the sender's INIT ACK and COOKIE ACK, and 48 DATA
+    // packets (the first run is the no-loss variant); every checksum good.
+    assert_eq!(lines.len(), 50, "{text}");
+    assert!(lines.iter().all(|l| l.ends_with("\t1")), "{text}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("0\t")).count(), 48);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,7 +8,9 @@ use brisk_lab::{figures, runner};
 use indicatif::ProgressBar;
 
 fn run(file: &str) -> (Experiment, Vec<runner::Record>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments")
+        .join(file);
     let exp = Experiment::load(&path).unwrap();
     let (records, totals) = runner::run(&exp, 2, &ProgressBar::hidden());
     assert_eq!(totals.incomplete, 0, "every run delivered every message");

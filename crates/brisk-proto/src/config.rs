@@ -47,7 +47,9 @@ pub struct Config {
     /// Initial cwnd in bytes; `None` = RFC 9260 7.2.1: min(4*MTU, max(2*MTU, 4404)).
     pub initial_cwnd: Option<u32>,
     /// Largest SCTP packet (common header included) we send: the path MTU less
-    /// the IP and, with RFC 6951 encapsulation, UDP headers.
+    /// the IP and, with RFC 6951 encapsulation, UDP headers. The default, 1452,
+    /// fits a 1500-byte path with IPv6 and UDP headers (1472 would be the IPv4
+    /// figure, which usrsctp assumes).
     pub mtu: usize,
     /// Our receive buffer, advertised as a_rwnd.
     pub receive_buffer: u32,
@@ -93,7 +95,7 @@ impl Config {
             fast_retransmit_threshold: 3,
             max_burst: 4,
             initial_cwnd: None,
-            mtu: 1200,
+            mtu: 1452,
             receive_buffer: 1 << 20,
             send_buffer: 4 << 20,
             max_message_size: 256 << 10,

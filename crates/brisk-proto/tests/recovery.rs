@@ -100,9 +100,9 @@ fn cwnd_halves_on_fast_retransmit_and_collapses_on_t3() {
     p.run_for(ms(1500));
     let stats = p.a.association(a).unwrap().stats().clone();
     assert_eq!(stats.t3_expirations, 1);
-    assert_eq!(stats.cwnd, 1188, "1200-byte packets: PMDCS = 1200 - 12");
-    // ssthresh = max(cwnd / 2, 4 * PMDCS) = max(10000 / 2, 4752).
-    assert_eq!(stats.ssthresh, 5000);
+    assert_eq!(stats.cwnd, 1440, "1452-byte packets: PMDCS = 1452 - 12");
+    // ssthresh = max(cwnd / 2, 4 * PMDCS) = max(10000 / 2, 5760).
+    assert_eq!(stats.ssthresh, 5760);
 }
 
 #[test]
