@@ -263,8 +263,11 @@ impl std::fmt::Display for SuiteSummary {
             };
             writeln!(
                 f,
-                "{:<28} {:>7} runs {:>6.1} s  {verdict}",
-                e.name, e.runs, e.wall_seconds
+                "{:<16} {:>6} runs {:>5.1} s, {:>7.0}x real time  {verdict}",
+                e.name,
+                e.runs,
+                e.wall_seconds,
+                e.virtual_seconds / e.wall_seconds.max(1e-9)
             )?;
         }
         write!(
