@@ -382,9 +382,10 @@ pub fn parse_trace(text: &str) -> Result<Vec<(Duration, usize)>, (usize, String)
     Ok(out)
 }
 
-/// The presets experiments use: the protocol's, plus the signaling parameters
-/// of seed 000's Table 1 (RTO.Initial 200 ms, RTO.Min 100, RTO.Max 400, SACK
-/// delay 40 ms) on top of RFC 9260 or of lksctp 2.6.15.
+/// The presets experiments use: the protocol's, plus `signaling-lksctp`, seed
+/// 000's "Standard": lksctp 2.6.15 with the signaling parameters of its Table 1
+/// (RTO.Initial 200 ms, RTO.Min 100, RTO.Max 400, SACK delay 40 ms) and none of
+/// the latency mechanisms.
 pub fn preset(name: &str) -> Option<Config> {
     let signaling = |base: Config| Config {
         rto_initial: Duration::from_millis(200),
@@ -394,14 +395,20 @@ pub fn preset(name: &str) -> Option<Config> {
         ..base
     };
     match name {
-        "signaling" => Some(signaling(Config::rfc9260())),
         "signaling-lksctp" => Some(signaling(Config::lksctp_2_6_15())),
         other => Config::preset(other).ok(),
     }
 }
 
 /// Names `preset` knows.
-pub const LAB_PRESETS: &[&str] = &["rfc9260", "lksctp-2.6.15", "signaling", "signaling-lksctp"];
+pub const LAB_PRESETS: &[&str] = &[
+    "rfc9260",
+    "lksctp-2.6.15",
+    "signaling",
+    "thin-stream",
+    "low-latency",
+    "signaling-lksctp",
+];
 
 impl Experiment {
     /// Reads and validates an experiment file.

@@ -64,10 +64,70 @@ pub struct Config {
     /// Inbound streams we accept at most.
     pub max_inbound_streams: u16,
 
+    // --- Latency mechanisms (all off in `rfc9260()`) ---
+    /// Early Retransmit (RFC 5827): byte-based (3.1) or packet-based (3.2,
+    /// seed 000's modification).
+    pub early_retransmit: EarlyRetransmit,
+    /// Delay an early retransmission by max(SRTT/4, 2 ms), cancelled if a SACK
+    /// resolves it (reordering mitigation, RFC 5827 6).
+    pub early_retransmit_delay: bool,
+    /// RTO restart (RFC 7765): with fewer than 4 packets outstanding and no unsent
+    /// data, restart T3 at RTO less the age of the earliest outstanding chunk.
+    pub rto_restart: bool,
+    /// Thin-stream mode (seed 001) holds while fewer than this many packets are
+    /// outstanding.
+    pub thin_threshold: u32,
+    /// Thin: T3 expiry does not double RTO (linear timeouts, seed 001 4.2.2).
+    pub thin_linear_timeouts: bool,
+    /// Thin: fast retransmit on the first miss indication (seed 001 4.3).
+    pub thin_fast_retransmit: bool,
+    /// Thin: a lower RTO.Min (seed 001 uses 200 ms).
+    pub thin_rto_min: Option<Duration>,
+    /// Thin: a fast retransmission fills its packet with the earliest
+    /// outstanding chunks (seed 001 4.4).
+    pub thin_aggressive_bundling: bool,
+    /// Thin: new packets with room carry unacknowledged chunks in front of the
+    /// new ones (redundant bundling, seed 001 4.4; cause `Bundled`).
+    pub thin_redundant_bundling: bool,
+    /// Thin: set the I bit on DATA sent while thin, so a standard receiver
+    /// SACKs at once (ours, not the seed's).
+    pub thin_immediate_sack: bool,
+    /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
+    pub tail_loss_probe: bool,
+    /// Nagle's algorithm for messages: off (SCTP_NODELAY), classic, or
+    /// Minshall's (hold a small packet only while a small one is unacknowledged).
+    pub nagle: Nagle,
+    /// PKTDROP (draft-stewart-sctp-pktdrprep): offered in INIT/INIT ACK; used
+    /// only with a peer that offers it too.
+    pub pktdrop: bool,
+
     // --- Observability ---
     /// Record per-message and per-retransmission events (`Event::MessageAcked`,
     /// `Event::Retransmission`). Counters in `Stats` are kept regardless.
     pub events: bool,
+}
+
+/// Early Retransmit variants (RFC 5827).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EarlyRetransmit {
+    Off,
+    /// RFC 5827 3.1: ownd < 4*SMSS, fire once ownd - SMSS bytes are SACKed.
+    Bytes,
+    /// RFC 5827 3.2 and seed 000 2.3: fewer than 4 packets outstanding, fire
+    /// once all but one of them are SACKed.
+    Packets,
+}
+
+/// Nagle's algorithm for messages (thesis paper D; Minshall).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Nagle {
+    /// Send at once (SCTP_NODELAY).
+    Off,
+    /// Hold a less-than-full packet while any data is outstanding.
+    Classic,
+    /// Hold a less-than-full packet only while a less-than-full packet sent
+    /// earlier is unacknowledged.
+    Minshall,
 }
 
 impl Default for Config {
@@ -101,7 +161,62 @@ impl Config {
             max_message_size: 256 << 10,
             outbound_streams: 16,
             max_inbound_streams: 16,
+            early_retransmit: EarlyRetransmit::Off,
+            early_retransmit_delay: false,
+            rto_restart: false,
+            thin_threshold: 4,
+            thin_linear_timeouts: false,
+            thin_fast_retransmit: false,
+            thin_rto_min: None,
+            thin_aggressive_bundling: false,
+            thin_redundant_bundling: false,
+            thin_immediate_sack: false,
+            tail_loss_probe: false,
+            nagle: Nagle::Off,
+            pktdrop: false,
             events: true,
+        }
+    }
+
+    /// Seed 000's signaling setup: its timer values (RTO.Initial 200 ms,
+    /// RTO.Min 100 ms, RTO.Max 400 ms, SACK delay 40 ms) with packet-based Early
+    /// Retransmit and RTO restart.
+    pub fn signaling() -> Self {
+        Self {
+            rto_initial: Duration::from_millis(200),
+            rto_min: Duration::from_millis(100),
+            rto_max: Duration::from_millis(400),
+            sack_delay: Duration::from_millis(40),
+            early_retransmit: EarlyRetransmit::Packets,
+            rto_restart: true,
+            ..Self::rfc9260()
+        }
+    }
+
+    /// Seed 001's thin-stream mode, every piece on, for a thin stream talking to
+    /// a standard receiver: the I bit replaces the seed's receiver change.
+    pub fn thin_stream() -> Self {
+        Self {
+            rto_restart: true,
+            thin_linear_timeouts: true,
+            thin_fast_retransmit: true,
+            thin_rto_min: Some(Duration::from_millis(200)),
+            thin_aggressive_bundling: true,
+            thin_redundant_bundling: true,
+            thin_immediate_sack: true,
+            ..Self::rfc9260()
+        }
+    }
+
+    /// Everything that helps timely delivery, on: packet-based Early
+    /// Retransmit, RTO restart, thin-stream mode, the tail loss probe, Nagle off
+    /// and PKTDROP.
+    pub fn low_latency() -> Self {
+        Self {
+            early_retransmit: EarlyRetransmit::Packets,
+            tail_loss_probe: true,
+            pktdrop: true,
+            ..Self::thin_stream()
         }
     }
 
@@ -180,7 +295,13 @@ pub enum ConfigError {
 }
 
 /// Names of the presets [`Config::preset`] knows.
-pub const PRESETS: &[&str] = &["rfc9260", "lksctp-2.6.15"];
+pub const PRESETS: &[&str] = &[
+    "rfc9260",
+    "lksctp-2.6.15",
+    "signaling",
+    "thin-stream",
+    "low-latency",
+];
 
 /// Names of the knobs [`Config::set`] knows: the fields of [`Config`].
 pub const KNOBS: &[&str] = &[
@@ -204,6 +325,19 @@ pub const KNOBS: &[&str] = &[
     "max_message_size",
     "outbound_streams",
     "max_inbound_streams",
+    "early_retransmit",
+    "early_retransmit_delay",
+    "rto_restart",
+    "thin_threshold",
+    "thin_linear_timeouts",
+    "thin_fast_retransmit",
+    "thin_rto_min",
+    "thin_aggressive_bundling",
+    "thin_redundant_bundling",
+    "thin_immediate_sack",
+    "tail_loss_probe",
+    "nagle",
+    "pktdrop",
     "events",
 ];
 
@@ -229,6 +363,9 @@ impl Config {
         match name {
             "rfc9260" => Ok(Config::rfc9260()),
             "lksctp-2.6.15" => Ok(Config::lksctp_2_6_15()),
+            "signaling" => Ok(Config::signaling()),
+            "thin-stream" => Ok(Config::thin_stream()),
+            "low-latency" => Ok(Config::low_latency()),
             _ => Err(ConfigError::UnknownPreset {
                 name: name.to_owned(),
                 known: PRESETS.join(", "),
@@ -287,6 +424,39 @@ impl Config {
             "max_message_size" => self.max_message_size = usizev()?,
             "outbound_streams" => self.outbound_streams = u16v()?,
             "max_inbound_streams" => self.max_inbound_streams = u16v()?,
+            "early_retransmit" => {
+                self.early_retransmit = match value.trim() {
+                    "off" | "none" => EarlyRetransmit::Off,
+                    "bytes" => EarlyRetransmit::Bytes,
+                    "packets" => EarlyRetransmit::Packets,
+                    _ => return Err(bad("off, bytes or packets")),
+                }
+            }
+            "early_retransmit_delay" => self.early_retransmit_delay = boolean()?,
+            "rto_restart" => self.rto_restart = boolean()?,
+            "thin_threshold" => self.thin_threshold = u32v()?,
+            "thin_linear_timeouts" => self.thin_linear_timeouts = boolean()?,
+            "thin_fast_retransmit" => self.thin_fast_retransmit = boolean()?,
+            "thin_rto_min" => {
+                self.thin_rto_min = if value.trim() == "none" {
+                    None
+                } else {
+                    Some(duration()?)
+                }
+            }
+            "thin_aggressive_bundling" => self.thin_aggressive_bundling = boolean()?,
+            "thin_redundant_bundling" => self.thin_redundant_bundling = boolean()?,
+            "thin_immediate_sack" => self.thin_immediate_sack = boolean()?,
+            "tail_loss_probe" => self.tail_loss_probe = boolean()?,
+            "nagle" => {
+                self.nagle = match value.trim() {
+                    "off" => Nagle::Off,
+                    "classic" => Nagle::Classic,
+                    "minshall" => Nagle::Minshall,
+                    _ => return Err(bad("off, classic or minshall")),
+                }
+            }
+            "pktdrop" => self.pktdrop = boolean()?,
             "events" => self.events = boolean()?,
             _ => {
                 return Err(ConfigError::UnknownKnob {
@@ -323,6 +493,30 @@ mod tests {
     }
 
     #[test]
+    fn every_latency_mechanism_is_off_in_rfc9260_and_on_in_low_latency() {
+        let base = Config::rfc9260();
+        assert_eq!(base.early_retransmit, EarlyRetransmit::Off);
+        assert!(!base.rto_restart && !base.tail_loss_probe && !base.pktdrop);
+        assert!(!base.thin_fast_retransmit && !base.thin_linear_timeouts);
+        assert!(!base.thin_redundant_bundling && !base.thin_immediate_sack);
+        assert!(!base.thin_aggressive_bundling && base.thin_rto_min.is_none());
+        assert_eq!(base.nagle, Nagle::Off);
+        let ll = Config::low_latency();
+        assert_eq!(ll.early_retransmit, EarlyRetransmit::Packets);
+        assert!(ll.rto_restart && ll.tail_loss_probe && ll.pktdrop && ll.thin_immediate_sack);
+        let sig = Config::signaling();
+        assert_eq!(
+            (sig.rto_min, sig.sack_delay),
+            (Duration::from_millis(100), Duration::from_millis(40))
+        );
+        assert!(
+            sig.validate().is_ok()
+                && ll.validate().is_ok()
+                && Config::thin_stream().validate().is_ok()
+        );
+    }
+
+    #[test]
     fn every_knob_can_be_set_by_name_and_presets_are_found_by_name() {
         let mut c = Config::preset("lksctp-2.6.15").unwrap();
         assert_eq!(c.fast_retransmit_threshold, 4);
@@ -344,6 +538,13 @@ mod tests {
         for knob in KNOBS {
             let value = match *knob {
                 "heartbeats" | "events" => "true",
+                k if k.starts_with("thin_") && k != "thin_rto_min" && k != "thin_threshold" => {
+                    "true"
+                }
+                "rto_restart" | "tail_loss_probe" | "pktdrop" | "early_retransmit_delay" => "true",
+                "early_retransmit" => "packets",
+                "nagle" => "minshall",
+                "thin_rto_min" => "200ms",
                 "initial_cwnd" => "none",
                 k if k.contains("rto")
                     || k.contains("delay")
@@ -358,7 +559,7 @@ mod tests {
         }
         assert_eq!(
             Config::preset("bogus").unwrap_err().to_string(),
-            "unknown config preset `bogus`; known presets: rfc9260, lksctp-2.6.15"
+            "unknown config preset `bogus`; known presets: rfc9260, lksctp-2.6.15, signaling, thin-stream, low-latency"
         );
         let err = c.set("rto_min", "fast").unwrap_err();
         assert_eq!(

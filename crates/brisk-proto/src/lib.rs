@@ -28,7 +28,7 @@ pub mod tx;
 pub mod wire;
 
 pub use assoc::{AssocId, Association, SendError, State, Transmit};
-pub use config::{Config, ConfigError, KNOBS, PRESETS};
+pub use config::{Config, ConfigError, EarlyRetransmit, KNOBS, Nagle, PRESETS};
 pub use endpoint::{ConnectError, Endpoint, EndpointConfig, EndpointStats};
 pub use events::{CloseReason, Event, RetransmitCause, Stats};
 pub use message::{IncomingMessage, MessageId, OutgoingMessage};
