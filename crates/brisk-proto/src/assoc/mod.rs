@@ -130,6 +130,10 @@ pub struct Association {
     fast_recovery: FastRecovery,
     /// 7.2.4: the next packet of marked chunks goes out regardless of cwnd.
     fast_retransmit_now: bool,
+    /// Early Retransmit waiting out its reordering delay (RFC 5827 6): the
+    /// chunks it would retransmit.
+    early_retransmit_pending: Vec<u32>,
+    early_retransmit_timer: crate::timer::Timer,
     /// The peer's receive window as we model it (6.2.1).
     peer_rwnd: u32,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
@@ -190,6 +194,8 @@ impl Association {
             outstanding: Outstanding::new(local_initial_tsn),
             fast_recovery: FastRecovery::default(),
             fast_retransmit_now: false,
+            early_retransmit_pending: Vec::new(),
+            early_retransmit_timer: crate::timer::Timer::default(),
             peer_rwnd: 0,
             burst_budget: 0,
             next_message_id: 0,
@@ -332,6 +338,7 @@ impl Association {
         earliest([
             self.handshake.t1.deadline(),
             self.path.t3.deadline(),
+            self.early_retransmit_timer.deadline(),
             self.sack_timer.deadline(),
             self.heartbeats.deadline(),
             self.shutdown.t2.deadline(),
@@ -376,6 +383,25 @@ impl Association {
             .saturating_sub(u32::try_from(held).unwrap_or(u32::MAX))
     }
 
+    /// Whether the stream is thin (seed 001): fewer than `thin_threshold`
+    /// packets outstanding.
+    fn is_thin(&self) -> bool {
+        crate::recovery::thin::is_thin(&self.cfg, self.outstanding.packets_outstanding())
+    }
+
+    /// The RTO for T3: a thin stream's own RTO.Min applies while thin.
+    fn data_rto(&self) -> std::time::Duration {
+        crate::recovery::thin::rto(&self.cfg, self.is_thin(), &self.path.rto)
+    }
+
+    /// Whether new data is queued and the peer's window would take it
+    /// (RFC 5827 and RFC 7765 apply only when it is not).
+    fn new_data_ready(&self) -> bool {
+        self.send_queue
+            .peek_len(self.cfg.max_data_payload())
+            .is_some_and(|len| usize::try_from(self.peer_rwnd).unwrap_or(usize::MAX) >= len)
+    }
+
     /// A new chance to send: an input arrived or a timer fired (Max.Burst, 6.1).
     fn new_transmission_opportunity(&mut self) {
         self.burst_budget = if self.cfg.max_burst == 0 {
@@ -398,6 +424,7 @@ impl Association {
         self.state = State::Closed;
         self.handshake.t1.stop();
         self.path.t3.stop();
+        self.early_retransmit_timer.stop();
         self.shutdown.t2.stop();
         self.shutdown.guard.stop();
         self.heartbeats.stop();
@@ -443,10 +470,11 @@ impl Association {
 
     /// Copies the loss-recovery variables into `Stats`.
     fn sync_stats(&mut self) {
+        let rto = self.data_rto();
         let s = &mut self.stats;
         s.cwnd = self.path.cc.cwnd();
         s.ssthresh = self.path.cc.ssthresh();
-        s.rto = self.path.rto.rto();
+        s.rto = rto;
         s.srtt = self.path.rto.srtt();
         s.flight_size = self.outstanding.flight_size();
         s.packets_outstanding = self.outstanding.packets_outstanding();

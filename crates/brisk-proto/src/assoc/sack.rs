@@ -3,11 +3,27 @@
 //! requires (cwnd adjustments for new acks before any fast-retransmit reduction).
 
 use super::{Association, State, shutdown};
-use crate::events::Event;
-use crate::recovery::t3;
+use crate::config::EarlyRetransmit;
+use crate::events::{Event, RetransmitCause};
+use crate::recovery::{early_retransmit, rto_restart, t3, thin};
+use crate::serial::lt32;
 use crate::time::Time;
-use crate::tx::outstanding::SackRejected;
+use crate::tx::outstanding::{ChunkState, SackRejected};
 use crate::wire::chunk::Sack;
+
+/// Early Retransmit fires: the chunks in flight below `limit` (the one packet
+/// left) go out as fast retransmissions (RFC 5827 3.2). Returns whether any did.
+pub(super) fn early_retransmit_now(a: &mut Association, limit: u32) -> bool {
+    let flight_before = a.outstanding.flight_size();
+    let marked = a
+        .outstanding
+        .mark_missing_below(limit, RetransmitCause::EarlyRetransmit);
+    // 6.2.1: marked chunks go back into the peer's window.
+    a.peer_rwnd = a
+        .peer_rwnd
+        .saturating_add(flight_before - a.outstanding.flight_size());
+    !marked.is_empty()
+}
 
 pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) {
     if !matches!(
@@ -23,6 +39,9 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) {
 /// Applies a SACK, or the cumulative ack of a SHUTDOWN (9.2).
 pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     let flight_before = a.outstanding.flight_size();
+    let packets_before = a.outstanding.packets_outstanding();
+    let er = a.cfg.early_retransmit != EarlyRetransmit::Off;
+    let bytes_before = if er { a.outstanding.unacked_total_bytes() } else { 0 };
     let outcome = match a.outstanding.on_sack(sack, now) {
         Ok(outcome) => outcome,
         // 6.2.1: an old SACK that arrived late.
@@ -46,22 +65,63 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
         a.fast_recovery.in_recovery(),
     );
     a.fast_recovery.on_cum_ack(sack.cum_tsn_ack);
+    let window = early_retransmit::Window {
+        packets_before,
+        packets_after: a.outstanding.packets_outstanding(),
+        bytes_before,
+        bytes_after: if er { a.outstanding.unacked_bytes() } else { 0 },
+    };
+    // Seed 001 4.3: a thin stream fast-retransmits on the first miss indication.
+    let thin = thin::is_thin(&a.cfg, packets_before);
     let fr = a.fast_recovery.on_sack(
         sack,
         &outcome,
         &mut a.outstanding,
-        a.cfg.fast_retransmit_threshold,
+        thin::dupthresh(&a.cfg, thin),
     );
-    if fr.entered_recovery {
+    let mut entered = fr.entered_recovery;
+    let mut marked = !fr.marked.is_empty();
+    // 6.2.1: rwnd = a_rwnd less what is still outstanding.
+    a.peer_rwnd = sack.a_rwnd.saturating_sub(a.outstanding.flight_size());
+    if !marked
+        && !a.fast_recovery.in_recovery()
+        && let Some(htna) = outcome.htna
+        && early_retransmit::fires(
+            a.cfg.early_retransmit,
+            &window,
+            a.path.cc.pmdcs(),
+            a.new_data_ready(),
+        )
+    {
+        if a.cfg.early_retransmit_delay {
+            // RFC 5827 6: wait a little in case the packet was only reordered.
+            a.early_retransmit_pending = a
+                .outstanding
+                .chunks()
+                .filter(|c| c.state == ChunkState::InFlight && lt32(c.tsn, htna))
+                .map(|c| c.tsn)
+                .collect();
+            let wait = early_retransmit::delay(a.path.rto.srtt());
+            a.early_retransmit_timer.start(now, wait);
+        } else {
+            marked = early_retransmit_now(a, htna);
+            entered |= marked && a.fast_recovery.enter(a.outstanding.next_tsn().wrapping_sub(1));
+        }
+    }
+    if entered {
         a.path.cc.on_fast_retransmit();
         a.stats.fast_recoveries += 1;
     }
-    if !fr.marked.is_empty() {
+    if marked {
         a.fast_retransmit_now = true;
     }
-    // 6.2.1: rwnd = a_rwnd less what is still outstanding.
-    a.peer_rwnd = sack.a_rwnd.saturating_sub(a.outstanding.flight_size());
-    t3::on_sack(&mut a.path, &a.outstanding, &outcome, now);
+    let restart = rto_restart::applies(
+        a.cfg.rto_restart,
+        a.outstanding.packets_outstanding(),
+        a.new_data_ready(),
+    );
+    let rto = a.data_rto();
+    t3::on_sack(&mut a.path, &a.outstanding, &outcome, now, rto, restart);
     if a.outstanding.is_empty() {
         a.path.cc.on_all_acked();
     }

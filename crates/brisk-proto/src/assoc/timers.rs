@@ -1,8 +1,9 @@
 //! What each timer's expiry does.
 
-use super::{Association, Ctx, handshake, heartbeat, shutdown};
+use super::{Association, Ctx, handshake, heartbeat, sack, shutdown};
 use crate::events::RetransmitCause;
-use crate::recovery::t3;
+use crate::recovery::{t3, thin};
+use crate::tx::outstanding::ChunkState;
 use crate::time::Time;
 
 pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
@@ -11,6 +12,9 @@ pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
     }
     if a.path.t3.poll_expired(now) {
         on_t3_expiry(a, now);
+    }
+    if a.early_retransmit_timer.poll_expired(now) {
+        on_early_retransmit_delay(a);
     }
     if a.shutdown.t2.poll_expired(now) {
         shutdown::on_t2(a, now);
@@ -36,7 +40,11 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
     if !a.count_error() {
         return;
     }
-    t3::on_expiry(&mut a.path);
+    // Seed 001 4.2.2: a thin stream's timeouts stay linear.
+    let thin = a.is_thin();
+    t3::on_expiry(&mut a.path, thin::backs_off(&a.cfg, thin));
+    a.early_retransmit_timer.stop();
+    a.early_retransmit_pending.clear();
     a.fast_recovery.reset();
     a.fast_retransmit_now = false;
     let flight_before = a.outstanding.flight_size();
@@ -47,4 +55,26 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
         .saturating_add(flight_before - a.outstanding.flight_size());
     // The retransmission itself restarts T3 (R1) when it goes out.
     let _ = now;
+}
+
+/// The Early Retransmit delay ran out (RFC 5827 6): retransmit the chunks that
+/// are still missing; a SACK in the meantime may have resolved them.
+fn on_early_retransmit_delay(a: &mut Association) {
+    let pending = std::mem::take(&mut a.early_retransmit_pending);
+    let Some(&last) = pending.last() else { return };
+    let still_missing = pending.iter().any(|tsn| {
+        a.outstanding
+            .get(*tsn)
+            .is_some_and(|c| c.state == ChunkState::InFlight && !c.fast_retransmitted)
+    });
+    if !still_missing || a.fast_recovery.in_recovery() {
+        return;
+    }
+    if sack::early_retransmit_now(a, last.wrapping_add(1)) {
+        if a.fast_recovery.enter(a.outstanding.next_tsn().wrapping_sub(1)) {
+            a.path.cc.on_fast_retransmit();
+            a.stats.fast_recoveries += 1;
+        }
+        a.fast_retransmit_now = true;
+    }
 }

@@ -165,11 +165,12 @@ impl Association {
             retransmitted = true;
             self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
             self.note_retransmission(tsn, cause, now, first_sent);
+            let rto = self.data_rto();
             if earliest {
                 // 6.3.2: retransmitting the earliest outstanding chunk restarts T3.
-                t3::on_earliest_retransmitted(&mut self.path, now);
+                t3::on_earliest_retransmitted(&mut self.path, now, rto);
             } else {
-                t3::on_data_sent(&mut self.path, now);
+                t3::on_data_sent(&mut self.path, now, rto);
             }
         }
         if retransmitted {
@@ -219,7 +220,8 @@ impl Association {
             self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
             self.stats.data_chunks_sent += 1;
             self.stats.payload_bytes_sent += payload_len;
-            t3::on_data_sent(&mut self.path, now);
+            let rto = self.data_rto();
+            t3::on_data_sent(&mut self.path, now, rto);
             sent_new = true;
         }
         if sent_new {

@@ -40,6 +40,16 @@ impl FastRecovery {
         }
     }
 
+    /// Enters fast recovery if not in it (7.2.4): the exit point is the highest
+    /// TSN outstanding. Returns whether it entered.
+    pub fn enter(&mut self, highest_outstanding: u32) -> bool {
+        if self.in_recovery() {
+            return false;
+        }
+        self.exit_point = Some(highest_outstanding);
+        true
+    }
+
     /// Leaves fast recovery (a T3 expiry starts slow start instead).
     pub fn reset(&mut self) {
         self.exit_point = None;
@@ -70,10 +80,9 @@ impl FastRecovery {
             return result;
         };
         result.marked = outstanding.count_misses(limit, threshold);
-        if !result.marked.is_empty() && !self.in_recovery() {
+        if !result.marked.is_empty() {
             // Enter fast recovery; the exit point is the highest outstanding TSN.
-            self.exit_point = Some(outstanding.next_tsn().wrapping_sub(1));
-            result.entered_recovery = true;
+            result.entered_recovery = self.enter(outstanding.next_tsn().wrapping_sub(1));
         }
         result
     }

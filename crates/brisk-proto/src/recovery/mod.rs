@@ -2,6 +2,9 @@
 //! retransmit. The latency mechanisms (early retransmit, RTO restart, thin
 //! streams, tail loss probe, PKTDROP) join here as modules of their own.
 
+pub mod early_retransmit;
 pub mod fast_retransmit;
 pub mod rto;
+pub mod rto_restart;
 pub mod t3;
+pub mod thin;

@@ -10,10 +10,10 @@ const GRANULARITY: Duration = Duration::from_micros(1);
 pub struct RtoEstimator {
     srtt: Option<Duration>,
     rttvar: Duration,
-    /// RTO from the last measurement, before back-off.
-    base: Duration,
-    /// RTO with back-off (E2).
-    rto: Duration,
+    /// SRTT + 4 RTTVAR (or RTO.Initial before a measurement), unclamped.
+    estimate: Duration,
+    /// Doublings since the last measurement (E2).
+    backoff: u32,
     min: Duration,
     max: Duration,
 }
@@ -24,8 +24,8 @@ impl RtoEstimator {
         Self {
             srtt: None,
             rttvar: Duration::ZERO,
-            base: initial,
-            rto: initial,
+            estimate: initial,
+            backoff: 0,
             min,
             max,
         }
@@ -47,20 +47,26 @@ impl RtoEstimator {
         }
         // C6 (granularity): RTTVAR never zero.
         self.rttvar = self.rttvar.max(GRANULARITY);
-        let srtt = self.srtt.unwrap_or(r);
-        // C3, C6 (RTO.Min), C7 (RTO.Max).
-        self.base = (srtt + 4 * self.rttvar).clamp(self.min, self.max);
-        self.rto = self.base;
+        self.estimate = self.srtt.unwrap_or(r) + 4 * self.rttvar;
+        self.backoff = 0;
     }
 
     /// E2: doubles RTO, bounded by RTO.Max.
     pub fn back_off(&mut self) {
-        self.rto = (self.rto * 2).min(self.max);
+        if self.rto() < self.max {
+            self.backoff += 1;
+        }
     }
 
-    /// Current RTO, back-off included.
+    /// Current RTO, back-off included: C6 (RTO.Min), C7 (RTO.Max).
     pub fn rto(&self) -> Duration {
-        self.rto
+        self.rto_with_min(self.min)
+    }
+
+    /// The RTO with another lower bound (thin streams, seed 001 4.2).
+    pub fn rto_with_min(&self, min: Duration) -> Duration {
+        let base = self.estimate.clamp(min.min(self.max), self.max);
+        base.saturating_mul(1 << self.backoff.min(20)).min(self.max)
     }
 
     pub fn srtt(&self) -> Option<Duration> {
@@ -98,6 +104,7 @@ mod tests {
         let mut e = RtoEstimator::new(ms(1000), ms(1000), ms(60_000));
         e.on_measurement(ms(10));
         assert_eq!(e.rto(), ms(1000), "C6: rounded up to RTO.Min");
+        assert_eq!(e.rto_with_min(ms(200)), ms(200), "a thin stream's lower minimum");
         let mut e = RtoEstimator::new(ms(1000), ms(100), ms(400));
         e.on_measurement(ms(300));
         assert_eq!(e.rto(), ms(400), "C7: capped at RTO.Max");
@@ -108,6 +115,8 @@ mod tests {
         let mut e = RtoEstimator::new(ms(1000), ms(1000), ms(3000));
         e.back_off();
         assert_eq!(e.rto(), ms(2000));
+        e.back_off();
+        assert_eq!(e.rto(), ms(3000));
         e.back_off();
         assert_eq!(e.rto(), ms(3000));
         e.on_measurement(ms(50));

@@ -403,6 +403,50 @@ impl Outstanding {
         fired
     }
 
+    /// Bytes sent and not cumulatively acknowledged (RFC 5827's ownd).
+    pub fn unacked_total_bytes(&self) -> u32 {
+        self.chunks.iter().map(SentChunk::size).sum()
+    }
+
+    /// Bytes not acknowledged in any way (neither cumulatively nor by gap).
+    pub fn unacked_bytes(&self) -> u32 {
+        self.chunks
+            .iter()
+            .filter(|c| c.state != ChunkState::GapAcked)
+            .map(SentChunk::size)
+            .sum()
+    }
+
+    /// Marks every chunk in flight below `limit` that was not fast-retransmitted
+    /// before, as a fast retransmission with `cause` (Early Retransmit: the
+    /// chunks "are treated as having reached the miss-indication threshold").
+    pub fn mark_missing_below(&mut self, limit: u32, cause: RetransmitCause) -> Vec<u32> {
+        let mut marked = Vec::new();
+        for i in 0..self.chunks.len() {
+            let c = &mut self.chunks[i];
+            if !lt32(c.tsn, limit) {
+                break;
+            }
+            if c.state == ChunkState::InFlight && !c.fast_retransmitted {
+                c.fast_retransmitted = true;
+                let tsn = c.tsn;
+                self.mark_at(i, cause);
+                marked.push(tsn);
+            }
+        }
+        self.trim_packets();
+        marked
+    }
+
+    /// The highest TSN in flight.
+    pub fn highest_in_flight(&self) -> Option<u32> {
+        self.chunks
+            .iter()
+            .rev()
+            .find(|c| c.state == ChunkState::InFlight)
+            .map(|c| c.tsn)
+    }
+
     /// Highest TSN acknowledged by a gap block, if any chunk is gap-acked.
     pub fn highest_gap_acked(&self) -> Option<u32> {
         if self.gap_acked == 0 {
