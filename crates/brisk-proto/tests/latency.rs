@@ -93,7 +93,10 @@ fn a_reordering_delay_holds_early_retransmit_for_max_srtt_over_4_and_2_ms() {
     let t0 = burst(&mut p, 2);
     p.run_for(ms(3000));
     let rtx = causes(&p);
-    assert_eq!(rtx, vec![(t0 + ms(21) + ms(5), RetransmitCause::EarlyRetransmit)]);
+    assert_eq!(
+        rtx,
+        vec![(t0 + ms(21) + ms(5), RetransmitCause::EarlyRetransmit)]
+    );
 }
 
 #[test]
@@ -122,7 +125,11 @@ fn rto_restart_times_a_lost_second_message_from_its_own_send() {
         let rtx = causes(&p);
         // R3: RTO (1 s) after the SACK at t0 + 220 ms; RFC 7765: RTO after
         // message 2 was sent, at t0 + 1 ms.
-        assert_eq!(rtx, vec![(t0 + ms(expected), RetransmitCause::T3Timeout)], "restart {restart}");
+        assert_eq!(
+            rtx,
+            vec![(t0 + ms(expected), RetransmitCause::T3Timeout)],
+            "restart {restart}"
+        );
     }
 }
 
@@ -132,7 +139,10 @@ fn a_thin_stream_fast_retransmits_on_the_first_miss_indication() {
     p.drop_data_packet(Dir::AtoB, 1);
     let t0 = burst(&mut p, 2);
     p.run_for(ms(3000));
-    assert_eq!(causes(&p), vec![(t0 + ms(21), RetransmitCause::FastRetransmit)]);
+    assert_eq!(
+        causes(&p),
+        vec![(t0 + ms(21), RetransmitCause::FastRetransmit)]
+    );
 }
 
 #[test]
@@ -151,7 +161,16 @@ fn a_thin_stream_uses_its_own_rto_min_and_linear_timeouts() {
     p.run_for(ms(1100));
     let times: Vec<Time> = causes(&p).iter().map(|r| r.0).collect();
     // Linear: every 200 ms, not 200, 400, 800.
-    assert_eq!(times, vec![t0 + ms(200), t0 + ms(400), t0 + ms(600), t0 + ms(800), t0 + ms(1000)]);
+    assert_eq!(
+        times,
+        vec![
+            t0 + ms(200),
+            t0 + ms(400),
+            t0 + ms(600),
+            t0 + ms(800),
+            t0 + ms(1000)
+        ]
+    );
 }
 
 #[test]
@@ -162,4 +181,188 @@ fn without_thin_switches_timeouts_back_off_from_rto_min() {
     p.run_for(ms(8000));
     let times: Vec<Time> = causes(&p).iter().map(|r| r.0).collect();
     assert_eq!(times, vec![t0 + ms(1000), t0 + ms(3000), t0 + ms(7000)]);
+}
+
+/// Takes one RTT sample (20 ms) with an immediately acknowledged message.
+fn warm_up(p: &mut Pair) {
+    p.a_send(OutgoingMessage::new(0, vec![0; 10]).immediate_sack(true));
+    p.run_for(ms(500));
+}
+
+#[test]
+fn the_tail_loss_probe_fires_at_two_srtt_and_fast_retransmit_recovers_the_tail() {
+    let mut p = connected(with(|c| {
+        c.tail_loss_probe = true;
+        c.sack_delay = Duration::from_millis(40);
+    }));
+    warm_up(&mut p);
+    // A burst of 3, the last (tail) packet lost: nothing after it draws a SACK.
+    let lost = p.data_packets(Dir::AtoB).len() as u64 + 3;
+    p.drop_data_packet(Dir::AtoB, lost);
+    let t0 = burst(&mut p, 3);
+    p.run_for(ms(2000));
+    let rtx = causes(&p);
+    assert_eq!(rtx.len(), 1, "{rtx:?}");
+    let (at, cause) = rtx[0];
+    assert_eq!(cause, RetransmitCause::TailLossProbe);
+    // The SACK for packet 2 is back at t0 + 21 ms and gives a 21 ms sample:
+    // SRTT = 20 * 7/8 + 21/8 = 20.125 ms. PTO = 2 SRTT, plus the 40 ms SACK
+    // delay because one packet is outstanding.
+    assert_eq!(at, t0 + ms(21) + Duration::from_micros(40_250) + ms(40));
+    assert_eq!(p.b_recv_all().len(), 4);
+    let a = p.a_id.unwrap();
+    let stats = p.a.association(a).unwrap().stats().clone();
+    assert_eq!(stats.t3_expirations, 0);
+}
+
+#[test]
+fn the_tail_loss_probe_never_fires_after_t3_and_leaves_cwnd_alone() {
+    let mut p = connected(with(|c| c.tail_loss_probe = true));
+    let a = p.a_id.unwrap();
+    warm_up(&mut p);
+    let cwnd = p.a.association(a).unwrap().stats().cwnd;
+    // Lose everything: one probe, then T3.
+    p.rule(|s| (s.dir == Dir::AtoB && s.has_data()).then_some(Fate::Drop));
+    burst(&mut p, 2);
+    p.run_for(ms(500));
+    let rtx = causes(&p);
+    assert_eq!(
+        rtx.iter()
+            .filter(|r| r.1 == RetransmitCause::TailLossProbe)
+            .count(),
+        1,
+        "{rtx:?}"
+    );
+    assert_eq!(
+        p.a.association(a).unwrap().stats().cwnd,
+        cwnd,
+        "no reduction for the probe"
+    );
+    p.run_for(ms(2000));
+    assert!(causes(&p).iter().any(|r| r.1 == RetransmitCause::T3Timeout));
+}
+
+#[test]
+fn a_thin_stream_sets_the_i_bit_and_gets_immediate_sacks() {
+    let mut p = connected(with(|c| c.thin_immediate_sack = true));
+    let t = p.now;
+    p.a_send(OutgoingMessage::new(0, vec![1; 100]));
+    p.run_for(ms(500));
+    let data = p.data_packets(Dir::AtoB);
+    assert_eq!(data[0].seen.bytes[12 + 1] & 0x08, 0x08, "I bit on the wire");
+    let sack = p
+        .log
+        .iter()
+        .find(|l| l.seen.dir == Dir::BtoA && l.seen.has_sack() && l.seen.sent_at > t)
+        .unwrap();
+    assert_eq!(sack.seen.sent_at, t + ms(10), "no 200 ms delayed SACK");
+}
+
+#[test]
+fn redundant_bundling_carries_unacknowledged_chunks_in_front_of_new_ones() {
+    let mut p = connected(with(|c| c.thin_redundant_bundling = true));
+    // Message 1 is lost; message 2, sent 1 ms later, carries it again.
+    p.drop_data_packet(Dir::AtoB, 1);
+    let t0 = burst(&mut p, 2);
+    p.run_for(ms(1000));
+    let second = &p.data_packets(Dir::AtoB)[1].seen;
+    assert_eq!(second.tsns.len(), 2, "the unacknowledged chunk rides along");
+    assert!(second.tsns[0] < second.tsns[1], "older chunk first");
+    assert_eq!(causes(&p), vec![(t0 + ms(1), RetransmitCause::Bundled)]);
+    let got = p.b_recv_all();
+    assert_eq!(got.len(), 2);
+    assert_eq!(
+        got[0].deliverable_at,
+        t0 + ms(11),
+        "message 1 arrives with message 2"
+    );
+}
+
+#[test]
+fn aggressive_bundling_fills_a_thin_fast_retransmission_with_the_earliest_chunks() {
+    let mut p = connected(with(|c| {
+        c.thin_fast_retransmit = true;
+        c.thin_aggressive_bundling = true;
+    }));
+    // Packets 1 and 2 lost, 3 arrives: its SACK fast-retransmits 1 and 2 on the
+    // first miss indication, and packet 2's chunk rides along as Bundled... or
+    // is itself marked; either way both go in one packet.
+    p.drop_data_packet(Dir::AtoB, 1);
+    p.drop_data_packet(Dir::AtoB, 2);
+    burst(&mut p, 3);
+    p.run_for(ms(1000));
+    let rtx_packets: Vec<_> = p.data_packets(Dir::AtoB).into_iter().skip(3).collect();
+    assert_eq!(
+        rtx_packets[0].seen.tsns.len(),
+        2,
+        "both missing chunks in one packet"
+    );
+    assert_eq!(p.b_recv_all().len(), 3);
+}
+
+#[test]
+fn nagle_classic_holds_small_messages_behind_outstanding_data_minshall_does_not() {
+    use brisk_proto::Nagle;
+    // Three 100-byte messages 5 ms apart; the receiver delays SACKs 200 ms.
+    let packets = |mode: Nagle| {
+        let mut p = connected(with(|c| c.nagle = mode));
+        for _ in 0..3 {
+            p.a_send(OutgoingMessage::new(0, vec![1; 100]));
+            p.run_for(ms(5));
+        }
+        p.run_for(ms(1000));
+        let sizes: Vec<usize> = p
+            .data_packets(Dir::AtoB)
+            .iter()
+            .map(|l| l.seen.tsns.len())
+            .collect();
+        let last_read = p
+            .b_recv_all()
+            .iter()
+            .map(|m| m.deliverable_at)
+            .max()
+            .unwrap();
+        (sizes, last_read)
+    };
+    let (off, off_t) = packets(Nagle::Off);
+    assert_eq!(off, vec![1, 1, 1]);
+    // Classic: message 1 goes; 2 and 3 wait for its (delayed) SACK, then share a packet.
+    let (classic, classic_t) = packets(Nagle::Classic);
+    assert_eq!(classic, vec![1, 2]);
+    // Minshall: the same here, since message 1's packet was less than full...
+    let (minshall, _) = packets(Nagle::Minshall);
+    assert_eq!(minshall, vec![1, 2]);
+    assert!(
+        classic_t > off_t + ms(150),
+        "classic waits for the delayed SACK"
+    );
+}
+
+#[test]
+fn minshall_sends_a_small_packet_behind_full_ones() {
+    use brisk_proto::Nagle;
+    // A 3000-byte message (two full packets and a small tail), then a small
+    // message 5 ms later. Classic holds it behind the outstanding data;
+    // Minshall holds it only behind the unacknowledged small tail.
+    let run = |mode: Nagle, second_size: usize| {
+        let mut p = connected(with(|c| c.nagle = mode));
+        p.a_send(OutgoingMessage::new(0, vec![1; 2848]));
+        p.run_for(ms(5));
+        p.a_send(OutgoingMessage::new(0, vec![2; second_size]));
+        p.run_for(ms(1000));
+        p.data_packets(Dir::AtoB)
+            .iter()
+            .map(|l| l.seen.sent_at)
+            .collect::<Vec<_>>()
+    };
+    // 2848 bytes = exactly two full packets of 1424: no small packet outstanding.
+    let classic = run(Nagle::Classic, 100);
+    let minshall = run(Nagle::Minshall, 100);
+    assert_eq!(minshall.len(), 3);
+    assert_eq!(
+        minshall[2],
+        minshall[0] + ms(5),
+        "Minshall sends the small message at once"
+    );
+    assert!(classic[2] > classic[0] + ms(15), "classic waits for a SACK");
 }

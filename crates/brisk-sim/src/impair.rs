@@ -83,6 +83,23 @@ pub fn carries_data(packet: &[u8]) -> bool {
         .any(|c| c.typ == types::DATA || c.typ == types::IDATA)
 }
 
+/// The TSNs of the DATA and I-DATA chunks an SCTP packet carries, in the
+/// order they appear. Walks the chunk headers only and never panics: a
+/// truncated or garbled chunk area simply ends the list.
+pub fn data_tsns(packet: &[u8]) -> Vec<u32> {
+    let Some(area) = packet.get(CommonHeader::LEN..) else {
+        return Vec::new();
+    };
+    RawChunks::new(area)
+        .map_while(Result::ok)
+        .filter(|c| c.typ == types::DATA || c.typ == types::IDATA)
+        .filter_map(|c| {
+            let tsn: [u8; 4] = c.value.get(..4)?.try_into().ok()?;
+            Some(u32::from_be_bytes(tsn))
+        })
+        .collect()
+}
+
 /// What the impairment chain decided for one packet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Verdict {

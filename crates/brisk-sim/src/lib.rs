@@ -57,8 +57,8 @@ mod topology;
 
 pub use capture::CAPTURE_UDP_PORT;
 pub use host::{App, AppCtx};
-pub use impair::{Impairment, carries_data};
+pub use impair::{Impairment, carries_data, data_tsns};
 pub use link::{DEFAULT_OVERHEAD, Fate, LinkParams, LinkStats, PacketRecord, QueueLimit};
 pub use pattern::{PatternError, parse_pattern};
 pub use sim::{HostId, LinkId, NodeId, Sim, SimStats};
-pub use topology::{dumbbell, point_to_point};
+pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use brisk_proto::Time;
 
-use crate::impair::{Chain, Impairment, carries_data, corrupt};
+use crate::impair::{Chain, Impairment, carries_data, corrupt, data_tsns};
+use crate::sim::HostId;
 
 /// Bytes added to an SCTP packet on the wire by default: IPv4 (20) + UDP (8).
 pub const DEFAULT_OVERHEAD: usize = 28;
@@ -125,16 +126,33 @@ pub enum Fate {
 }
 
 /// One packet that entered a traced link direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PacketRecord {
     pub entered: Time,
+    /// The host that sent the packet and the one it is addressed to.
+    pub src: HostId,
+    pub dst: HostId,
     /// 1-based among all packets of the direction.
     pub ordinal: u64,
     /// 1-based among the DATA-carrying packets, for those that carry DATA.
     pub data_ordinal: Option<u64>,
     /// SCTP bytes.
     pub size: usize,
+    /// The TSNs of the DATA and I-DATA chunks the packet carried as it entered
+    /// (before any corruption), in packet order; empty for other packets.
+    pub data_tsns: Vec<u32>,
     pub fate: Fate,
+}
+
+impl PacketRecord {
+    /// Whether the packet never reached the far end intact: dropped by an
+    /// impairment or the queue, or corrupted (its receiver discards it).
+    pub fn lost(&self) -> bool {
+        match self.fate {
+            Fate::ImpairmentDrop | Fate::QueueDrop => true,
+            Fate::Sent { corrupted, .. } => corrupted,
+        }
+    }
 }
 
 /// What the link does with a packet.
@@ -224,7 +242,18 @@ impl Link {
 
     /// A packet enters at `now`: impairments (which may corrupt `packet` in
     /// place), the queue, serialization and propagation.
+    #[cfg(test)]
     pub fn transmit(&mut self, now: Time, packet: &mut [u8]) -> Outcome {
+        self.transmit_from(now, packet, (HostId(0), HostId(0)))
+    }
+
+    /// [`Link::transmit`] for a packet from `ends.0` to `ends.1` (for the trace).
+    pub fn transmit_from(
+        &mut self,
+        now: Time,
+        packet: &mut [u8],
+        ends: (HostId, HostId),
+    ) -> Outcome {
         self.ordinal += 1;
         self.stats.sent += 1;
         self.stats.bytes += packet.len() as u64;
@@ -234,6 +263,11 @@ impl Link {
             self.stats.data_packets += 1;
             self.data_ordinal
         });
+        // Read before the impairments act: corruption may garble the TSNs.
+        let tsns = match (&self.trace, data) {
+            (Some(_), true) => data_tsns(packet),
+            _ => Vec::new(),
+        };
         let verdict = self.chain.apply(now, self.ordinal, data_ordinal);
         let (outcome, fate) = if verdict.drop {
             self.stats.impairment_drops += 1;
@@ -244,9 +278,12 @@ impl Link {
         if let Some(trace) = &mut self.trace {
             trace.push(PacketRecord {
                 entered: now,
+                src: ends.0,
+                dst: ends.1,
                 ordinal: self.ordinal,
                 data_ordinal,
                 size: packet.len(),
+                data_tsns: tsns,
                 fate,
             });
         }

@@ -273,6 +273,19 @@ impl Sim {
         self.links[l.0].link.trace.get_or_insert_with(Vec::new);
     }
 
+    /// Records every packet entering any link direction that exists now
+    /// (see [`Sim::trace`]).
+    pub fn trace_all(&mut self) {
+        for i in 0..self.links.len() {
+            self.trace(LinkId(i));
+        }
+    }
+
+    /// Every link direction, in the order they were created.
+    pub fn links(&self) -> impl Iterator<Item = LinkId> + '_ {
+        (0..self.links.len()).map(LinkId)
+    }
+
     /// The packets recorded on `l` since [`Sim::trace`] (empty if untraced).
     pub fn packet_log(&self, l: LinkId) -> &[PacketRecord] {
         self.links[l.0].link.trace.as_deref().unwrap_or(&[])
@@ -516,7 +529,9 @@ impl Sim {
             return;
         };
         let slot = &mut self.links[l.0];
-        let outcome = slot.link.transmit(self.now, &mut packet.bytes);
+        let outcome =
+            slot.link
+                .transmit_from(self.now, &mut packet.bytes, (packet.src, packet.dst));
         if let Some(c) = &mut slot.capture {
             c.write(
                 self.now,

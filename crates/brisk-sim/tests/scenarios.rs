@@ -105,6 +105,62 @@ fn dropping_the_third_data_packet_causes_exactly_one_retransmission_of_it() {
     assert_eq!(dropped[0].data_ordinal, Some(3));
     assert_eq!(dropped[0].ordinal, 5, "INIT and COOKIE ECHO came first");
     assert_eq!(p.sim.link_stats(p.forward).impairment_drops, 1);
+    // The record names the chunk it lost, and the retransmission carries it again.
+    assert_eq!(dropped[0].data_tsns, vec![third]);
+    assert!(dropped[0].lost());
+    let carried: Vec<_> = log
+        .iter()
+        .filter(|r| r.data_tsns.contains(&third))
+        .map(|r| r.lost())
+        .collect();
+    assert_eq!(carried, [true, false]);
+    // Each record names its ends; packets without DATA carry no TSNs.
+    assert!(log.iter().all(|r| (r.src, r.dst) == (p.client, p.server)));
+    assert!(
+        log.iter()
+            .filter(|r| r.data_ordinal.is_none())
+            .all(|r| r.data_tsns.is_empty())
+    );
+    // DATA TSNs run on, one a packet.
+    let tsns: Vec<u32> = log.iter().flat_map(|r| r.data_tsns.clone()).collect();
+    assert_eq!(tsns.len(), 21);
+}
+
+#[test]
+fn data_tsns_reads_every_data_chunk_and_never_panics_on_garbage() {
+    use brisk_proto::wire::chunk::data::{Data, DataFlags};
+    use brisk_proto::wire::{Chunk, CommonHeader, Packet};
+    let data = |tsn: u32| {
+        Chunk::Data(Data {
+            flags: DataFlags {
+                immediate: false,
+                unordered: false,
+                beginning: true,
+                ending: true,
+            },
+            tsn,
+            stream_id: 0,
+            ssn: 0,
+            ppid: 0,
+            payload: vec![1u8; 5].into(),
+        })
+    };
+    let packet = Packet {
+        header: CommonHeader {
+            src_port: 1,
+            dst_port: 2,
+            verification_tag: 3,
+            checksum: 0,
+        },
+        chunks: vec![data(7), data(9)],
+    };
+    let bytes = packet.to_bytes().unwrap();
+    assert_eq!(brisk_sim::data_tsns(&bytes), vec![7, 9]);
+    for cut in 0..bytes.len() {
+        let tsns = brisk_sim::data_tsns(&bytes[..cut]);
+        assert!(tsns.len() <= 2);
+    }
+    assert!(brisk_sim::data_tsns(&[0xff; 40]).is_empty());
 }
 
 #[test]
@@ -309,6 +365,60 @@ fn a_dumbbell_routes_every_pair_over_the_bottleneck() {
     assert_ne!(from, to);
 }
 
+#[test]
+fn a_per_flow_dumbbell_impairs_only_the_access_link_it_was_given() {
+    let mut sim = Sim::new(12);
+    let receivers: Vec<_> = (0..2)
+        .map(|i| {
+            sim.add_host(
+                addr(&format!("10.0.1.{}:9899", i + 1)),
+                EndpointConfig::default(),
+                Box::new(Server::default()),
+            )
+        })
+        .collect();
+    let senders: Vec<_> = (0..2)
+        .map(|i| {
+            sim.add_host(
+                addr(&format!("10.0.0.{}:9899", i + 1)),
+                EndpointConfig::default(),
+                Box::new(Client::new(addr(&format!("10.0.1.{}:9899", i + 1)), 10)),
+            )
+        })
+        .collect();
+    let access = LinkParams::new(100_000_000, Duration::from_millis(1));
+    let lossy = access.clone().with_impairments([drop_data(vec![2])]);
+    let neck = LinkParams::new(1_000_000, Duration::from_millis(20));
+    let links = brisk_sim::dumbbell_per_flow(
+        &mut sim,
+        &senders,
+        &receivers,
+        &[access.clone(), lossy],
+        access,
+        neck.clone(),
+        neck,
+    );
+    sim.trace_all();
+    assert_eq!(sim.links().count(), 10);
+    sim.run(LIMIT);
+    for &r in &receivers {
+        assert_eq!(sim.app::<Server>(r).unwrap().received.len(), 10);
+    }
+    let stats = sim.stats();
+    assert_eq!(stats.link(links.sender_access[0].0).impairment_drops, 0);
+    assert_eq!(stats.link(links.sender_access[1].0).impairment_drops, 1);
+    let lost: Vec<_> = sim
+        .packet_log(links.sender_access[1].0)
+        .iter()
+        .filter(|r| r.lost())
+        .map(|r| (r.src, r.dst, r.data_tsns.len()))
+        .collect();
+    assert_eq!(lost, [(senders[1], receivers[1], 1)]);
+    // The bottleneck carries both flows, each record naming its sender.
+    let log = sim.packet_log(links.bottleneck.0);
+    assert!(log.iter().any(|r| r.src == senders[0]) && log.iter().any(|r| r.src == senders[1]));
+}
+
 /// A full run under Bernoulli loss both ways, captured both ways.
 fn captured_run(seed: u64) -> (Vec<u8>, Vec<u8>, brisk_sim::SimStats, Vec<u32>) {
     let lossy = || link().with_impairments([Impairment::Bernoulli { p: 0.1 }]);
@@ -442,6 +552,6 @@ fn what_is_done_through_the_endpoint_from_outside_goes_out_on_the_next_run() {
     sim.run_until(Time::from_secs(2));
     assert_eq!(sim.endpoint_ref(a).association_count(), 1);
     assert_eq!(sim.endpoint_ref(b).association_count(), 1);
-    let init = sim.packet_log(ab)[0];
+    let init = sim.packet_log(ab)[0].clone();
     assert_eq!(init.entered, Time::from_secs(1));
 }

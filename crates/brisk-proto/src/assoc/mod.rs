@@ -134,6 +134,11 @@ pub struct Association {
     /// chunks it would retransmit.
     early_retransmit_pending: Vec<u32>,
     early_retransmit_timer: crate::timer::Timer,
+    /// The tail loss probe (RFC 8985 7).
+    tail_probe: crate::recovery::tail_probe::TailProbe,
+    /// Minshall's Nagle: the highest TSN of the last less-than-full packet sent,
+    /// while it is unacknowledged.
+    small_unacked: Option<u32>,
     /// The peer's receive window as we model it (6.2.1).
     peer_rwnd: u32,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
@@ -196,6 +201,8 @@ impl Association {
             fast_retransmit_now: false,
             early_retransmit_pending: Vec::new(),
             early_retransmit_timer: crate::timer::Timer::default(),
+            tail_probe: crate::recovery::tail_probe::TailProbe::default(),
+            small_unacked: None,
             peer_rwnd: 0,
             burst_budget: 0,
             next_message_id: 0,
@@ -339,6 +346,7 @@ impl Association {
             self.handshake.t1.deadline(),
             self.path.t3.deadline(),
             self.early_retransmit_timer.deadline(),
+            self.tail_probe.timer.deadline(),
             self.sack_timer.deadline(),
             self.heartbeats.deadline(),
             self.shutdown.t2.deadline(),
@@ -402,6 +410,24 @@ impl Association {
             .is_some_and(|len| usize::try_from(self.peer_rwnd).unwrap_or(usize::MAX) >= len)
     }
 
+    /// RFC 8985 7.2: (re)arm the tail loss probe after new data went out or a
+    /// SACK acknowledged new data; disarm it when nothing is outstanding.
+    fn arm_tail_probe(&mut self, now: Time) {
+        if !self.cfg.tail_loss_probe {
+            return;
+        }
+        if self.outstanding.earliest_unacked().is_none() || self.fast_recovery.in_recovery() {
+            self.tail_probe.timer.stop();
+            return;
+        }
+        let pto = crate::recovery::tail_probe::pto(
+            self.path.rto.srtt(),
+            self.outstanding.packets_outstanding(),
+            self.cfg.sack_delay,
+        );
+        self.tail_probe.arm(now, pto, self.path.t3.deadline());
+    }
+
     /// A new chance to send: an input arrived or a timer fired (Max.Burst, 6.1).
     fn new_transmission_opportunity(&mut self) {
         self.burst_budget = if self.cfg.max_burst == 0 {
@@ -425,6 +451,7 @@ impl Association {
         self.handshake.t1.stop();
         self.path.t3.stop();
         self.early_retransmit_timer.stop();
+        self.tail_probe.stop();
         self.shutdown.t2.stop();
         self.shutdown.guard.stop();
         self.heartbeats.stop();

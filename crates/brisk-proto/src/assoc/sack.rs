@@ -41,7 +41,11 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     let flight_before = a.outstanding.flight_size();
     let packets_before = a.outstanding.packets_outstanding();
     let er = a.cfg.early_retransmit != EarlyRetransmit::Off;
-    let bytes_before = if er { a.outstanding.unacked_total_bytes() } else { 0 };
+    let bytes_before = if er {
+        a.outstanding.unacked_total_bytes()
+    } else {
+        0
+    };
     let outcome = match a.outstanding.on_sack(sack, now) {
         Ok(outcome) => outcome,
         // 6.2.1: an old SACK that arrived late.
@@ -57,6 +61,15 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     if outcome.bytes_acked > 0 {
         // 8.3: acknowledged DATA resets the error counters.
         a.clear_errors();
+        a.tail_probe.on_new_ack();
+    }
+    // Minshall's Nagle: the small packet is acknowledged.
+    if a.small_unacked.is_some_and(|t| {
+        a.outstanding
+            .get(t)
+            .is_none_or(|c| c.state == ChunkState::GapAcked)
+    }) {
+        a.small_unacked = None;
     }
     // 7.2.1, 7.2.2 before 7.2.3 (note at the end of 7.2.4).
     a.path.cc.on_ack(
@@ -105,7 +118,9 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
             a.early_retransmit_timer.start(now, wait);
         } else {
             marked = early_retransmit_now(a, htna);
-            entered |= marked && a.fast_recovery.enter(a.outstanding.next_tsn().wrapping_sub(1));
+            entered |= marked
+                && a.fast_recovery
+                    .enter(a.outstanding.next_tsn().wrapping_sub(1));
         }
     }
     if entered {
@@ -122,6 +137,7 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     );
     let rto = a.data_rto();
     t3::on_sack(&mut a.path, &a.outstanding, &outcome, now, rto, restart);
+    a.arm_tail_probe(now);
     if a.outstanding.is_empty() {
         a.path.cc.on_all_acked();
     }

@@ -3,8 +3,8 @@
 use super::{Association, Ctx, handshake, heartbeat, sack, shutdown};
 use crate::events::RetransmitCause;
 use crate::recovery::{t3, thin};
-use crate::tx::outstanding::ChunkState;
 use crate::time::Time;
+use crate::tx::outstanding::ChunkState;
 
 pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
     if a.handshake.t1.poll_expired(now) {
@@ -15,6 +15,9 @@ pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
     }
     if a.early_retransmit_timer.poll_expired(now) {
         on_early_retransmit_delay(a);
+    }
+    if a.tail_probe.timer.poll_expired(now) {
+        on_tail_probe(a);
     }
     if a.shutdown.t2.poll_expired(now) {
         shutdown::on_t2(a, now);
@@ -45,6 +48,7 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
     t3::on_expiry(&mut a.path, thin::backs_off(&a.cfg, thin));
     a.early_retransmit_timer.stop();
     a.early_retransmit_pending.clear();
+    a.tail_probe.stop();
     a.fast_recovery.reset();
     a.fast_retransmit_now = false;
     let flight_before = a.outstanding.flight_size();
@@ -71,10 +75,36 @@ fn on_early_retransmit_delay(a: &mut Association) {
         return;
     }
     if sack::early_retransmit_now(a, last.wrapping_add(1)) {
-        if a.fast_recovery.enter(a.outstanding.next_tsn().wrapping_sub(1)) {
+        if a.fast_recovery
+            .enter(a.outstanding.next_tsn().wrapping_sub(1))
+        {
             a.path.cc.on_fast_retransmit();
             a.stats.fast_recoveries += 1;
         }
         a.fast_retransmit_now = true;
+    }
+}
+
+/// RFC 8985 7.3: the probe timer fired. Send new data if the windows allow;
+/// otherwise send the highest outstanding chunk again. No cwnd reduction.
+fn on_tail_probe(a: &mut Association) {
+    if a.outstanding.earliest_unacked().is_none() || a.fast_recovery.in_recovery() {
+        return;
+    }
+    a.tail_probe.probing = true;
+    let cwnd_open = a.path.cc.allows_new_data(a.outstanding.flight_size());
+    if a.new_data_ready() && cwnd_open {
+        // The next packet carries new data; its SACK does the probing.
+        return;
+    }
+    if let Some(tsn) = a.outstanding.highest_in_flight() {
+        let flight_before = a.outstanding.flight_size();
+        if a.outstanding.mark(tsn, RetransmitCause::TailLossProbe) {
+            a.peer_rwnd = a
+                .peer_rwnd
+                .saturating_add(flight_before - a.outstanding.flight_size());
+            // One packet, regardless of cwnd (like a fast retransmission).
+            a.fast_retransmit_now = true;
+        }
     }
 }

@@ -5,10 +5,12 @@
 use std::net::SocketAddr;
 
 use super::{Association, State, receive};
+use crate::config::Nagle;
 use crate::events::{Event, RetransmitCause};
 use crate::recovery::t3;
 use crate::time::Time;
-use crate::tx::outstanding::chunk_size;
+use crate::tx::nagle;
+use crate::tx::outstanding::{ChunkState, chunk_size};
 use crate::tx::packetizer::PacketBuilder;
 use crate::wire::ChunkCodec;
 use crate::wire::CommonHeader;
@@ -144,15 +146,21 @@ impl Association {
 
     fn add_data(&mut self, now: Time, p: &mut PacketBuilder<'_>) {
         let mut record = None;
+        let thin = self.is_thin();
+        // Thin streams ask a standard receiver for an immediate SACK (I bit).
+        let immediate = thin && self.cfg.thin_immediate_sack;
+        let mut in_packet: Vec<u32> = Vec::new();
         // 6.1 C: chunks marked for retransmission go first.
         let mut retransmitted = false;
+        let mut fast = false;
         while let Some(chunk) = self.outstanding.next_marked() {
             if !(self.fast_retransmit_now
                 || self.path.cc.allows_new_data(self.outstanding.flight_size()))
             {
                 break;
             }
-            let data = chunk.to_data();
+            let mut data = chunk.to_data();
+            data.flags.immediate |= immediate;
             if !p.fits(data.encoded_len().min(self.path.mtu)) || p.push_chunk(&data).is_err() {
                 break;
             }
@@ -163,6 +171,11 @@ impl Association {
                 continue;
             };
             retransmitted = true;
+            in_packet.push(tsn);
+            fast |= matches!(
+                cause,
+                RetransmitCause::FastRetransmit | RetransmitCause::EarlyRetransmit
+            );
             self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
             self.note_retransmission(tsn, cause, now, first_sent);
             let rto = self.data_rto();
@@ -177,6 +190,12 @@ impl Association {
             // 7.2.4: only one packet may ignore cwnd.
             self.fast_retransmit_now = false;
         }
+        // Seed 001 4.4: a thin stream's fast retransmission fills its packet
+        // with the earliest outstanding chunks.
+        if fast && thin && self.cfg.thin_aggressive_bundling {
+            let room = p.room();
+            self.bundle_in_flight(now, p, &mut record, &mut in_packet, immediate, room);
+        }
         // 7.2.1: a path that sent nothing for RTOs decays its cwnd first.
         if self.outstanding.is_empty()
             && let Some(last) = self.path.last_data_sent
@@ -187,10 +206,41 @@ impl Association {
                 self.path.cc.on_idle(idle);
             }
         }
-        // New DATA, within cwnd, the peer's window and Max.Burst.
-        let mut sent_new = false;
         let max_payload = self.max_payload();
-        while self.burst_budget > 0 && self.path.cc.allows_new_data(self.outstanding.flight_size())
+        let next_new = self.send_queue.peek_len(max_payload).filter(|len| {
+            self.burst_budget > 0
+                && self.path.cc.allows_new_data(self.outstanding.flight_size())
+                && self.peer_window_allows(*len)
+                && p.fits(chunk_size(*len) as usize)
+        });
+        // Nagle for messages: hold a less-than-full packet of new data.
+        let would_fill = self.send_queue.buffered_bytes()
+            + (Data::HEADER_LEN + 3) * self.send_queue.len()
+            >= p.room();
+        let held = self.state == State::Established
+            && !self.send_queue.is_mid_message()
+            && nagle::hold(
+                self.cfg.nagle,
+                would_fill,
+                !self.outstanding.is_empty(),
+                self.small_unacked.is_some(),
+            );
+        // Seed 001 4.4: redundant bundling: unacknowledged chunks ride in front
+        // of the new data when the packet has room for them.
+        if let Some(len) = next_new
+            && !held
+            && thin
+            && self.cfg.thin_redundant_bundling
+        {
+            let room = p.room().saturating_sub(chunk_size(len) as usize);
+            self.bundle_in_flight(now, p, &mut record, &mut in_packet, immediate, room);
+        }
+        // New DATA, within cwnd, the peer's window and Max.Burst.
+        let mut sent_new = None;
+        while next_new.is_some()
+            && !held
+            && self.burst_budget > 0
+            && self.path.cc.allows_new_data(self.outstanding.flight_size())
         {
             let Some(len) = self.send_queue.peek_len(max_payload) else {
                 break;
@@ -198,9 +248,10 @@ impl Association {
             if !p.fits(chunk_size(len) as usize) || !self.peer_window_allows(len) {
                 break;
             }
-            let Some(frag) = self.send_queue.next_fragment(max_payload) else {
+            let Some(mut frag) = self.send_queue.next_fragment(max_payload) else {
                 break;
             };
+            frag.flags.immediate |= immediate;
             let data = Data {
                 flags: frag.flags,
                 tsn: self.outstanding.next_tsn(),
@@ -216,20 +267,70 @@ impl Association {
             let size = chunk_size(frag.payload.len());
             let payload_len = frag.payload.len() as u64;
             let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
-            self.outstanding.send_new(frag, now, seq);
+            sent_new = Some(self.outstanding.send_new(frag, now, seq));
             self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
             self.stats.data_chunks_sent += 1;
             self.stats.payload_bytes_sent += payload_len;
             let rto = self.data_rto();
             t3::on_data_sent(&mut self.path, now, rto);
-            sent_new = true;
         }
-        if sent_new {
+        if let Some(last_tsn) = sent_new {
             self.burst_budget = self.burst_budget.saturating_sub(1);
+            // Minshall: remember a less-than-full packet until it is acknowledged.
+            // Full: no room for even a 1-byte chunk, or the next chunk does not fit.
+            let full = !p.fits(chunk_size(1) as usize)
+                || self
+                    .send_queue
+                    .peek_len(max_payload)
+                    .is_some_and(|len| !p.fits(chunk_size(len) as usize));
+            if !full && self.cfg.nagle == Nagle::Minshall {
+                self.small_unacked = Some(last_tsn);
+            }
+            self.arm_tail_probe(now);
         }
         if record.is_some() {
             self.outstanding.end_packet();
             self.path.last_data_sent = Some(now);
+        }
+    }
+
+    /// Adds chunks still in flight (earliest first, not already in this packet)
+    /// while they fit in `room` bytes: thin-stream bundling, cause `Bundled`.
+    fn bundle_in_flight(
+        &mut self,
+        now: Time,
+        p: &mut PacketBuilder<'_>,
+        record: &mut Option<u64>,
+        in_packet: &mut Vec<u32>,
+        immediate: bool,
+        mut room: usize,
+    ) {
+        let candidates: Vec<u32> = self
+            .outstanding
+            .chunks()
+            .filter(|c| c.state == ChunkState::InFlight && !in_packet.contains(&c.tsn))
+            .map(|c| c.tsn)
+            .collect();
+        for tsn in candidates {
+            let Some(chunk) = self.outstanding.get(tsn) else {
+                continue;
+            };
+            let size = chunk.size() as usize;
+            if size > room {
+                break;
+            }
+            let mut data = chunk.to_data();
+            data.flags.immediate |= immediate;
+            let first_sent = chunk.first_sent;
+            if p.push_chunk(&data).is_err() {
+                break;
+            }
+            let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
+            if self.outstanding.rebundle(tsn, now, seq) {
+                room -= size;
+                in_packet.push(tsn);
+                self.note_retransmission(tsn, RetransmitCause::Bundled, now, first_sent);
+            }
         }
     }
 

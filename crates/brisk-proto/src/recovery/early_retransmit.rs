@@ -86,10 +86,25 @@ mod tests {
         // Byte-based cannot: ownd is below one SMSS.
         assert!(!fires(EarlyRetransmit::Bytes, &two, SMSS, false));
         // Three out, only one SACKed so far: not yet.
-        assert!(!fires(EarlyRetransmit::Packets, &w(3, 2, 648, 432), SMSS, false));
-        assert!(fires(EarlyRetransmit::Packets, &w(3, 1, 648, 216), SMSS, false));
+        assert!(!fires(
+            EarlyRetransmit::Packets,
+            &w(3, 2, 648, 432),
+            SMSS,
+            false
+        ));
+        assert!(fires(
+            EarlyRetransmit::Packets,
+            &w(3, 1, 648, 216),
+            SMSS,
+            false
+        ));
         // Four or more out: the normal threshold can work.
-        assert!(!fires(EarlyRetransmit::Packets, &w(4, 1, 864, 216), SMSS, false));
+        assert!(!fires(
+            EarlyRetransmit::Packets,
+            &w(4, 1, 864, 216),
+            SMSS,
+            false
+        ));
         // New data ready to go: it will draw the SACKs instead.
         assert!(!fires(EarlyRetransmit::Packets, &two, SMSS, true));
         assert!(!fires(EarlyRetransmit::Off, &two, SMSS, false));
@@ -99,14 +114,30 @@ mod tests {
     fn byte_based_fires_once_ownd_minus_smss_bytes_are_sacked() {
         // Three full packets out (ownd = 3 SMSS < 4 SMSS), the first lost.
         let ownd = 3 * SMSS;
-        assert!(!fires(EarlyRetransmit::Bytes, &w(3, 2, ownd, 2 * SMSS), SMSS, false));
-        assert!(fires(EarlyRetransmit::Bytes, &w(3, 1, ownd, SMSS), SMSS, false));
+        assert!(!fires(
+            EarlyRetransmit::Bytes,
+            &w(3, 2, ownd, 2 * SMSS),
+            SMSS,
+            false
+        ));
+        assert!(fires(
+            EarlyRetransmit::Bytes,
+            &w(3, 1, ownd, SMSS),
+            SMSS,
+            false
+        ));
     }
 
     #[test]
     fn the_reordering_delay_is_a_quarter_srtt_but_at_least_2_ms() {
-        assert_eq!(delay(Some(Duration::from_millis(40))), Duration::from_millis(10));
-        assert_eq!(delay(Some(Duration::from_millis(4))), Duration::from_millis(2));
+        assert_eq!(
+            delay(Some(Duration::from_millis(40))),
+            Duration::from_millis(10)
+        );
+        assert_eq!(
+            delay(Some(Duration::from_millis(4))),
+            Duration::from_millis(2)
+        );
         assert_eq!(delay(None), Duration::from_millis(2));
     }
 }

@@ -7,4 +7,5 @@ pub mod fast_retransmit;
 pub mod rto;
 pub mod rto_restart;
 pub mod t3;
+pub mod tail_probe;
 pub mod thin;

@@ -104,7 +104,11 @@ mod tests {
         let mut e = RtoEstimator::new(ms(1000), ms(1000), ms(60_000));
         e.on_measurement(ms(10));
         assert_eq!(e.rto(), ms(1000), "C6: rounded up to RTO.Min");
-        assert_eq!(e.rto_with_min(ms(200)), ms(200), "a thin stream's lower minimum");
+        assert_eq!(
+            e.rto_with_min(ms(200)),
+            ms(200),
+            "a thin stream's lower minimum"
+        );
         let mut e = RtoEstimator::new(ms(1000), ms(100), ms(400));
         e.on_measurement(ms(300));
         assert_eq!(e.rto(), ms(400), "C7: capped at RTO.Max");

@@ -35,7 +35,11 @@ mod tests {
     fn the_restart_subtracts_the_age_of_the_earliest_chunk() {
         let ms = Duration::from_millis;
         assert_eq!(timeout(ms(100), ms(30)), ms(70));
-        assert_eq!(timeout(ms(100), ms(100)), ms(100), "nothing left: a whole RTO");
+        assert_eq!(
+            timeout(ms(100), ms(100)),
+            ms(100),
+            "nothing left: a whole RTO"
+        );
         assert_eq!(timeout(ms(100), ms(250)), ms(100));
         assert!(applies(true, 3, false));
         assert!(!applies(true, 4, false) && !applies(true, 1, true) && !applies(false, 1, false));

@@ -55,7 +55,10 @@ mod tests {
         e.on_measurement(ms(20));
         assert_eq!(rto(&cfg, true, &e), ms(1000));
         cfg.thin_rto_min = Some(ms(200));
-        assert_eq!((rto(&cfg, true, &e), rto(&cfg, false, &e)), (ms(200), ms(1000)));
+        assert_eq!(
+            (rto(&cfg, true, &e), rto(&cfg, false, &e)),
+            (ms(200), ms(1000))
+        );
         assert!(backs_off(&cfg, true));
         cfg.thin_linear_timeouts = true;
         assert!(!backs_off(&cfg, true) && backs_off(&cfg, false));

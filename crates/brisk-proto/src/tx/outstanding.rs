@@ -349,6 +349,30 @@ impl Outstanding {
         Some(cause)
     }
 
+    /// Sends a chunk that is still in flight again, in packet `packet` (thin
+    /// streams' redundant and aggressive bundling, seed 001 4.4). Its flight
+    /// bytes stay counted once; it moves to the new packet record.
+    pub fn rebundle(&mut self, tsn: u32, now: Time, packet: u64) -> bool {
+        let Some(i) = self.index(tsn) else {
+            return false;
+        };
+        let chunk = &mut self.chunks[i];
+        if chunk.state != ChunkState::InFlight || chunk.packet == packet {
+            return false;
+        }
+        let old = chunk.packet;
+        chunk.transmissions += 1;
+        chunk.last_sent = now;
+        chunk.packet = packet;
+        self.leave_packet(old);
+        self.join_packet(packet, tsn);
+        // Karn: an ambiguous chunk spoils the RTT probe.
+        if self.rtt_probe.is_some_and(|(probe, _)| le32(tsn, probe)) {
+            self.rtt_probe = None;
+        }
+        true
+    }
+
     /// Takes an in-flight chunk out of the flight and marks it (6.3.3 E3, 7.2.4).
     fn mark_at(&mut self, i: usize, cause: RetransmitCause) -> bool {
         let chunk = &mut self.chunks[i];
