@@ -144,6 +144,9 @@ pub struct Stats {
     pub malformed_chunks: u64,
     /// DATA chunks dropped because our receive window was full.
     pub data_dropped_window_full: u64,
+    /// PKTDROP reports sent for corrupted packets, and received.
+    pub pktdrops_sent: u64,
+    pub pktdrops_received: u64,
 }
 
 impl Stats {

@@ -366,3 +366,77 @@ fn minshall_sends_a_small_packet_behind_full_ones() {
     );
     assert!(classic[2] > classic[0] + ms(15), "classic waits for a SACK");
 }
+
+#[test]
+fn a_corrupted_data_packet_is_retransmitted_after_one_pktdrop_with_cwnd_unchanged() {
+    let cfg = with(|c| c.pktdrop = true);
+    let mut p = connected(cfg);
+    let (a, b) = (p.a_id.unwrap(), p.b_id.unwrap());
+    p.rule(|s| (s.dir == Dir::AtoB && s.data_ordinal == Some(1)).then_some(Fate::Corrupt));
+    let cwnd = p.a.association(a).unwrap().stats().cwnd;
+    let t0 = burst(&mut p, 1);
+    p.run_for(ms(1000));
+    // Corrupted on arrival at t0 + 10 ms, reported at once, back at t0 + 20 ms.
+    assert_eq!(causes(&p), vec![(t0 + ms(20), RetransmitCause::PacketDrop)]);
+    let sa = p.a.association(a).unwrap().stats().clone();
+    assert_eq!(
+        (
+            sa.pktdrops_received,
+            sa.cwnd,
+            sa.t3_expirations,
+            sa.fast_recoveries
+        ),
+        (1, cwnd, 0, 0)
+    );
+    assert_eq!(p.b.association(b).unwrap().stats().pktdrops_sent, 1);
+    assert_eq!(p.b.stats().bad_checksum, 1);
+    assert_eq!(p.b_recv_all().len(), 1);
+}
+
+#[test]
+fn pktdrop_is_never_sent_to_a_peer_that_did_not_offer_it() {
+    // A offers PKTDROP, B does not: B's endpoint config is the default.
+    let mut p = Pair::new(ms(10), Config::rfc9260());
+    p.connect(with(|c| c.pktdrop = true));
+    let b = p.b_id.unwrap();
+    p.rule(|s| (s.dir == Dir::AtoB && s.data_ordinal == Some(1)).then_some(Fate::Corrupt));
+    burst(&mut p, 1);
+    p.run_for(ms(3000));
+    assert_eq!(p.b.association(b).unwrap().stats().pktdrops_sent, 0);
+    assert!(
+        !p.log
+            .iter()
+            .any(|l| l.seen.has(brisk_proto::wire::chunk::types::PKTDROP))
+    );
+    assert_eq!(
+        causes(&p).first().map(|c| c.1),
+        Some(RetransmitCause::T3Timeout)
+    );
+}
+
+#[test]
+fn supported_extensions_is_offered_only_when_pktdrop_is_on() {
+    use brisk_proto::wire::{Chunk, Packet, Param};
+    let init_params = |cfg: Config| {
+        let mut p = Pair::new(ms(10), cfg.clone());
+        p.connect(cfg);
+        let init = &p.log[0].seen.bytes;
+        let packet = Packet::decode(init).unwrap();
+        let Chunk::Init(i) = &packet.chunks[0] else {
+            panic!()
+        };
+        i.params
+            .iter()
+            .cloned()
+            .map(Param::into_owned)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        init_params(Config::rfc9260()).is_empty(),
+        "the standard INIT carries no parameters"
+    );
+    assert_eq!(
+        init_params(with(|c| c.pktdrop = true)),
+        vec![Param::SupportedExtensions(vec![0x81])]
+    );
+}

@@ -135,6 +135,7 @@ pub(crate) fn build_init_ack(
         peer_a_rwnd: i.init.a_rwnd,
         local_tie_tag: i.local_tie_tag,
         peer_tie_tag: i.peer_tie_tag,
+        peer_pktdrop: i.init.supports(crate::wire::chunk::types::PKTDROP),
     };
     let mut params = vec![Param::StateCookie(sealer.seal(&contents).into())];
     // 3.3.3: each reported parameter is copied whole; with its padding, so
@@ -148,6 +149,7 @@ pub(crate) fn build_init_ack(
                 Param::UnrecognizedParameter(raw.into())
             }),
     );
+    params.extend(supported_extensions(i.cfg));
     InitAck {
         initiate_tag: i.local_tag,
         a_rwnd: i.cfg.receive_buffer,
@@ -158,14 +160,21 @@ pub(crate) fn build_init_ack(
     }
 }
 
-/// Our INIT (5.1 A). Brisk negotiates no optional extension yet, so it lists none.
+/// RFC 5061 4.2.7: the extensions we offer; PKTDROP only when configured.
+fn supported_extensions(cfg: &Config) -> Option<Param<'static>> {
+    cfg.pktdrop
+        .then(|| Param::SupportedExtensions(vec![crate::wire::chunk::types::PKTDROP]))
+}
+
+/// Our INIT (5.1 A): no address parameters (pion drops INITs carrying them), and
+/// Supported Extensions only when an extension is enabled.
 fn build_init(
     cfg: &Config,
     local_tag: u32,
     initial_tsn: u32,
     preserve_ms: Option<u32>,
 ) -> Init<'static> {
-    let mut params = Vec::new();
+    let mut params: Vec<Param<'static>> = supported_extensions(cfg).into_iter().collect();
     if let Some(increment_ms) = preserve_ms {
         params.push(Param::CookiePreservative { increment_ms });
     }
@@ -232,6 +241,7 @@ impl Association {
 
     /// Takes the peer's half of the handshake from a cookie.
     fn adopt_cookie_peer(&mut self, c: &CookieContents) {
+        self.pktdrop = self.cfg.pktdrop && c.peer_pktdrop;
         self.adopt_peer(
             c.peer_tag,
             c.peer_initial_tsn,
@@ -303,6 +313,7 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
         );
         return;
     };
+    a.pktdrop = a.cfg.pktdrop && ack.supports(crate::wire::chunk::types::PKTDROP);
     a.adopt_peer(
         ack.initiate_tag,
         ack.initial_tsn,

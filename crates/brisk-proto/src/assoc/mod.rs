@@ -21,13 +21,15 @@ use rand::RngCore;
 
 use crate::config::Config;
 use crate::endpoint::cookie::CookieSealer;
-use crate::events::{CloseReason, Event, Stats};
+use crate::events::{CloseReason, Event, RetransmitCause, Stats};
 use crate::message::{IncomingMessage, MessageId, OutgoingMessage};
 use crate::path::Path;
 use crate::recovery::fast_retransmit::FastRecovery;
+use crate::recovery::pktdrop;
 use crate::rx::{Delivery, Reassembly, SackTimer, TsnTracker};
 use crate::time::Time;
 use crate::timer::earliest;
+use crate::tx::outstanding::ChunkState;
 use crate::tx::outstanding::Outstanding;
 use crate::tx::send_queue::SendQueue;
 use crate::wire::CommonHeader;
@@ -139,6 +141,8 @@ pub struct Association {
     /// Minshall's Nagle: the highest TSN of the last less-than-full packet sent,
     /// while it is unacknowledged.
     small_unacked: Option<u32>,
+    /// PKTDROP was negotiated: we and the peer both offered it.
+    pktdrop: bool,
     /// The peer's receive window as we model it (6.2.1).
     peer_rwnd: u32,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
@@ -203,6 +207,7 @@ impl Association {
             early_retransmit_timer: crate::timer::Timer::default(),
             tail_probe: crate::recovery::tail_probe::TailProbe::default(),
             small_unacked: None,
+            pktdrop: false,
             peer_rwnd: 0,
             burst_budget: 0,
             next_message_id: 0,
@@ -544,6 +549,7 @@ impl Association {
                 Chunk::Shutdown(s) => shutdown::on_shutdown(self, now, s),
                 Chunk::ShutdownAck(_) => shutdown::on_shutdown_ack(self, now),
                 Chunk::ShutdownComplete(_) => shutdown::on_shutdown_complete(self),
+                Chunk::PktDrop(pd) => self.on_pktdrop(pd),
                 Chunk::Unknown(u) => {
                     let action = u.action();
                     if action.reports() {
@@ -616,6 +622,54 @@ impl Association {
             if let ErrorCause::StaleCookie { .. } = cause {
                 handshake::on_stale_cookie(self, now);
             }
+        }
+    }
+
+    /// PKTDROP, receiving side: a packet with a bad checksum that maps to this
+    /// association. Reports it if PKTDROP was negotiated and the packet is not
+    /// an ABORT, PKTDROP or INIT ACK. Returns whether a report was queued.
+    pub(crate) fn on_corrupted(&mut self, packet: &[u8]) -> bool {
+        if !self.pktdrop || self.peer_tag == 0 || !pktdrop::may_report(packet) {
+            return false;
+        }
+        let held = self.delivery.buffered_bytes() + self.reassembly.buffered_bytes();
+        let report = pktdrop::report(
+            packet,
+            self.path.mtu,
+            self.cfg.receive_buffer,
+            u32::try_from(held).unwrap_or(u32::MAX),
+        );
+        self.control.push_back(Control::new(Chunk::PktDrop(report)));
+        self.stats.pktdrops_sent += 1;
+        true
+    }
+
+    /// PKTDROP, sending side: retransmit at once every DATA chunk the report
+    /// identifies; no cwnd or ssthresh reduction, no RTT sample from it.
+    fn on_pktdrop(&mut self, pd: &crate::wire::chunk::PktDrop<'_>) {
+        if !self.pktdrop {
+            // Not negotiated: an unexpected chunk.
+            self.stats.malformed_chunks += 1;
+            return;
+        }
+        self.stats.pktdrops_received += 1;
+        let mut marked = false;
+        for (tsn, prefix) in pktdrop::embedded_data(&pd.dropped) {
+            let Some(chunk) = self.outstanding.get(tsn) else {
+                continue;
+            };
+            if chunk.state != ChunkState::InFlight || !pktdrop::matches(&chunk.payload, &prefix) {
+                continue;
+            }
+            let size = chunk.size();
+            if self.outstanding.mark(tsn, RetransmitCause::PacketDrop) {
+                self.peer_rwnd = self.peer_rwnd.saturating_add(size);
+                marked = true;
+            }
+        }
+        if marked {
+            // At once, whatever cwnd says: the loss was not congestion.
+            self.fast_retransmit_now = true;
         }
     }
 

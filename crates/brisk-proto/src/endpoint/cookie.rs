@@ -13,7 +13,7 @@
 //! local a_rwnd (4)
 //! peer tag (4) | peer initial TSN (4) | peer outbound streams (2) | peer inbound streams (2)
 //! peer a_rwnd (4)
-//! local tie-tag (4) | peer tie-tag (4)
+//! local tie-tag (4) | peer tie-tag (4) | extensions the peer offered (1)
 //! ```
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -26,7 +26,9 @@ use crate::time::Time;
 
 const VERSION: u8 = 1;
 const BODY_LEN: usize =
-    1 + 1 + 16 + 2 + 2 + 2 + 8 + 8 + 4 + 4 + 2 + 2 + 4 + 4 + 4 + 2 + 2 + 4 + 4 + 4;
+    1 + 1 + 16 + 2 + 2 + 2 + 8 + 8 + 4 + 4 + 2 + 2 + 4 + 4 + 4 + 2 + 2 + 4 + 4 + 4 + 1;
+/// Extension bit: the peer offered PKTDROP.
+const EXT_PKTDROP: u8 = 0x01;
 const MAC_LEN: usize = 32;
 /// Bytes of an encoded cookie.
 pub const COOKIE_LEN: usize = BODY_LEN + MAC_LEN;
@@ -53,6 +55,8 @@ pub struct CookieContents {
     /// Tie-tags (RFC 9260 5.2.2): zero unless a TCB existed.
     pub local_tie_tag: u32,
     pub peer_tie_tag: u32,
+    /// The peer listed PKTDROP in its Supported Extensions.
+    pub peer_pktdrop: bool,
 }
 
 /// Why a cookie was refused.
@@ -128,6 +132,7 @@ impl CookieSealer {
         for v in [c.peer_a_rwnd, c.local_tie_tag, c.peer_tie_tag] {
             out.extend_from_slice(&v.to_be_bytes());
         }
+        out.push(if c.peer_pktdrop { EXT_PKTDROP } else { 0 });
         debug_assert_eq!(out.len(), BODY_LEN);
         let tag = mac(&self.key, &out).finalize().into_bytes();
         out.extend_from_slice(&tag);
@@ -198,6 +203,7 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
         peer_a_rwnd: u32_at(take(4)?)?,
         local_tie_tag: u32_at(take(4)?)?,
         peer_tie_tag: u32_at(take(4)?)?,
+        peer_pktdrop: take(1)?[0] & EXT_PKTDROP != 0,
     })
 }
 
@@ -224,6 +230,7 @@ mod tests {
             peer_a_rwnd: 131072,
             local_tie_tag: 0,
             peer_tie_tag: 0,
+            peer_pktdrop: true,
         }
     }
 

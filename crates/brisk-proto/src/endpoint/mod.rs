@@ -278,9 +278,11 @@ impl Endpoint {
                 return;
             }
         };
-        // RFC 9260 6.8: a packet with a bad checksum is discarded.
+        // RFC 9260 6.8: a packet with a bad checksum is discarded; with
+        // PKTDROP, its association reports it.
         if let Err(WireError::BadChecksum { .. }) = verify_checksum(data, ChecksumPolicy::Verify) {
             self.stats.bad_checksum += 1;
+            self.report_corrupted(from, &header, data);
             return;
         }
         if header.dst_port != self.cfg.port {
@@ -313,6 +315,24 @@ impl Endpoint {
             return;
         }
         self.out_of_the_blue(now, from, &header, &packet.chunks);
+    }
+
+    /// PKTDROP: a corrupted packet whose ports, source and verification tag
+    /// still name an association is reported by it.
+    fn report_corrupted(&mut self, from: SocketAddr, header: &CommonHeader, data: &[u8]) {
+        if header.dst_port != self.cfg.port {
+            return;
+        }
+        let Some(&id) = self.by_peer.get(&(from, header.src_port)) else {
+            return;
+        };
+        let reported = self
+            .assocs
+            .get_mut(&id)
+            .is_some_and(|a| a.local_tag() == header.verification_tag && a.on_corrupted(data));
+        if reported {
+            self.touch(id);
+        }
     }
 
     /// RFC 6951 5.4: the peer's UDP source port may change (a NAT rebinding, a

@@ -4,6 +4,7 @@
 
 pub mod early_retransmit;
 pub mod fast_retransmit;
+pub mod pktdrop;
 pub mod rto;
 pub mod rto_restart;
 pub mod t3;
