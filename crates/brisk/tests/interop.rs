@@ -336,6 +336,20 @@ fn spawn(bin: &Path, args: &[String]) -> Child {
 
 /// Brisk connects to the peer's server, echoes are verified, then Brisk ends.
 async fn brisk_as_client(peer: &str, end: &str) {
+    brisk_as_client_with(peer, end, config()).await;
+}
+
+/// Brisk's low-latency preset (I bit, bundling, early retransmit, tail loss
+/// probe, PKTDROP offered) must interoperate as well as the standard one.
+async fn brisk_low_latency_as_client(peer: &str, end: &str) {
+    let cfg = brisk::Config {
+        max_message_size: 256 << 10,
+        ..brisk::Config::low_latency()
+    };
+    brisk_as_client_with(peer, end, cfg).await;
+}
+
+async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let bin = build(peer);
     let (peer_port, our_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-server-{end}"), &[peer_port, our_port]);
@@ -452,4 +466,6 @@ matrix! {
     brisk_client_pion_server_abort: brisk_as_client("pion", "abort");
     pion_client_brisk_server_shutdown: brisk_as_server("pion", "shutdown");
     pion_client_brisk_server_abort: brisk_as_server("pion", "abort");
+    brisk_low_latency_client_usrsctp_server: brisk_low_latency_as_client("usrsctp", "shutdown");
+    brisk_low_latency_client_pion_server: brisk_low_latency_as_client("pion", "shutdown");
 }
