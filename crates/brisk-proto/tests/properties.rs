@@ -35,6 +35,23 @@ fn config() -> Config {
     }
 }
 
+/// The same, with every latency mechanism on (and classic Nagle, which the
+/// low-latency preset leaves off).
+fn low_latency() -> Config {
+    Config {
+        nagle: brisk_proto::Nagle::Classic,
+        early_retransmit_delay: true,
+        ..Config {
+            rto_initial: ms(200),
+            rto_min: ms(100),
+            rto_max: ms(1000),
+            assoc_max_retrans: 15,
+            max_init_retransmits: 15,
+            ..Config::low_latency()
+        }
+    }
+}
+
 struct Outcome {
     log: Vec<(u64, Vec<u8>)>,
     sent: usize,
@@ -43,14 +60,14 @@ struct Outcome {
     fast_retransmissions: u64,
 }
 
-fn run(seed: u64) -> Result<Outcome, String> {
+fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let loss = rng.random_range(0.0..0.3);
     let dup = rng.random_range(0.0..0.3);
     let reorder = rng.random_range(0.0..0.3);
     let corrupt = rng.random_range(0.0..0.3);
     let latency = ms(rng.random_range(1..50));
-    let mut p = Pair::new(latency, config());
+    let mut p = Pair::new(latency, cfg.clone());
     let mut wire_rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     p.rule(move |_| {
         let x: f64 = wire_rng.random();
@@ -191,16 +208,24 @@ fn random_loss_duplication_reordering_and_corruption_never_lose_or_repeat_a_mess
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
-        if let Err(e) = run(seed) {
+        if let Err(e) = run(seed, &config()) {
             panic!("seed {seed}: {e}");
         }
         return;
     }
-    let n = scenarios();
+    check_many(&config(), scenarios());
+}
+
+#[test]
+fn with_every_latency_mechanism_on_no_message_is_lost_or_repeated() {
+    check_many(&low_latency(), scenarios() / 2);
+}
+
+fn check_many(cfg: &Config, n: u64) {
     let mut failures = Vec::new();
     let (mut sent, mut delivered, mut rtx, mut frtx) = (0, 0, 0, 0);
     for seed in 0..n {
-        match run(seed) {
+        match run(seed, cfg) {
             Ok(o) => {
                 sent += o.sent;
                 delivered += o.delivered;
@@ -231,8 +256,8 @@ fn random_loss_duplication_reordering_and_corruption_never_lose_or_repeat_a_mess
 #[test]
 fn the_same_seed_gives_the_same_bytes_on_the_wire() {
     for seed in [3, 77, 1234] {
-        let a = run(seed).unwrap().log;
-        let b = run(seed).unwrap().log;
+        let a = run(seed, &config()).unwrap().log;
+        let b = run(seed, &config()).unwrap().log;
         assert!(!a.is_empty());
         assert_eq!(a, b, "seed {seed}");
     }
