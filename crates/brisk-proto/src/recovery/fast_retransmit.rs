@@ -79,7 +79,7 @@ impl FastRecovery {
         let Some(limit) = limit else {
             return result;
         };
-        result.marked = outstanding.count_misses(limit, threshold);
+        result.marked = outstanding.count_misses(limit, threshold, outcome.htna_sent);
         if !result.marked.is_empty() {
             // Enter fast recovery; the exit point is the highest outstanding TSN.
             result.entered_recovery = self.enter(outstanding.next_tsn().wrapping_sub(1));

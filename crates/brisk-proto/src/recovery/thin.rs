@@ -25,10 +25,11 @@ pub fn dupthresh(cfg: &Config, thin: bool) -> u32 {
     }
 }
 
-/// The RTO in force: the thin RTO.Min applies while thin (seed 001 4.2).
+/// The RTO in force: while thin, the thin RTO.Min applies (seed 001 4.2). It
+/// only ever lowers the bound: a thin RTO.Min above RTO.Min changes nothing.
 pub fn rto(cfg: &Config, thin: bool, estimator: &RtoEstimator) -> Duration {
     match cfg.thin_rto_min {
-        Some(min) if thin => estimator.rto_with_min(min),
+        Some(min) if thin => estimator.rto_with_min(min.min(cfg.rto_min)),
         _ => estimator.rto(),
     }
 }
@@ -59,6 +60,9 @@ mod tests {
             (rto(&cfg, true, &e), rto(&cfg, false, &e)),
             (ms(200), ms(1000))
         );
+        cfg.thin_rto_min = Some(ms(1500));
+        assert_eq!(rto(&cfg, true, &e), ms(1000), "never raises RTO.Min");
+        cfg.thin_rto_min = Some(ms(200));
         assert!(backs_off(&cfg, true));
         cfg.thin_linear_timeouts = true;
         assert!(!backs_off(&cfg, true) && backs_off(&cfg, false));

@@ -109,6 +109,9 @@ pub struct SackOutcome {
     pub bytes_acked: u32,
     /// Highest TSN newly acknowledged (RFC 9260 7.2.4 HTNA).
     pub htna: Option<u32>,
+    /// When the HTNA chunk was last sent: only chunks sent before it can be
+    /// reported missing by this SACK.
+    pub htna_sent: Option<Time>,
     /// The earliest outstanding TSN was acknowledged (6.3.2 R3).
     pub earliest_acked: bool,
     /// A chunk previously gap-acked is missing from this SACK (reneging).
@@ -405,14 +408,26 @@ impl Outstanding {
     /// 7.2.4: counts one miss indication for every chunk still in flight below
     /// `limit`, and marks for fast retransmit those that reach `threshold` and
     /// were not fast-retransmitted before. Returns the TSNs marked.
-    pub fn count_misses(&mut self, limit: u32, threshold: u32) -> Vec<u32> {
+    ///
+    /// A chunk sent again after `sent_before` (the send time of the chunk that
+    /// reported it) is not missing: its new copy left after the evidence. Without
+    /// this, a chunk retransmitted by T3, PKTDROP or a probe would be counted
+    /// missing by SACKs for data sent before it, and fast-retransmitted again.
+    pub fn count_misses(
+        &mut self,
+        limit: u32,
+        threshold: u32,
+        sent_before: Option<Time>,
+    ) -> Vec<u32> {
         let mut fired = Vec::new();
         for i in 0..self.chunks.len() {
             let chunk = &mut self.chunks[i];
             if !lt32(chunk.tsn, limit) {
                 break;
             }
-            if chunk.state != ChunkState::InFlight {
+            if chunk.state != ChunkState::InFlight
+                || sent_before.is_some_and(|t| chunk.last_sent > t)
+            {
                 continue;
             }
             chunk.misses += 1;
@@ -559,6 +574,7 @@ impl Outstanding {
         out.bytes_acked += chunk.size();
         if out.htna.is_none_or(|h| lt32(h, chunk.tsn)) {
             out.htna = Some(chunk.tsn);
+            out.htna_sent = Some(chunk.last_sent);
         }
     }
 
@@ -699,7 +715,7 @@ mod tests {
         assert_eq!(out.bytes_acked, 3 * 116);
         assert_eq!(o.packets_outstanding(), 4, "1001, 1004, 1005, 1006 remain");
         // Only 1001 is below HTNA and missing.
-        assert!(o.count_misses(1003, 3).is_empty());
+        assert!(o.count_misses(1003, 3, None).is_empty());
         assert_eq!(o.get(1001).unwrap().misses, 1);
         assert_eq!(o.get(1004).unwrap().misses, 0);
     }
@@ -709,7 +725,7 @@ mod tests {
         let mut o = sent(5);
         for (i, end) in [(0, 2u16), (1, 3), (2, 4)] {
             let out = o.on_sack(&sack(1000, &[(2, end)]), Time::ZERO).unwrap();
-            let fired = o.count_misses(out.htna.unwrap(), 3);
+            let fired = o.count_misses(out.htna.unwrap(), 3, None);
             assert_eq!(fired.is_empty(), i < 2);
         }
         let c = o.get(1001).unwrap();
@@ -727,7 +743,7 @@ mod tests {
             Some(RetransmitCause::FastRetransmit)
         );
         for _ in 0..5 {
-            assert!(o.count_misses(1005, 3).is_empty());
+            assert!(o.count_misses(1005, 3, None).is_empty());
         }
     }
 
@@ -812,6 +828,36 @@ mod tests {
                 queued_at: Time::ZERO,
                 first_sent_at: Time::from_millis(1)
             }]
+        );
+    }
+
+    #[test]
+    fn a_chunk_sent_again_after_the_reporting_chunk_is_not_counted_missing() {
+        let mut o = sent(3); // 1000..=1002 sent at t = 0
+        // 1000 is re-sent at t = 5 ms (say after a PKTDROP report).
+        o.mark(1000, RetransmitCause::PacketDrop);
+        let p = o.begin_packet(Time::from_millis(5));
+        o.resend(1000, Time::from_millis(5), p);
+        // A SACK for 1001 (sent at t = 0) says nothing about the new copy.
+        let out = o
+            .on_sack(&sack(999, &[(2, 2)]), Time::from_millis(10))
+            .unwrap();
+        assert_eq!(out.htna_sent, Some(Time::ZERO));
+        assert!(
+            o.count_misses(out.htna.unwrap(), 1, out.htna_sent)
+                .is_empty()
+        );
+        assert_eq!(o.get(1000).unwrap().misses, 0);
+        // A SACK for 1002 re-sent later would count it.
+        o.mark(1002, RetransmitCause::T3Timeout);
+        let p = o.begin_packet(Time::from_millis(7));
+        o.resend(1002, Time::from_millis(7), p);
+        let out = o
+            .on_sack(&sack(999, &[(2, 3)]), Time::from_millis(20))
+            .unwrap();
+        assert_eq!(
+            o.count_misses(out.htna.unwrap(), 1, out.htna_sent),
+            vec![1000]
         );
     }
 }
