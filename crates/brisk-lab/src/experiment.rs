@@ -11,32 +11,67 @@
 //! seed = 1
 //! replications = 3
 //! statistic = "median"            # or "mean-ci95"
-//! figure = "mtt-per-tsn"          # or "summary-vs-delay"
+//! figure = "mtt-per-tsn"          # or "summary-vs-delay", "retransmission-table",
+//!                                 # "goodput-vs-size", "mtt-vs-rate"
 //!
 //! [topology]
-//! kind = "point-to-point"
-//! bandwidth = "2000kbit"
-//! delay = "15ms"                  # one way
+//! kind = "point-to-point"         # or "dumbbell" (flows, flow_variants,
+//! bandwidth = "2000kbit"          #  access_bandwidth, access_delay,
+//! delay = "15ms"                  #  access_impairments = [[], ["corrupt 0.01"]])
 //!
 //! [traffic]
-//! kind = "bursts"
-//! bursts = 12
-//! warmup_bursts = 2
-//! burst_size = 4                  # or { uniform = [1, 7] }
+//! kind = "bursts"                 # or "periodic" (interval, messages or duration,
+//! bursts = 12                     #  jitter), "bulk" (messages, or duration, warmup
+//! warmup_bursts = 2               #  and packing = "bundle" | "one-per-packet"),
+//! burst_size = 4                  #  "trace" (file); or { uniform = [1, 7] }
 //! gap = "200ms"                   # or { exponential = "200ms" }
 //! message_size = 200
 //!
 //! [[variants]]
 //! name = "standard"
 //! preset = "signaling-lksctp"
+//! set = { sack_delay = "40ms" }   # knobs of the sending endpoint (and, by default,
+//!                                 # of the receiving one)
+//! receiver_preset = "lksctp-2.6.15"   # optional: the receiver's own preset
+//! receiver_set = { sack_freq = 1 }    # optional: receiver-only overrides
+//! flow_set = [{}, { pktdrop = true }] # optional: per dumbbell flow, both ends
 //!
 //! [sweep]                         # optional: every combination is run
 //! bandwidth = ["500kbit", "1000kbit", "2000kbit"]
-//! delay = ["5ms", "10ms", "15ms", "20ms", "25ms"]
+//! delay = ["5ms", "10ms", "15ms", "20ms", "25ms"]   # one way
+//! message_size = [10, 50, 90]     # bytes
+//! loss = [0.01, 0.02]             # Bernoulli loss added to the forward bottleneck
+//! corrupt = [0.01]                # packet errors added to the forward bottleneck
+//! rate = [10, 100, 1000]          # messages per second (periodic traffic)
+//! mtu = [1500, 3000]              # IP MTU: both ends' mtu = this - overhead_bytes
+//! combine = "product"             # or "one-at-a-time": first values are the base,
+//! axis = "message_size"           #  each other value alone; the axis crossed with all
+//!
+//! [[models]]                      # goodput-vs-size: seed 003's model curves
+//! name = "eq. 7"
+//! equation = "eq7"                # "eq5", "eq7" or "eq12"; step = 10 bytes
+//!
+//! [[paper_series]]                # the paper's numbers, drawn on the first chart
+//! name = "paper: timeout"
+//! x = [0, 100, 200, 400]
+//! y = [1005.5, 1049.8, 1144.6, 1352.0]
+//!
+//! [[paper_rows]]                  # retransmission-table: the paper's table rows
+//! variant = "standard"
+//! rtt = 0
+//! cause = "t3-timeout"
+//! label = "Retransmission timeout"
+//! number = 282
+//! frequency = 76.2
+//! min = 999.1
+//! max = 1256.6
+//! mean = 1005.5
 //!
 //! [[reference]]                   # the paper's numbers, shown beside ours
 //! label = "Standard, lost messages"
 //! value = "110-200 ms"
+//! ours = "range:standard"         # optional, with min and/or max: a check
+//! awaits = "PKTDROP"              # optional: what a failing check waits for
 //! ```
 
 use std::collections::BTreeMap;
@@ -96,6 +131,115 @@ pub enum Figure {
     /// A summary per sweep point, against one-way delay, one line per bandwidth
     /// (seed 000, Fig. 3).
     SummaryVsDelay,
+    /// Seed 001, Tables 2 and 3: the first retransmission of each chunk whose
+    /// original transmission was lost, by cause; a table beside the paper's
+    /// rows (`[[paper_rows]]`) and a chart of the mean delays.
+    RetransmissionTable,
+    /// Goodput against message size (the `message_size` sweep), one series per
+    /// variant, flow and other sweep point, with the curves of `[[models]]`
+    /// (seed 003, Figs. 3, 5, 6, 8, 9).
+    GoodputVsSize,
+    /// Mean MTT and DATA packets per message against the message rate (the
+    /// `rate` sweep), one series per variant and message size (Nagle).
+    MttVsRate,
+}
+
+/// How the dimensions of `[sweep]` combine into sweep points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Combine {
+    /// Every combination of every dimension's values.
+    #[default]
+    Product,
+    /// The first value of every dimension is the base; each other value is
+    /// tried with every other dimension at its base (the paper's "one
+    /// parameter at a time"). The `axis` dimension, if any, is crossed with
+    /// all of them.
+    OneAtATime,
+}
+
+/// A sweep dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dim {
+    Bandwidth,
+    Delay,
+    MessageSize,
+    Loss,
+    Corrupt,
+    Rate,
+    Mtu,
+}
+
+/// A model of seed 003 drawn beside simulated goodput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Equation {
+    /// Eq. 5: headers not counted in flight.
+    Eq5,
+    /// Eq. 7: chunk headers counted in flight.
+    Eq7,
+    /// Eqs. 8 to 12: the loss-free ceiling of a link.
+    Eq12,
+}
+
+impl Equation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Equation::Eq5 => "eq5",
+            Equation::Eq7 => "eq7",
+            Equation::Eq12 => "eq12",
+        }
+    }
+}
+
+/// A model curve: `equation` evaluated every `step` bytes of message size at
+/// each sweep point (with the point's loss rate, RTT, MTU and bandwidth, or
+/// `loss` when given).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    pub name: String,
+    pub equation: Equation,
+    #[serde(default = "default_step")]
+    pub step: usize,
+    #[serde(default)]
+    pub loss: Option<f64>,
+}
+
+fn default_step() -> usize {
+    10
+}
+
+/// Numbers the paper published as a series, drawn as markers on the
+/// experiment's first chart (`x` and `y` in the chart's units).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperSeries {
+    pub name: String,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+}
+
+/// One row of a table the paper published (seed 001, Tables 2 and 3): the
+/// first retransmissions of one cause, for one variant at one RTT.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperRow {
+    pub variant: String,
+    /// Round-trip time, ms (twice the one-way delay of the sweep point).
+    pub rtt: f64,
+    /// Our cause it compares with (`t3-timeout`, `t3-bundled`,
+    /// `fast-retransmit`, `spurious`, ...).
+    pub cause: String,
+    /// The paper's name for it.
+    pub label: String,
+    pub number: u64,
+    /// Share of all first retransmissions, percent.
+    pub frequency: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -124,6 +268,12 @@ struct RawFile {
     reference: Vec<Reference>,
     #[serde(default)]
     notes: Vec<String>,
+    #[serde(default)]
+    models: Vec<Model>,
+    #[serde(default)]
+    paper_series: Vec<PaperSeries>,
+    #[serde(default)]
+    paper_rows: Vec<PaperRow>,
 }
 
 fn default_seed() -> u64 {
@@ -154,6 +304,10 @@ struct RawTopology {
     access_bandwidth: Option<String>,
     #[serde(default)]
     access_delay: Option<String>,
+    /// Dumbbell: per flow, pattern lines for its sender's access link toward
+    /// the bottleneck (e.g. `[[], ["corrupt 0.01"]]`).
+    #[serde(default)]
+    access_impairments: Option<Vec<Vec<String>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -176,6 +330,20 @@ struct RawTraffic {
     messages: Option<u64>,
     #[serde(default)]
     file: Option<String>,
+    /// Periodic: how long to send (instead of `messages`); bulk: how long to
+    /// keep the send buffer full (instead of `messages`).
+    #[serde(default)]
+    duration: Option<String>,
+    /// Bulk with a duration: goodput is measured after this long.
+    #[serde(default)]
+    warmup: Option<String>,
+    /// Bulk with a duration: `bundle` (default) or `one-per-packet`.
+    #[serde(default)]
+    packing: Option<Packing>,
+    /// Periodic: each write comes up to this much (uniform) later than
+    /// `interval` after the one before.
+    #[serde(default)]
+    jitter: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -202,6 +370,15 @@ struct RawVariant {
     /// For loss-position experiments: drop nothing (the no-loss baseline).
     #[serde(default)]
     no_loss: bool,
+    /// The receiving endpoint's preset (default: the sender's whole config).
+    #[serde(default)]
+    receiver_preset: Option<String>,
+    /// Overrides for the receiving endpoint only.
+    #[serde(default)]
+    receiver_set: BTreeMap<String, toml::Value>,
+    /// Dumbbell: per flow, overrides for both of that flow's endpoints.
+    #[serde(default)]
+    flow_set: Vec<BTreeMap<String, toml::Value>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -211,6 +388,20 @@ struct RawSweep {
     bandwidth: Option<Vec<String>>,
     #[serde(default)]
     delay: Option<Vec<String>>,
+    #[serde(default)]
+    message_size: Option<Vec<i64>>,
+    #[serde(default)]
+    loss: Option<Vec<f64>>,
+    #[serde(default)]
+    corrupt: Option<Vec<f64>>,
+    #[serde(default)]
+    rate: Option<Vec<f64>>,
+    #[serde(default)]
+    mtu: Option<Vec<i64>>,
+    #[serde(default)]
+    combine: Combine,
+    #[serde(default)]
+    axis: Option<Dim>,
 }
 
 /// A number from the paper, shown beside ours.
@@ -224,8 +415,21 @@ struct RawSweep {
 /// - `reduction:A:B` or `reduction:A:B@BANDWIDTH/DELAY`: the mean MTT
 ///   reduction of variant B against A, in percent.
 ///
+/// More kinds, for flow experiments (see `figures.rs` for the full list):
+/// `lost-rtx:VARIANT:CAUSE` (mean first-retransmission delay of lost chunks,
+/// ms; `CAUSE` may be `all`), `lost-share:VARIANT:CAUSE` (percent of lost
+/// chunks), `rtx-share:VARIANT:CAUSE` (percent of all first retransmissions,
+/// spurious ones included, the paper's "frequency"), `metric:VARIANT:METRIC`
+/// or `metric:VARIANT:METRIC:FLOW` (mean over replications), `model:VARIANT:EQ`
+/// (goodput in percent of `eq5`, `eq7` or `eq12`), `max-reduction:A:B:METRIC`
+/// and `reduction-range:A:B:METRIC` (percent). A sweep point is named after
+/// `@` as `key=value` pairs: `bandwidth=2000kbit,delay=15ms,rtt=30ms,size=200,
+/// loss=0.01,corrupt=0.01,rate=100,mtu=1500`; keys left out match every value.
+///
 /// With `min` and/or `max`, the report (and the tests) check that ours lies
-/// within them.
+/// within them. `awaits` names what a check waits for (e.g. a protocol
+/// mechanism not implemented yet): the check still runs and still fails, and
+/// the report says what it awaits.
 #[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Reference {
@@ -237,6 +441,8 @@ pub struct Reference {
     pub min: Option<f64>,
     #[serde(default)]
     pub max: Option<f64>,
+    #[serde(default)]
+    pub awaits: Option<String>,
 }
 
 /// The network: senders and receivers across a bottleneck.
@@ -260,6 +466,8 @@ pub struct Dumbbell {
     pub flow_variants: Option<Vec<usize>>,
     pub access_bandwidth_bps: u64,
     pub access_delay: Duration,
+    /// Per flow, pattern lines for its sender's access link (toward the bottleneck).
+    pub access_impairments: Vec<Vec<String>>,
 }
 
 /// How many messages a burst has.
@@ -288,24 +496,154 @@ pub enum Traffic {
         gap: Gap,
         message_size: usize,
     },
-    /// A thin stream: one message every `interval` (seed 001: 4 writes/s).
+    /// A thin stream: one message every `interval` (seed 001: 4 writes/s);
+    /// with `duration`, as many as fit in it (`messages` is then derived).
+    /// Each write comes `interval` plus up to `jitter` (uniform) after the
+    /// one before, as from an application that sleeps between writes: never
+    /// early, and never at exact multiples of the interval.
     Periodic {
         interval: Duration,
         messages: u64,
+        duration: Option<Duration>,
+        jitter: Duration,
         message_size: usize,
     },
     /// `messages` messages written as fast as the send buffer takes them.
     Bulk { messages: u64, message_size: usize },
+    /// A sender that always has data (seed 003): for `duration` it keeps
+    /// about 64 KiB of messages queued; goodput counts the payload read after
+    /// `warmup`.
+    Saturated {
+        duration: Duration,
+        warmup: Duration,
+        message_size: usize,
+        packing: Packing,
+    },
     /// Messages at the times and sizes a trace file lists.
     Trace { entries: Vec<(Duration, usize)> },
 }
 
-/// A protocol variant: a preset with overrides.
+/// How a saturated sender fills packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Packing {
+    /// Keep messages queued; the protocol bundles as many as fit.
+    #[default]
+    Bundle,
+    /// Write one message only when nothing is queued and the congestion
+    /// window has room, each in its own callback: one message per packet, the
+    /// assumption of seed 003's eqs. 5 and 7.
+    OnePerPacket,
+}
+
+impl Traffic {
+    /// The size of every message, when they are all alike.
+    pub fn message_size(&self) -> Option<usize> {
+        match self {
+            Traffic::Bursts { message_size, .. }
+            | Traffic::Periodic { message_size, .. }
+            | Traffic::Bulk { message_size, .. }
+            | Traffic::Saturated { message_size, .. } => Some(*message_size),
+            Traffic::Trace { .. } => None,
+        }
+    }
+
+    /// The traffic at a sweep point: its message size and message rate.
+    pub fn at(&self, message_size: Option<usize>, rate: Option<f64>) -> Traffic {
+        let mut t = self.clone();
+        match &mut t {
+            Traffic::Bursts {
+                message_size: m, ..
+            }
+            | Traffic::Bulk {
+                message_size: m, ..
+            }
+            | Traffic::Saturated {
+                message_size: m, ..
+            } => *m = message_size.unwrap_or(*m),
+            Traffic::Periodic {
+                interval,
+                messages,
+                duration,
+                message_size: m,
+                ..
+            } => {
+                *m = message_size.unwrap_or(*m);
+                if let Some(r) = rate.filter(|r| *r > 0.0) {
+                    *interval = Duration::from_secs_f64(1.0 / r);
+                }
+                if let Some(d) = duration {
+                    *messages = periodic_count(*d, *interval);
+                }
+            }
+            Traffic::Trace { .. } => {}
+        }
+        t
+    }
+}
+
+/// Messages of a periodic stream that start within `duration`.
+fn periodic_count(duration: Duration, interval: Duration) -> u64 {
+    if interval.is_zero() {
+        return 1;
+    }
+    (duration.as_nanos() / interval.as_nanos()).max(1) as u64
+}
+
+/// A protocol variant: a preset with overrides, for the sender and (when it
+/// differs) the receiver, and optionally per flow of a dumbbell.
 #[derive(Debug, Clone)]
 pub struct Variant {
     pub name: String,
+    /// The sender's config.
     pub config: Config,
+    /// The receiver's config: the sender's unless `receiver_preset` or
+    /// `receiver_set` says otherwise.
+    pub receiver_config: Config,
     pub no_loss: bool,
+    /// Per flow of a dumbbell: (sender, receiver) configs with `flow_set`
+    /// applied; empty when the variant has no `flow_set`.
+    pub flow_configs: Vec<(Config, Config)>,
+}
+
+impl Variant {
+    /// The (sender, receiver) configs of flow `flow`.
+    pub fn configs(&self, flow: usize) -> (Config, Config) {
+        self.flow_configs
+            .get(flow)
+            .cloned()
+            .unwrap_or_else(|| (self.config.clone(), self.receiver_config.clone()))
+    }
+}
+
+/// The values of one sweep point, by index into each dimension.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PointIdx {
+    pub bandwidth: usize,
+    pub delay: usize,
+    pub message_size: usize,
+    pub loss: usize,
+    pub corrupt: usize,
+    pub rate: usize,
+    pub mtu: usize,
+}
+
+/// The values of one sweep point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub bandwidth_bps: u64,
+    /// One way.
+    pub delay: Duration,
+    /// `None`: the traffic's own.
+    pub message_size: Option<usize>,
+    /// Bernoulli loss added to the forward bottleneck.
+    pub loss: Option<f64>,
+    /// Packet error rate (corruption) added to the forward bottleneck.
+    pub corrupt: Option<f64>,
+    /// Messages per second (periodic traffic).
+    pub rate: Option<f64>,
+    /// IP MTU: both endpoints' `mtu` is this less the topology's overhead bytes.
+    pub mtu: Option<usize>,
 }
 
 /// A validated experiment.
@@ -324,12 +662,123 @@ pub struct Experiment {
     pub topology: Topology,
     pub traffic: Traffic,
     pub variants: Vec<Variant>,
-    /// Sweep values; a single value each when not swept.
+    /// Sweep values; a single value each when not swept (`None`: not set).
     pub bandwidths: Vec<u64>,
     pub delays: Vec<Duration>,
+    pub message_sizes: Vec<Option<usize>>,
+    pub losses: Vec<Option<f64>>,
+    pub corrupts: Vec<Option<f64>>,
+    pub rates: Vec<Option<f64>>,
+    pub mtus: Vec<Option<usize>>,
+    pub combine: Combine,
+    pub axis: Option<Dim>,
     pub impairments: Vec<String>,
     pub reference: Vec<Reference>,
     pub notes: Vec<String>,
+    pub models: Vec<Model>,
+    pub paper_series: Vec<PaperSeries>,
+    pub paper_rows: Vec<PaperRow>,
+}
+
+impl Experiment {
+    /// How many values dimension `d` has.
+    pub fn dim_len(&self, d: Dim) -> usize {
+        match d {
+            Dim::Bandwidth => self.bandwidths.len(),
+            Dim::Delay => self.delays.len(),
+            Dim::MessageSize => self.message_sizes.len(),
+            Dim::Loss => self.losses.len(),
+            Dim::Corrupt => self.corrupts.len(),
+            Dim::Rate => self.rates.len(),
+            Dim::Mtu => self.mtus.len(),
+        }
+    }
+
+    /// The sweep points, in a fixed order: bandwidth outermost, then delay,
+    /// message size, loss, corruption, rate and MTU.
+    pub fn points(&self) -> Vec<PointIdx> {
+        const DIMS: [Dim; 7] = [
+            Dim::Bandwidth,
+            Dim::Delay,
+            Dim::MessageSize,
+            Dim::Loss,
+            Dim::Corrupt,
+            Dim::Rate,
+            Dim::Mtu,
+        ];
+        let set = |p: &mut PointIdx, d: Dim, i: usize| match d {
+            Dim::Bandwidth => p.bandwidth = i,
+            Dim::Delay => p.delay = i,
+            Dim::MessageSize => p.message_size = i,
+            Dim::Loss => p.loss = i,
+            Dim::Corrupt => p.corrupt = i,
+            Dim::Rate => p.rate = i,
+            Dim::Mtu => p.mtu = i,
+        };
+        let mut out = vec![PointIdx::default()];
+        for d in DIMS {
+            let n = self.dim_len(d);
+            let crossed = self.combine == Combine::Product || self.axis == Some(d);
+            let mut next = Vec::new();
+            for p in &out {
+                for i in 0..n {
+                    // One at a time: a non-axis dimension leaves its base only
+                    // where every other non-axis dimension is at its base.
+                    if !crossed && i > 0 && !self.at_base_except(p, d) {
+                        continue;
+                    }
+                    let mut q = *p;
+                    set(&mut q, d, i);
+                    next.push(q);
+                }
+            }
+            out = next;
+        }
+        out
+    }
+
+    /// Whether every non-axis dimension of `p` other than `d` is at its base.
+    fn at_base_except(&self, p: &PointIdx, d: Dim) -> bool {
+        [
+            (Dim::Bandwidth, p.bandwidth),
+            (Dim::Delay, p.delay),
+            (Dim::MessageSize, p.message_size),
+            (Dim::Loss, p.loss),
+            (Dim::Corrupt, p.corrupt),
+            (Dim::Rate, p.rate),
+            (Dim::Mtu, p.mtu),
+        ]
+        .iter()
+        .all(|&(e, i)| e == d || self.axis == Some(e) || i == 0)
+    }
+
+    /// Whether records carry the sweep values beyond bandwidth and delay:
+    /// when the experiment sweeps any of them or draws a flow figure.
+    pub fn records_sweep_values(&self) -> bool {
+        let swept = self.message_sizes.iter().any(Option::is_some)
+            || self.losses.iter().any(Option::is_some)
+            || self.corrupts.iter().any(Option::is_some)
+            || self.rates.iter().any(Option::is_some)
+            || self.mtus.iter().any(Option::is_some);
+        swept
+            || matches!(
+                self.figure,
+                Figure::RetransmissionTable | Figure::GoodputVsSize | Figure::MttVsRate
+            )
+    }
+
+    /// The values of the sweep point `p`.
+    pub fn point(&self, p: &PointIdx) -> Point {
+        Point {
+            bandwidth_bps: self.bandwidths[p.bandwidth],
+            delay: self.delays[p.delay],
+            message_size: self.message_sizes[p.message_size],
+            loss: self.losses[p.loss],
+            corrupt: self.corrupts[p.corrupt],
+            rate: self.rates[p.rate],
+            mtu: self.mtus[p.mtu],
+        }
+    }
 }
 
 /// Parses a rate: `2000kbit`, `2Mbit`, `1Gbit`, `64000bit` or bits per second.
@@ -451,6 +900,7 @@ impl Experiment {
             })
         };
 
+        let duration_of = duration;
         let dumbbell = match raw.topology.kind.as_str() {
             "point-to-point" => None,
             "dumbbell" => {
@@ -484,9 +934,28 @@ impl Experiment {
                         Some(idx)
                     }
                 };
+                let access_impairments =
+                    raw.topology.access_impairments.clone().unwrap_or_default();
+                if access_impairments.len() > flows as usize {
+                    return Err(invalid(
+                        "topology.access_impairments",
+                        &format!("at most one list of pattern lines per flow ({flows})"),
+                        format!("{} lists", access_impairments.len()),
+                    ));
+                }
+                for line in access_impairments.iter().flatten() {
+                    brisk_sim::parse_pattern(line).map_err(|e| {
+                        invalid(
+                            "topology.access_impairments",
+                            &format!("a pattern line ({e})"),
+                            format!("`{line}`"),
+                        )
+                    })?;
+                }
                 Some(Dumbbell {
                     flows,
                     flow_variants,
+                    access_impairments,
                     access_bandwidth_bps: match &raw.topology.access_bandwidth {
                         Some(v) => rate("topology.access_bandwidth", v)?,
                         None => 1_000_000_000,
@@ -505,6 +974,13 @@ impl Experiment {
                 ));
             }
         };
+        if raw.topology.access_impairments.is_some() && dumbbell.is_none() {
+            return Err(invalid(
+                "topology.access_impairments",
+                "a dumbbell (access links exist only there)",
+                "a point-to-point topology".into(),
+            ));
+        }
         let topology = Topology {
             bandwidth_bps: rate("topology.bandwidth", &raw.topology.bandwidth)?,
             delay: duration("topology.delay", &raw.topology.delay)?,
@@ -544,6 +1020,99 @@ impl Experiment {
                 .map(|x| duration("sweep.delay", x))
                 .collect::<Result<_, _>>()?,
         };
+
+        let nonempty = |key: &str, n: usize| {
+            if n == 0 {
+                Err(invalid(key, "at least one value", "an empty list".into()))
+            } else {
+                Ok(())
+            }
+        };
+        let probability = |key: &str, v: &[f64]| -> Result<Vec<Option<f64>>, ExperimentError> {
+            nonempty(key, v.len())?;
+            v.iter()
+                .map(|&p| {
+                    if (0.0..=1.0).contains(&p) {
+                        Ok(Some(p))
+                    } else {
+                        Err(invalid(key, "probabilities from 0 to 1", p.to_string()))
+                    }
+                })
+                .collect()
+        };
+        let message_sizes = match &raw.sweep.message_size {
+            None => vec![None],
+            Some(v) => {
+                nonempty("sweep.message_size", v.len())?;
+                v.iter()
+                    .map(|&m| {
+                        if m >= 8 {
+                            Ok(Some(m as usize))
+                        } else {
+                            Err(invalid(
+                                "sweep.message_size",
+                                "sizes of at least 8 bytes (messages carry their number)",
+                                m.to_string(),
+                            ))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        let losses = match &raw.sweep.loss {
+            None => vec![None],
+            Some(v) => probability("sweep.loss", v)?,
+        };
+        let corrupts = match &raw.sweep.corrupt {
+            None => vec![None],
+            Some(v) => probability("sweep.corrupt", v)?,
+        };
+        let rates = match &raw.sweep.rate {
+            None => vec![None],
+            Some(v) => {
+                nonempty("sweep.rate", v.len())?;
+                v.iter()
+                    .map(|&r| {
+                        if r.is_finite() && r > 0.0 {
+                            Ok(Some(r))
+                        } else {
+                            Err(invalid(
+                                "sweep.rate",
+                                "positive message rates (messages per second)",
+                                r.to_string(),
+                            ))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        let overhead = topology.overhead_bytes as i64;
+        let mtus = match &raw.sweep.mtu {
+            None => vec![None],
+            Some(v) => {
+                nonempty("sweep.mtu", v.len())?;
+                v.iter()
+                    .map(|&m| {
+                        if (128 + overhead..=65_535 + overhead).contains(&m) {
+                            Ok(Some(m as usize))
+                        } else {
+                            Err(invalid(
+                                "sweep.mtu",
+                                "IP MTUs whose SCTP packets (less topology.overhead_bytes) are 128 to 65535 bytes",
+                                m.to_string(),
+                            ))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        if raw.sweep.rate.is_some() && raw.traffic.kind != "periodic" {
+            return Err(invalid(
+                "sweep.rate",
+                "periodic traffic (the rate sets its interval)",
+                format!("traffic.kind `{}`", raw.traffic.kind),
+            ));
+        }
 
         let t = &raw.traffic;
         let need = |key: &'static str| {
@@ -599,9 +1168,38 @@ impl Experiment {
                     message_size,
                 }
             }
-            "bulk" => Traffic::Bulk {
-                messages: t.messages.ok_or_else(|| need("messages"))?,
-                message_size,
+            "bulk" => match (t.messages, &t.duration) {
+                (Some(messages), None) => Traffic::Bulk {
+                    messages,
+                    message_size,
+                },
+                (None, Some(d)) => {
+                    let duration = duration("traffic.duration", d)?;
+                    let warmup = match &t.warmup {
+                        Some(w) => duration_of("traffic.warmup", w)?,
+                        None => Duration::ZERO,
+                    };
+                    if warmup >= duration {
+                        return Err(invalid(
+                            "traffic.warmup",
+                            "less than traffic.duration",
+                            format!("{warmup:?} of {duration:?}"),
+                        ));
+                    }
+                    Traffic::Saturated {
+                        duration,
+                        warmup,
+                        message_size,
+                        packing: t.packing.unwrap_or_default(),
+                    }
+                }
+                _ => {
+                    return Err(invalid(
+                        "traffic.messages",
+                        "either `messages` or `duration` for bulk traffic",
+                        "both or neither".into(),
+                    ));
+                }
             },
             "trace" => {
                 let name = t.file.as_deref().ok_or_else(|| need("file"))?;
@@ -623,14 +1221,43 @@ impl Experiment {
                     })?,
                 }
             }
-            "periodic" => Traffic::Periodic {
-                interval: duration(
-                    "traffic.interval",
-                    t.interval.as_deref().ok_or_else(|| need("interval"))?,
-                )?,
-                messages: t.messages.ok_or_else(|| need("messages"))?,
-                message_size,
-            },
+            "periodic" => {
+                let jitter = match &t.jitter {
+                    Some(j) => duration("traffic.jitter", j)?,
+                    None => Duration::ZERO,
+                };
+                let interval = match (&t.interval, &raw.sweep.rate) {
+                    (Some(i), _) => duration("traffic.interval", i)?,
+                    (None, Some(_)) => Duration::from_secs(1),
+                    (None, None) => return Err(need("interval")),
+                };
+                match (t.messages, &t.duration) {
+                    (Some(messages), None) => Traffic::Periodic {
+                        interval,
+                        messages,
+                        duration: None,
+                        jitter,
+                        message_size,
+                    },
+                    (None, Some(d)) => {
+                        let d = duration("traffic.duration", d)?;
+                        Traffic::Periodic {
+                            interval,
+                            messages: periodic_count(d, interval),
+                            duration: Some(d),
+                            jitter,
+                            message_size,
+                        }
+                    }
+                    _ => {
+                        return Err(invalid(
+                            "traffic.messages",
+                            "either `messages` or `duration` for periodic traffic",
+                            "both or neither".into(),
+                        ));
+                    }
+                }
+            }
             other => {
                 return Err(invalid(
                     "traffic.kind",
@@ -647,37 +1274,125 @@ impl Experiment {
                 "none".into(),
             ));
         }
+        let flows = topology.dumbbell.as_ref().map_or(1, |d| d.flows as usize);
         let mut variants = Vec::new();
         for (i, v) in raw.variants.iter().enumerate() {
             let key = |k: &str| format!("variants[{i}].{k}");
-            let mut config = preset(&v.preset).ok_or_else(|| {
-                invalid(
-                    &key("preset"),
-                    &format!("one of {}", LAB_PRESETS.join(", ")),
-                    format!("`{}`", v.preset),
-                )
-            })?;
-            for (k, value) in &v.set {
-                let text = match value {
-                    toml::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                config.set(k, &text).map_err(|e| {
+            let base = |k: &str, name: &str| {
+                preset(name).ok_or_else(|| {
                     invalid(
-                        &key(&format!("set.{k}")),
-                        &e.to_string(),
-                        format!("`{text}`"),
+                        &key(k),
+                        &format!("one of {}", LAB_PRESETS.join(", ")),
+                        format!("`{name}`"),
                     )
-                })?;
+                })
+            };
+            let apply = |config: &mut Config,
+                         k: &str,
+                         set: &BTreeMap<String, toml::Value>|
+             -> Result<(), ExperimentError> {
+                for (knob, value) in set {
+                    let text = match value {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    config.set(knob, &text).map_err(|e| {
+                        invalid(
+                            &key(&format!("{k}.{knob}")),
+                            &e.to_string(),
+                            format!("`{text}`"),
+                        )
+                    })?;
+                }
+                config
+                    .validate()
+                    .map_err(|e| invalid(&key(k), &e.to_string(), "values out of range".into()))
+            };
+            let mut config = base("preset", &v.preset)?;
+            apply(&mut config, "set", &v.set)?;
+            let mut receiver_config = match &v.receiver_preset {
+                Some(name) => base("receiver_preset", name)?,
+                None => config.clone(),
+            };
+            apply(&mut receiver_config, "receiver_set", &v.receiver_set)?;
+            if v.flow_set.len() > flows {
+                return Err(invalid(
+                    &key("flow_set"),
+                    &format!("at most one table of overrides per flow ({flows})"),
+                    format!("{} tables", v.flow_set.len()),
+                ));
             }
-            config
-                .validate()
-                .map_err(|e| invalid(&key("set"), &e.to_string(), "values out of range".into()))?;
+            let mut flow_configs = Vec::new();
+            if !v.flow_set.is_empty() {
+                for f in 0..flows {
+                    let (mut s, mut r) = (config.clone(), receiver_config.clone());
+                    if let Some(set) = v.flow_set.get(f) {
+                        apply(&mut s, &format!("flow_set[{f}]"), set)?;
+                        apply(&mut r, &format!("flow_set[{f}]"), set)?;
+                    }
+                    flow_configs.push((s, r));
+                }
+            }
             variants.push(Variant {
                 name: v.name.clone(),
                 config,
+                receiver_config,
                 no_loss: v.no_loss,
+                flow_configs,
             });
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for v in &variants {
+            if !names.insert(v.name.as_str()) {
+                return Err(invalid(
+                    "variants",
+                    "a different name for every variant",
+                    format!("`{}` twice", v.name),
+                ));
+            }
+        }
+        for (i, m) in raw.models.iter().enumerate() {
+            if m.step == 0 {
+                return Err(invalid(
+                    &format!("models[{i}].step"),
+                    "at least 1 byte",
+                    "0".into(),
+                ));
+            }
+            if m.loss.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+                return Err(invalid(
+                    &format!("models[{i}].loss"),
+                    "a probability above 0 and at most 1",
+                    format!("{:?}", m.loss),
+                ));
+            }
+        }
+        for (i, ps) in raw.paper_series.iter().enumerate() {
+            if ps.x.len() != ps.y.len() {
+                return Err(invalid(
+                    &format!("paper_series[{i}]"),
+                    "as many x values as y values",
+                    format!("{} and {}", ps.x.len(), ps.y.len()),
+                ));
+            }
+        }
+        if let Some(axis) = raw.sweep.axis {
+            let swept = match axis {
+                Dim::Bandwidth => raw.sweep.bandwidth.is_some(),
+                Dim::Delay => raw.sweep.delay.is_some(),
+                Dim::MessageSize => raw.sweep.message_size.is_some(),
+                Dim::Loss => raw.sweep.loss.is_some(),
+                Dim::Corrupt => raw.sweep.corrupt.is_some(),
+                Dim::Rate => raw.sweep.rate.is_some(),
+                Dim::Mtu => raw.sweep.mtu.is_some(),
+            };
+            if !swept {
+                return Err(invalid(
+                    "sweep.axis",
+                    "a dimension the sweep lists",
+                    format!("{axis:?}"),
+                ));
+            }
         }
         for line in &raw.impairments {
             brisk_sim::parse_pattern(line).map_err(|e| {
@@ -704,9 +1419,19 @@ impl Experiment {
             variants,
             bandwidths,
             delays,
+            message_sizes,
+            losses,
+            corrupts,
+            rates,
+            mtus,
+            combine: raw.sweep.combine,
+            axis: raw.sweep.axis,
             impairments: raw.impairments,
             reference: raw.reference,
             notes: raw.notes,
+            models: raw.models,
+            paper_series: raw.paper_series,
+            paper_rows: raw.paper_rows,
         })
     }
 }

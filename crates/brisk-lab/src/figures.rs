@@ -4,14 +4,16 @@
 use std::collections::BTreeMap;
 
 use crate::experiment::{Count, Experiment, Figure, Reference, Statistic, Traffic};
+use crate::flowfigs::{self, PointFilter};
+use crate::output::PointKey;
 use crate::plot::{Chart, Point, Series, SeriesStyle};
 use crate::report::{Section, Status, Table};
 use crate::runner::{Record, RunTotals};
 use crate::stats;
 
-/// MTT values of one variant: per (bandwidth kbps, delay µs) and TSN, the
-/// values of each replication.
-type Mtts = BTreeMap<(u64, u64), BTreeMap<u64, Vec<(u32, f64)>>>;
+/// MTT values of one variant: per sweep point and TSN, the values of each
+/// replication.
+type Mtts = BTreeMap<PointKey, BTreeMap<u64, Vec<(u32, f64)>>>;
 
 fn mtts(records: &[Record], variant: &str) -> Mtts {
     let mut out: Mtts = BTreeMap::new();
@@ -20,7 +22,7 @@ fn mtts(records: &[Record], variant: &str) -> Mtts {
             && r.metric == "mtt_ms"
             && let Some(tsn) = r.tsn
         {
-            out.entry((r.bandwidth_kbps, (r.delay_ms * 1000.0).round() as u64))
+            out.entry(PointKey::of(r))
                 .or_default()
                 .entry(tsn)
                 .or_default()
@@ -90,18 +92,11 @@ fn reduction(
     ))
 }
 
-fn parse_point(text: &str) -> Option<(u64, u64)> {
-    let (bw, delay) = text.split_once('/')?;
-    let bw = crate::experiment::parse_rate(bw)? / 1000;
-    let delay = brisk_proto::config::parse_duration(delay)?;
-    Some((bw, delay.as_micros() as u64))
-}
-
 /// An evaluated `ours` quantity: its text, and the values a check compares.
-struct Quantity {
-    text: String,
-    low: f64,
-    high: f64,
+pub(crate) struct Quantity {
+    pub text: String,
+    pub low: f64,
+    pub high: f64,
 }
 
 fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity, String> {
@@ -113,21 +108,21 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
     let (args, at) = match rest.split_once('@') {
         Some((a, p)) => (
             a,
-            Some(parse_point(p).ok_or_else(|| format!("`{spec}`: bad sweep point"))?),
+            PointFilter::parse(p).map_err(|e| format!("`{spec}`: {e}"))?,
         ),
-        None => (rest, None),
+        None => (rest, PointFilter::default()),
     };
+    if let Some(q) = flowfigs::quantity(exp, records, kind, args, &at) {
+        return q.map_err(|e| format!("`{spec}`: {e}"));
+    }
     let data = |variant: &str| -> Result<BTreeMap<u64, Vec<(u32, f64)>>, String> {
         let all = mtts(records, variant);
-        let key = match at {
-            Some(p) => p,
-            None => *all
-                .keys()
-                .next()
-                .ok_or_else(|| format!("`{spec}`: no results for `{variant}`"))?,
-        };
-        all.get(&key)
-            .cloned()
+        if all.is_empty() {
+            return Err(format!("`{spec}`: no results for `{variant}`"));
+        }
+        all.iter()
+            .find(|(k, _)| at.matches(k))
+            .map(|(_, v)| v.clone())
             .ok_or_else(|| format!("`{spec}`: no results for `{variant}` at that point"))
     };
     let stat_per_tsn = |d: &BTreeMap<u64, Vec<(u32, f64)>>| -> Vec<(u64, f64)> {
@@ -218,6 +213,61 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
             };
             Ok(q)
         }
+        "gain" => {
+            // gain:BASE:A:B: at every sweep point, B's reduction against BASE
+            // less A's, in percentage points; the smallest of them.
+            let mut parts = args.splitn(3, ':');
+            let (Some(base), Some(a), Some(b)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(format!("`{spec}`: expected gain:BASE:A:B"));
+            };
+            let (base_all, a_all, b_all) =
+                (mtts(records, base), mtts(records, a), mtts(records, b));
+            let mut worst: Option<(f64, &PointKey)> = None;
+            for (point, base_d) in &base_all {
+                let (Some(ad), Some(bd)) = (a_all.get(point), b_all.get(point)) else {
+                    continue;
+                };
+                let (Some((ra, _)), Some((rb, _))) =
+                    (reduction(exp, base_d, ad), reduction(exp, base_d, bd))
+                else {
+                    continue;
+                };
+                if worst.is_none_or(|w| rb - ra < w.0) {
+                    worst = Some((rb - ra, point));
+                }
+            }
+            let (g, at) = worst.ok_or_else(|| format!("`{spec}`: no paired results"))?;
+            Ok(Quantity {
+                text: format!(
+                    "{g:+.1} points (smallest, at {} kbit/s, {} ms)",
+                    at.bandwidth_kbps,
+                    at.delay_us as f64 / 1000.0
+                ),
+                low: g,
+                high: g,
+            })
+        }
+        "max-reduction" => {
+            // max-reduction:A:B: the message whose MTT B reduces the most.
+            let (a, b) = args
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: expected max-reduction:A:B"))?;
+            let (ad, bd) = (data(a)?, data(b)?);
+            let best = ad
+                .iter()
+                .filter_map(|(tsn, av)| {
+                    let (x, _) = reduce(exp, av);
+                    let (y, _) = reduce(exp, bd.get(tsn)?);
+                    (x > 0.0).then(|| ((x - y) / x * 100.0, *tsn))
+                })
+                .max_by(|p, q| p.0.total_cmp(&q.0))
+                .ok_or_else(|| format!("`{spec}`: no paired results"))?;
+            Ok(Quantity {
+                text: format!("{:.0}% (TSN {})", best.0, best.1),
+                low: best.0,
+                high: best.0,
+            })
+        }
         _ => Err(format!("`{spec}`: unknown quantity `{kind}`")),
     }
 }
@@ -248,7 +298,7 @@ fn ms(x: f64) -> String {
 
 /// A chart title: the experiment title without its "Seed N, Fig. M: " prefix,
 /// which the section heading already gives.
-fn chart_title(exp: &Experiment) -> String {
+pub(crate) fn chart_title(exp: &Experiment) -> String {
     exp.title
         .split_once(": ")
         .map_or(exp.title.as_str(), |(_, t)| t)
@@ -263,6 +313,7 @@ pub fn section(
     pending: Option<&str>,
 ) -> Section {
     let mut charts = Vec::new();
+    let mut tables = Vec::new();
     let lossy: Vec<&str> = exp.variants.iter().map(|v| v.name.as_str()).collect();
     match exp.figure {
         Figure::MttPerTsn => {
@@ -313,11 +364,11 @@ pub fn section(
                     let bw_k = bw / 1000;
                     let points = all
                         .iter()
-                        .filter(|((b, _), _)| *b == bw_k)
-                        .map(|((_, d), by_tsn)| {
+                        .filter(|(p, _)| p.bandwidth_kbps == bw_k)
+                        .map(|(p, by_tsn)| {
                             let (y, ci) = point_mean(exp, by_tsn);
                             Point {
-                                x: *d as f64 / 1000.0,
+                                x: p.delay_ms(),
                                 y,
                                 ci,
                             }
@@ -342,22 +393,37 @@ pub fn section(
                 },
             ));
         }
+        Figure::RetransmissionTable | Figure::GoodputVsSize | Figure::MttVsRate => {
+            let (c, t) = flowfigs::figure(exp, records);
+            charts.extend(c);
+            tables.extend(t);
+        }
     }
+    flowfigs::add_paper_series(exp, &mut charts);
 
     // The paper's numbers beside ours.
     let mut rows = Vec::new();
     let mut failed = Vec::new();
+    let mut awaiting = Vec::new();
     for r in &exp.reference {
         let (ours, verdict) = match &r.ours {
             Some(spec) => match quantity(exp, records, spec) {
                 Ok(q) => {
                     let v = check(r, &q);
                     if v == Some(false) {
-                        failed.push(r.label.clone());
+                        match &r.awaits {
+                            Some(a) => awaiting.push(format!("{} (awaits {a})", r.label)),
+                            None => failed.push(r.label.clone()),
+                        }
                     }
                     let verdict = match (v, r.min, r.max) {
                         (Some(true), lo, hi) => format!("agrees ({})", bounds(lo, hi)),
-                        (Some(false), lo, hi) => format!("differs (expected {})", bounds(lo, hi)),
+                        (Some(false), lo, hi) => match &r.awaits {
+                            Some(a) => {
+                                format!("differs (expected {}; awaits {a})", bounds(lo, hi))
+                            }
+                            None => format!("differs (expected {})", bounds(lo, hi)),
+                        },
                         (None, ..) => String::new(),
                     };
                     (q.text, verdict)
@@ -380,17 +446,19 @@ pub fn section(
 
     // Every sweep point, for the record.
     let mut notes = exp.notes.clone();
-    if exp.bandwidths.len() * exp.delays.len() > 1 {
+    let mtt_figure = matches!(exp.figure, Figure::MttPerTsn | Figure::SummaryVsDelay);
+    if mtt_figure && exp.bandwidths.len() * exp.delays.len() > 1 {
         let mut detail = Vec::new();
         for v in lossy.iter() {
-            for ((bw, d), by_tsn) in mtts(records, v) {
+            for (p, by_tsn) in mtts(records, v) {
                 let (m, ci) = point_mean(exp, &by_tsn);
                 let ci = ci
                     .map(|(l, h)| format!(" ({}..{})", ms(l), ms(h)))
                     .unwrap_or_default();
                 detail.push(format!(
-                    "{v} at {bw} kbit/s, {} ms: {} ms{ci}",
-                    d as f64 / 1000.0,
+                    "{v} at {} kbit/s, {} ms: {} ms{ci}",
+                    p.bandwidth_kbps,
+                    p.delay_ms(),
                     ms(m)
                 ));
             }
@@ -411,11 +479,19 @@ pub fn section(
             String::new()
         }
     ));
-    let status = match (pending, failed.is_empty()) {
-        (Some(p), _) => Status::Pending(p.to_owned()),
-        (None, true) => Status::Reproduced,
-        (None, false) => {
-            Status::Partial(format!("differs from the paper on: {}", failed.join(", ")))
+    let status = match (pending, failed.is_empty(), awaiting.is_empty()) {
+        (Some(p), ..) => Status::Pending(p.to_owned()),
+        (None, true, true) => Status::Reproduced,
+        (None, true, false) => Status::Pending(format!(
+            "checks that wait for protocol mechanisms still fail: {}",
+            awaiting.join(", ")
+        )),
+        (None, false, _) => {
+            let mut why = format!("differs from the paper on: {}", failed.join(", "));
+            if !awaiting.is_empty() {
+                why.push_str(&format!("; still waiting: {}", awaiting.join(", ")));
+            }
+            Status::Partial(why)
         }
     };
     Section {
@@ -425,16 +501,24 @@ pub fn section(
         paper_claim: exp.paper.clone(),
         charts,
         comparison,
+        tables,
         notes,
         status,
     }
 }
 
-fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
+pub(crate) fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
     match (lo, hi) {
         (Some(l), Some(h)) => format!("{l} to {h}"),
         (Some(l), None) => format!("at least {l}"),
         (None, Some(h)) => format!("at most {h}"),
         (None, None) => String::new(),
     }
+}
+
+/// A number with at most three decimals and no trailing zeros.
+pub(crate) fn trim_number(x: f64) -> String {
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
 }

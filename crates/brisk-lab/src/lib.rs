@@ -4,6 +4,8 @@
 
 pub mod experiment;
 pub mod figures;
+pub mod flowfigs;
+pub mod model;
 pub mod net;
 pub mod output;
 pub mod plot;

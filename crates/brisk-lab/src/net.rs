@@ -150,7 +150,9 @@ fn options(seq: u64, load: &Load) -> SendOptions {
     SendOptions {
         ppid: seq as u32,
         unordered: load.unordered,
-        immediate_sack: false,
+        // The last message asks for an immediate SACK (I bit): `flush` waits
+        // for it, and a delayed SACK would hold it back up to SACK.Delay.
+        immediate_sack: seq + 1 == load.count,
     }
 }
 
@@ -304,4 +306,28 @@ pub async fn bench(
         rtts_us: rtts,
         cpu_seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_last_message_asks_for_an_immediate_sack() {
+        let load = Load {
+            size: 1200,
+            count: 3,
+            streams: 1,
+            unordered: false,
+            rate: None,
+        };
+        let flags: Vec<bool> = (0..3)
+            .map(|seq| options(seq, &load).immediate_sack)
+            .collect();
+        assert_eq!(
+            flags,
+            [false, false, true],
+            "flush() must not wait for a delayed SACK"
+        );
+    }
 }

@@ -27,23 +27,31 @@ pub struct SummaryRow {
     pub value: f64,
     pub ci95_low: Option<f64>,
     pub ci95_high: Option<f64>,
+    pub message_size: Option<usize>,
+    pub loss: Option<f64>,
+    pub corrupt: Option<f64>,
+    pub rate: Option<f64>,
+    pub mtu: Option<usize>,
 }
 
 /// Groups records by everything but the replication and loss position, and
 /// reduces each group to the experiment's statistic.
 pub fn summarize(exp: &Experiment, records: &[Record]) -> Vec<SummaryRow> {
-    type Key = (String, u64, u64, u32, Option<u64>, String);
-    let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    type Key = (String, PointKey, u32, Option<u64>, String);
+    let mut groups: BTreeMap<Key, (Vec<f64>, &Record)> = BTreeMap::new();
     for r in records.iter().filter(|r| r.experiment == exp.name) {
         let key = (
             r.variant.clone(),
-            r.bandwidth_kbps,
-            (r.delay_ms * 1000.0).round() as u64,
+            PointKey::of(r),
             r.flow,
             r.tsn,
             r.metric.clone(),
         );
-        groups.entry(key).or_default().push(r.value);
+        groups
+            .entry(key)
+            .or_insert_with(|| (Vec::new(), r))
+            .0
+            .push(r.value);
     }
     // Keep the variants in the order the file lists them.
     let order = |v: &str| {
@@ -52,19 +60,19 @@ pub fn summarize(exp: &Experiment, records: &[Record]) -> Vec<SummaryRow> {
             .position(|x| x.name == v)
             .unwrap_or(usize::MAX)
     };
-    let mut rows: Vec<SummaryRow> = groups
+    let mut rows: Vec<(PointKey, SummaryRow)> = groups
         .into_iter()
-        .map(|((variant, bw, delay_us, flow, tsn, metric), values)| {
+        .map(|((variant, point, flow, tsn, metric), (values, first))| {
             let s = stats::summarize(&values);
             let (statistic, value, ci) = match exp.statistic {
                 Statistic::Median => ("median", s.median.unwrap_or(f64::NAN), None),
                 Statistic::MeanCi95 => ("mean", s.mean.unwrap_or(f64::NAN), s.ci95),
             };
-            SummaryRow {
+            let row = SummaryRow {
                 experiment: exp.name.clone(),
                 variant,
-                bandwidth_kbps: bw,
-                delay_ms: delay_us as f64 / 1000.0,
+                bandwidth_kbps: first.bandwidth_kbps,
+                delay_ms: first.delay_ms,
                 flow,
                 tsn,
                 metric,
@@ -73,20 +81,102 @@ pub fn summarize(exp: &Experiment, records: &[Record]) -> Vec<SummaryRow> {
                 value,
                 ci95_low: ci.map(|c| c.0),
                 ci95_high: ci.map(|c| c.1),
-            }
+                message_size: first.message_size(),
+                loss: first.loss(),
+                corrupt: first.corrupt(),
+                rate: first.rate(),
+                mtu: first.mtu(),
+            };
+            (point, row)
         })
         .collect();
-    rows.sort_by_key(|r| {
-        (
-            order(&r.variant),
-            r.bandwidth_kbps,
-            (r.delay_ms * 1000.0).round() as u64,
-            r.flow,
-            r.tsn,
-            r.metric.clone(),
-        )
+    rows.sort_by(|(pa, a), (pb, b)| {
+        (order(&a.variant), pa, a.flow, a.tsn, &a.metric).cmp(&(
+            order(&b.variant),
+            pb,
+            b.flow,
+            b.tsn,
+            &b.metric,
+        ))
     });
-    rows
+    rows.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A sweep point as read from a record, ordered and comparable: bandwidth
+/// (kbit/s), one-way delay (µs), message size, loss and corruption (parts per
+/// billion), rate (milli-messages per second) and MTU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct PointKey {
+    pub bandwidth_kbps: u64,
+    pub delay_us: u64,
+    pub message_size: Option<usize>,
+    pub loss_ppb: Option<u64>,
+    pub corrupt_ppb: Option<u64>,
+    pub rate_milli: Option<u64>,
+    pub mtu: Option<usize>,
+}
+
+/// Parts per billion of a probability.
+pub fn ppb(p: f64) -> u64 {
+    (p * 1e9).round() as u64
+}
+
+impl PointKey {
+    pub fn of(r: &Record) -> PointKey {
+        PointKey {
+            bandwidth_kbps: r.bandwidth_kbps,
+            delay_us: (r.delay_ms * 1000.0).round() as u64,
+            message_size: r.message_size(),
+            loss_ppb: r.loss().map(ppb),
+            corrupt_ppb: r.corrupt().map(ppb),
+            rate_milli: r.rate().map(|x| (x * 1000.0).round() as u64),
+            mtu: r.mtu(),
+        }
+    }
+
+    /// The key of a sweep point's values (as its records will carry them,
+    /// with the message size the traffic gives it).
+    pub fn of_point(p: &crate::experiment::Point, message_size: Option<usize>) -> PointKey {
+        PointKey {
+            bandwidth_kbps: p.bandwidth_bps / 1000,
+            delay_us: p.delay.as_micros() as u64,
+            message_size: p.message_size.or(message_size),
+            loss_ppb: p.loss.map(ppb),
+            corrupt_ppb: p.corrupt.map(ppb),
+            rate_milli: p.rate.map(|x| (x * 1000.0).round() as u64),
+            mtu: p.mtu,
+        }
+    }
+
+    /// One-way delay, ms.
+    pub fn delay_ms(&self) -> f64 {
+        self.delay_us as f64 / 1000.0
+    }
+
+    pub fn loss(&self) -> Option<f64> {
+        self.loss_ppb.map(|x| x as f64 / 1e9)
+    }
+
+    pub fn corrupt(&self) -> Option<f64> {
+        self.corrupt_ppb.map(|x| x as f64 / 1e9)
+    }
+
+    pub fn rate(&self) -> Option<f64> {
+        self.rate_milli.map(|x| x as f64 / 1000.0)
+    }
+
+    /// The point without its message size: the series a goodput-vs-size
+    /// chart draws it in.
+    pub fn without_size(mut self) -> PointKey {
+        self.message_size = None;
+        self
+    }
+
+    /// The point without its rate (the x axis of an MTT-vs-rate chart).
+    pub fn without_rate(mut self) -> PointKey {
+        self.rate_milli = None;
+        self
+    }
 }
 
 /// Writes `rows` as CSV to `path`.

@@ -73,6 +73,9 @@ pub struct Section {
     pub charts: Vec<(String, Chart)>,
     /// Our numbers beside the paper's.
     pub comparison: Table,
+    /// Further tables, each with a caption (e.g. seed 001's Table 2, ours
+    /// beside the paper's rows).
+    pub tables: Vec<(String, Table)>,
     /// Explanations of the differences.
     pub notes: Vec<String>,
     pub status: Status,
@@ -352,6 +355,12 @@ fn section_html(h: &mut String, s: &Section) {
         );
     }
     table_html(h, &s.comparison);
+    for (caption, table) in &s.tables {
+        if !caption.is_empty() {
+            let _ = writeln!(h, "<h3>{}</h3>", escape_html(caption));
+        }
+        table_html(h, table);
+    }
     if !s.notes.is_empty() {
         h.push_str("<h3>Notes</h3>\n<ul class=\"notes\">\n");
         for note in &s.notes {
@@ -450,6 +459,7 @@ mod tests {
                             vec!["largest reduction".into(), "64%".into()],
                         ],
                     },
+                    tables: vec![],
                     notes: vec!["Message size is 200 bytes \"as assumed\".".into()],
                     status: Status::Partial("Early Retransmit series pending".into()),
                 },
@@ -460,6 +470,7 @@ mod tests {
                     paper_claim: "RTT 0: timeout 1005.5 ms".into(),
                     charts: vec![],
                     comparison: Table::default(),
+                    tables: vec![],
                     notes: vec![],
                     status: Status::Pending(
                         "the thin-stream mechanisms arrive with the latency work".into(),

@@ -6,19 +6,21 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use std::collections::{BTreeMap, HashSet};
+
 use brisk_proto::{EndpointConfig, RetransmitCause, Time};
-use brisk_sim::{Impairment, LinkParams, QueueLimit, Sim};
+use brisk_sim::{HostId, Impairment, LinkId, LinkParams, QueueLimit, Sim};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 
-use crate::experiment::{Experiment, Method};
-use crate::traffic::{Planned, Receiver, Sender, plan};
+use crate::experiment::{Experiment, Method, Point, PointIdx, Traffic};
+use crate::traffic::{Planned, Receiver, Retransmitted, Saturation, Sender, plan};
 
 /// One simulator run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunKey {
-    pub bandwidth: usize,
-    pub delay: usize,
+    /// The sweep point (indices into each dimension's values).
+    pub point: PointIdx,
     pub variant: usize,
     pub replication: u32,
     /// For loss-position runs: the 1-based DATA packet dropped.
@@ -26,7 +28,7 @@ pub struct RunKey {
 }
 
 /// One measured value.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     pub experiment: String,
     pub variant: String,
@@ -41,6 +43,65 @@ pub struct Record {
     pub tsn: Option<u64>,
     pub metric: String,
     pub value: f64,
+    /// The values of the sweep dimensions beyond bandwidth and delay, for
+    /// experiments that sweep them or draw flow figures; `None` otherwise
+    /// (seed 000's millions of records stay small).
+    pub sweep: Option<Box<SweepValues>>,
+}
+
+/// The values of a run's sweep point beyond bandwidth and delay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SweepValues {
+    /// The size of every message of the run, when they are all alike.
+    pub message_size: Option<usize>,
+    /// The Bernoulli loss rate, packet error rate, message rate (messages
+    /// per second) and IP MTU of the point, when swept.
+    pub loss: Option<f64>,
+    pub corrupt: Option<f64>,
+    pub rate: Option<f64>,
+    pub mtu: Option<usize>,
+}
+
+impl Record {
+    pub fn message_size(&self) -> Option<usize> {
+        self.sweep.as_ref().and_then(|s| s.message_size)
+    }
+    pub fn loss(&self) -> Option<f64> {
+        self.sweep.as_ref().and_then(|s| s.loss)
+    }
+    pub fn corrupt(&self) -> Option<f64> {
+        self.sweep.as_ref().and_then(|s| s.corrupt)
+    }
+    pub fn rate(&self) -> Option<f64> {
+        self.sweep.as_ref().and_then(|s| s.rate)
+    }
+    pub fn mtu(&self) -> Option<usize> {
+        self.sweep.as_ref().and_then(|s| s.mtu)
+    }
+}
+
+/// One CSV row: the record's fields, then the sweep values (empty when none).
+impl serde::Serialize for Record {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Record", 15)?;
+        s.serialize_field("experiment", &self.experiment)?;
+        s.serialize_field("variant", &self.variant)?;
+        s.serialize_field("bandwidth_kbps", &self.bandwidth_kbps)?;
+        s.serialize_field("delay_ms", &self.delay_ms)?;
+        s.serialize_field("replication", &self.replication)?;
+        s.serialize_field("position", &self.position)?;
+        s.serialize_field("flow", &self.flow)?;
+        s.serialize_field("tsn", &self.tsn)?;
+        s.serialize_field("metric", &self.metric)?;
+        s.serialize_field("value", &self.value)?;
+        s.serialize_field("message_size", &self.message_size())?;
+        s.serialize_field("loss", &self.loss())?;
+        s.serialize_field("corrupt", &self.corrupt())?;
+        s.serialize_field("rate", &self.rate())?;
+        s.serialize_field("mtu", &self.mtu())?;
+        s.end()
+    }
 }
 
 /// Counters of a whole experiment run, for the report.
@@ -67,12 +128,21 @@ fn seed_for(exp: &Experiment, key: &RunKey) -> (u64, u64) {
             (h ^ x).wrapping_mul(0x0100_0000_01b3).rotate_left(17)
         })
     };
-    let traffic = mix(&[
+    let p = &key.point;
+    let mut traffic = mix(&[
         exp.seed,
-        key.bandwidth as u64,
-        key.delay as u64,
+        p.bandwidth as u64,
+        p.delay as u64,
         u64::from(key.replication),
     ]);
+    // The later dimensions enter only where they are off their first value,
+    // so a file that sweeps bandwidth and delay alone keeps its seeds.
+    let extra = [p.message_size, p.loss, p.corrupt, p.rate, p.mtu];
+    if extra.iter().any(|&i| i > 0) {
+        let mut parts = vec![traffic];
+        parts.extend(extra.iter().map(|&i| i as u64));
+        traffic = mix(&parts);
+    }
     let sim = mix(&[traffic, key.variant as u64, key.position.unwrap_or(0)]);
     (traffic, sim)
 }
@@ -80,45 +150,44 @@ fn seed_for(exp: &Experiment, key: &RunKey) -> (u64, u64) {
 /// The runs an experiment consists of, in a fixed order.
 pub fn expand(exp: &Experiment) -> Vec<RunKey> {
     let mut keys = Vec::new();
-    for bandwidth in 0..exp.bandwidths.len() {
-        for delay in 0..exp.delays.len() {
-            for replication in 0..exp.replications {
-                // Loss positions are those of measured messages, which depend on
-                // the replication's traffic plan.
-                let traffic_seed = seed_for(
-                    exp,
-                    &RunKey {
-                        bandwidth,
-                        delay,
-                        variant: 0,
+    for point in exp.points() {
+        let values = exp.point(&point);
+        for replication in 0..exp.replications {
+            // Loss positions are those of measured messages, which depend on
+            // the replication's traffic plan.
+            let traffic_seed = seed_for(
+                exp,
+                &RunKey {
+                    point,
+                    variant: 0,
+                    replication,
+                    position: None,
+                },
+            )
+            .0;
+            let planned = plan(
+                &exp.traffic.at(values.message_size, values.rate),
+                traffic_seed,
+            );
+            for (variant, v) in exp.variants.iter().enumerate() {
+                if exp.method == Method::LossPosition && !v.no_loss {
+                    for (i, m) in planned.iter().enumerate() {
+                        if m.measured {
+                            keys.push(RunKey {
+                                point,
+                                variant,
+                                replication,
+                                position: Some(i as u64 + 1),
+                            });
+                        }
+                    }
+                } else {
+                    keys.push(RunKey {
+                        point,
+                        variant,
                         replication,
                         position: None,
-                    },
-                )
-                .0;
-                let planned = plan(&exp.traffic, traffic_seed);
-                for (variant, v) in exp.variants.iter().enumerate() {
-                    if exp.method == Method::LossPosition && !v.no_loss {
-                        for (i, m) in planned.iter().enumerate() {
-                            if m.measured {
-                                keys.push(RunKey {
-                                    bandwidth,
-                                    delay,
-                                    variant,
-                                    replication,
-                                    position: Some(i as u64 + 1),
-                                });
-                            }
-                        }
-                    } else {
-                        keys.push(RunKey {
-                            bandwidth,
-                            delay,
-                            variant,
-                            replication,
-                            position: None,
-                        });
-                    }
+                    });
                 }
             }
         }
@@ -134,15 +203,39 @@ struct Outcome {
     complete: bool,
 }
 
+/// Impairments a sweep point adds to the forward bottleneck.
+fn point_impairments(p: &Point) -> Vec<Impairment> {
+    let mut out = Vec::new();
+    if let Some(p) = p.loss.filter(|p| *p > 0.0) {
+        out.push(Impairment::Bernoulli { p });
+    }
+    if let Some(p) = p.corrupt.filter(|p| *p > 0.0) {
+        out.push(Impairment::Corrupt { p });
+    }
+    out
+}
+
+/// One flow's hosts, traffic and the link directions its data crosses.
+struct Flow {
+    sender: HostId,
+    receiver: HostId,
+    plan: Vec<Planned>,
+    variant: String,
+    /// Forward path, first hop first.
+    path: Vec<LinkId>,
+}
+
 fn run_one(
     exp: &Experiment,
     key: &RunKey,
     capture: Option<&std::path::Path>,
 ) -> Result<Outcome, String> {
     let (traffic_seed, sim_seed) = seed_for(exp, key);
-    let planned: Vec<Planned> = plan(&exp.traffic, traffic_seed);
-    let bandwidth = exp.bandwidths[key.bandwidth];
-    let delay = exp.delays[key.delay];
+    let point = exp.point(&key.point);
+    let traffic = exp.traffic.at(point.message_size, point.rate);
+    let planned: Vec<Planned> = plan(&traffic, traffic_seed);
+    let bandwidth = point.bandwidth_bps;
+    let delay = point.delay;
     let flows = exp.topology.dumbbell.as_ref().map_or(1, |d| d.flows);
     let variant_of = |f: u32| {
         exp.topology
@@ -152,11 +245,33 @@ fn run_one(
             .and_then(|v| v.get(f as usize).copied())
             .unwrap_or(key.variant)
     };
+    let saturated = match traffic {
+        Traffic::Saturated {
+            duration,
+            warmup,
+            message_size,
+            packing,
+        } => Some((
+            Saturation {
+                message_size,
+                duration,
+                packing,
+            },
+            warmup,
+        )),
+        _ => None,
+    };
 
     let mut sim = Sim::new(sim_seed);
     let mut pairs = Vec::new();
     for f in 0..flows {
         let v = &exp.variants[variant_of(f)];
+        let (mut sender_config, mut receiver_config) = v.configs(f as usize);
+        if let Some(mtu) = point.mtu {
+            let sctp = mtu.saturating_sub(exp.topology.overhead_bytes);
+            sender_config.mtu = sctp;
+            receiver_config.mtu = sctp;
+        }
         let n = (f + 1) as u8;
         let sender_addr = SocketAddr::from(([10, 0, 1, n], 9899));
         let receiver_addr = SocketAddr::from(([10, 0, 2, n], 9899));
@@ -164,18 +279,26 @@ fn run_one(
         let flow_plan = if f == 0 {
             planned.clone()
         } else {
-            plan(&exp.traffic, traffic_seed ^ (u64::from(f) << 32))
+            plan(&traffic, traffic_seed ^ (u64::from(f) << 32))
+        };
+        let app = match saturated {
+            Some((s, _)) => Sender::saturated(s, LEAD),
+            None => Sender::new(flow_plan.clone(), LEAD),
         };
         let sender = sim.add_host(
             sender_addr,
             EndpointConfig {
                 port: 5000,
                 accept: true,
-                accept_config: v.config.clone(),
+                accept_config: sender_config,
                 ..EndpointConfig::default()
             },
-            Box::new(Sender::new(flow_plan.clone(), LEAD)),
+            Box::new(app),
         );
+        let mut receiver_app = Receiver::new(sender_addr, receiver_config, flow_plan.len());
+        if let Some((s, warmup)) = saturated {
+            receiver_app = receiver_app.with_window(LEAD, warmup, s.duration);
+        }
         let receiver = sim.add_host(
             receiver_addr,
             EndpointConfig {
@@ -183,13 +306,15 @@ fn run_one(
                 accept: false,
                 ..EndpointConfig::default()
             },
-            Box::new(Receiver::new(
-                sender_addr,
-                v.config.clone(),
-                flow_plan.len(),
-            )),
+            Box::new(receiver_app),
         );
-        pairs.push((sender, receiver, flow_plan, v.name.clone()));
+        pairs.push(Flow {
+            sender,
+            receiver,
+            plan: flow_plan,
+            variant: v.name.clone(),
+            path: Vec::new(),
+        });
     }
     let link = |impairments: Vec<Impairment>| LinkParams {
         bandwidth_bps: bandwidth,
@@ -208,14 +333,17 @@ fn run_one(
     for line in &exp.impairments {
         forward.extend(brisk_sim::parse_pattern(line).unwrap_or_default());
     }
+    forward.extend(point_impairments(&point));
     let bottleneck = match &exp.topology.dumbbell {
         None => {
-            let (sn, rn) = (sim.node(pairs[0].0), sim.node(pairs[0].1));
-            sim.link(sn, rn, link(forward), link(Vec::new())).0
+            let (sn, rn) = (sim.node(pairs[0].sender), sim.node(pairs[0].receiver));
+            let fwd = sim.link(sn, rn, link(forward), link(Vec::new())).0;
+            pairs[0].path = vec![fwd];
+            fwd
         }
         Some(d) => {
-            let senders: Vec<_> = pairs.iter().map(|p| p.0).collect();
-            let receivers: Vec<_> = pairs.iter().map(|p| p.1).collect();
+            let senders: Vec<_> = pairs.iter().map(|p| p.sender).collect();
+            let receivers: Vec<_> = pairs.iter().map(|p| p.receiver).collect();
             let access = LinkParams {
                 bandwidth_bps: d.access_bandwidth_bps,
                 delay: d.access_delay,
@@ -223,17 +351,46 @@ fn run_one(
                 overhead_bytes: exp.topology.overhead_bytes,
                 impairments: Vec::new(),
             };
-            brisk_sim::dumbbell(
+            let sender_access: Vec<LinkParams> = (0..senders.len())
+                .map(|f| {
+                    let lines = d.access_impairments.get(f).map_or(&[][..], Vec::as_slice);
+                    let mut a = access.clone();
+                    for line in lines {
+                        a.impairments
+                            .extend(brisk_sim::parse_pattern(line).unwrap_or_default());
+                    }
+                    a
+                })
+                .collect();
+            let links = brisk_sim::dumbbell_per_flow(
                 &mut sim,
                 &senders,
                 &receivers,
+                &sender_access,
                 access,
                 link(forward),
                 link(Vec::new()),
-            )
-            .0
+            );
+            for (f, pair) in pairs.iter_mut().enumerate() {
+                pair.path = vec![
+                    links.sender_access[f].0,
+                    links.bottleneck.0,
+                    links.receiver_access[f].0,
+                ];
+            }
+            links.bottleneck.0
         }
     };
+    // Flow runs record every packet: which chunks were really lost, and how
+    // many packets each sender sent.
+    let traced = exp.method == Method::Flow;
+    if traced {
+        for p in &pairs {
+            for &l in &p.path {
+                sim.trace(l);
+            }
+        }
+    }
 
     if let Some(path) = capture {
         let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -241,19 +398,25 @@ fn run_one(
     }
     let last = pairs
         .iter()
-        .filter_map(|p| p.2.last())
+        .filter_map(|p| p.plan.last())
         .map(|m| m.offset)
         .max()
         .unwrap_or(Duration::ZERO);
-    let limit = Time::ZERO + LEAD + last + TAIL + Duration::from_secs(5);
+    let limit = match saturated {
+        // A saturated run ends when its measurement window does.
+        Some((s, _)) => Time::ZERO + LEAD + s.duration + Duration::from_secs(1),
+        None => Time::ZERO + LEAD + last + TAIL + Duration::from_secs(5),
+    };
     // Advance in steps, stopping as soon as every message has been read.
     let mut t = Time::ZERO;
     loop {
         t = t + Duration::from_millis(500);
         sim.run_until(t.min(limit));
-        let done = pairs
-            .iter()
-            .all(|p| sim.app::<Receiver>(p.1).is_some_and(Receiver::complete));
+        let done = saturated.is_none()
+            && pairs.iter().all(|p| {
+                sim.app::<Receiver>(p.receiver)
+                    .is_some_and(Receiver::complete)
+            });
         if done || t >= limit {
             break;
         }
@@ -269,24 +432,43 @@ fn run_one(
     let mut records = Vec::new();
     let mut complete = true;
     let mut goodputs = Vec::new();
-    for (f, (sender, receiver, flow_plan, variant)) in pairs.iter().enumerate() {
-        let (Some(s), Some(r)) = (sim.app::<Sender>(*sender), sim.app::<Receiver>(*receiver))
-        else {
+    let base = Record {
+        experiment: exp.name.clone(),
+        variant: String::new(),
+        bandwidth_kbps: bandwidth / 1000,
+        delay_ms: delay.as_secs_f64() * 1000.0,
+        replication: key.replication,
+        position: key.position,
+        flow: 0,
+        tsn: None,
+        metric: String::new(),
+        value: 0.0,
+        sweep: exp.records_sweep_values().then(|| {
+            Box::new(SweepValues {
+                message_size: traffic.message_size(),
+                loss: point.loss,
+                corrupt: point.corrupt,
+                rate: point.rate,
+                mtu: point.mtu,
+            })
+        }),
+    };
+    for (f, flow) in pairs.iter().enumerate() {
+        let (Some(s), Some(r)) = (
+            sim.app::<Sender>(flow.sender),
+            sim.app::<Receiver>(flow.receiver),
+        ) else {
             complete = false;
             continue;
         };
-        complete &= r.complete();
+        complete &= saturated.is_some() || r.complete();
         let record = |tsn: Option<u64>, metric: &str, value: f64| Record {
-            experiment: exp.name.clone(),
-            variant: variant.clone(),
-            bandwidth_kbps: bandwidth / 1000,
-            delay_ms: delay.as_secs_f64() * 1000.0,
-            replication: key.replication,
-            position: key.position,
+            variant: flow.variant.clone(),
             flow: f as u32,
             tsn,
             metric: metric.to_owned(),
             value,
+            ..base.clone()
         };
         let mtt = |i: usize| -> Option<f64> {
             let w = s.written.get(i).copied().flatten()?;
@@ -303,7 +485,7 @@ fn run_one(
                 }
             }
             _ if per_message => {
-                for (i, m) in flow_plan.iter().enumerate() {
+                for (i, m) in flow.plan.iter().enumerate() {
                     if m.measured
                         && let Some(v) = mtt(i)
                     {
@@ -313,27 +495,43 @@ fn run_one(
             }
             _ => {}
         }
+        // Loss-position runs measure one message each; hundreds of thousands of
+        // them (seed 000) keep only that and their retransmissions, which keeps
+        // runs.csv and memory small.
+        let lean = exp.method == Method::LossPosition;
         // One-way delay over the run: mean and variance of the MTTs.
-        let all: Vec<f64> = (0..flow_plan.len())
-            .filter(|&i| flow_plan[i].measured)
+        let all: Vec<f64> = (0..flow.plan.len())
+            .filter(|&i| flow.plan[i].measured)
             .filter_map(mtt)
             .collect();
-        if let Some(mean) = crate::stats::mean(&all) {
+        if !lean && let Some(mean) = crate::stats::mean(&all) {
             records.push(record(None, "owd_mean_ms", mean));
             if let Some(sd) = crate::stats::sample_std_dev(&all) {
                 records.push(record(None, "owd_variance_ms2", sd * sd));
             }
         }
-        // Goodput: payload read between the first write and the last read.
-        let first = s.written.iter().flatten().min().copied();
-        let last_read = r.read.iter().flatten().max().copied();
-        if let (Some(a), Some(b)) = (first, last_read)
-            && b > a
-        {
-            let secs = (b.as_micros() - a.as_micros()) as f64 / 1e6;
-            let goodput = r.bytes as f64 * 8.0 / secs / 1000.0;
-            records.push(record(None, "goodput_kbps", goodput));
-            goodputs.push((f, goodput));
+        match saturated {
+            // Saturated: the payload read in the measurement window.
+            Some((sat, warmup)) => {
+                let secs = (sat.duration - warmup).as_secs_f64();
+                let goodput = r.window_bytes as f64 * 8.0 / secs / 1000.0;
+                records.push(record(None, "goodput_kbps", goodput));
+                goodputs.push((f, goodput));
+            }
+            None if lean => {}
+            // Goodput: payload read between the first write and the last read.
+            None => {
+                let first = s.written.iter().flatten().min().copied();
+                let last_read = r.read.iter().flatten().max().copied();
+                if let (Some(a), Some(b)) = (first, last_read)
+                    && b > a
+                {
+                    let secs = (b.as_micros() - a.as_micros()) as f64 / 1e6;
+                    let goodput = r.bytes as f64 * 8.0 / secs / 1000.0;
+                    records.push(record(None, "goodput_kbps", goodput));
+                    goodputs.push((f, goodput));
+                }
+            }
         }
         // Retransmissions by cause, and the delay of each first retransmission.
         for cause in RetransmitCause::ALL {
@@ -342,13 +540,20 @@ fn run_one(
                 .iter()
                 .filter(|x| x.cause == cause)
                 .count();
+            if lean && n == 0 {
+                continue;
+            }
             records.push(record(
                 None,
                 &format!("retransmissions_{}", cause.name()),
                 n as f64,
             ));
         }
-        for x in s.retransmissions.iter().filter(|x| x.transmissions == 2) {
+        for x in s
+            .retransmissions
+            .iter()
+            .filter(|x| x.transmissions == 2 && !lean)
+        {
             let d = (x.at.as_micros() as f64 - x.first_sent_at.as_micros() as f64) / 1000.0;
             records.push(record(
                 None,
@@ -356,7 +561,41 @@ fn run_one(
                 d,
             ));
         }
-        if f == 0 {
+        if traced {
+            let logs: Vec<&[brisk_sim::PacketRecord]> =
+                flow.path.iter().map(|&l| sim.packet_log(l)).collect();
+            let lost = lost_tsns(&logs, flow.sender);
+            records.push(record(None, "lost_chunks", lost.len() as f64));
+            for (cause, lost_chunk, d) in first_retransmissions(&s.retransmissions, &lost) {
+                let kind = if lost_chunk { "lost" } else { "spurious" };
+                records.push(record(None, &format!("{kind}_first_rtx_ms_{cause}"), d));
+            }
+            // Packets the sender sent: each enters its first hop once.
+            let (packets, data_packets) = logs
+                .first()
+                .map(|log| {
+                    let mine = log.iter().filter(|p| p.src == flow.sender);
+                    mine.fold((0u64, 0u64), |(a, d), p| {
+                        (a + 1, d + u64::from(!p.data_tsns.is_empty()))
+                    })
+                })
+                .unwrap_or_default();
+            records.push(record(None, "packets_sent", packets as f64));
+            records.push(record(None, "data_packets", data_packets as f64));
+            let messages = if saturated.is_some() {
+                s.saturated_written
+            } else {
+                s.written.iter().flatten().count() as u64
+            };
+            if messages > 0 {
+                records.push(record(
+                    None,
+                    "data_packets_per_message",
+                    data_packets as f64 / messages as f64,
+                ));
+            }
+        }
+        if f == 0 && !lean {
             let secs = virtual_time.as_secs_f64().max(1e-9);
             records.push(record(
                 None,
@@ -369,18 +608,12 @@ fn run_one(
     let total: f64 = goodputs.iter().map(|g| g.1).sum();
     if goodputs.len() > 1 && total > 0.0 {
         for (f, g) in goodputs {
-            let variant = pairs[f].3.clone();
             records.push(Record {
-                experiment: exp.name.clone(),
-                variant,
-                bandwidth_kbps: bandwidth / 1000,
-                delay_ms: delay.as_secs_f64() * 1000.0,
-                replication: key.replication,
-                position: key.position,
+                variant: pairs[f].variant.clone(),
                 flow: f as u32,
-                tsn: None,
                 metric: "share_pct".into(),
                 value: g / total * 100.0,
+                ..base.clone()
             });
         }
     }
@@ -390,6 +623,66 @@ fn run_one(
         virtual_time,
         complete,
     })
+}
+
+/// The TSNs `sender` sent whose original transmission was lost: on some link
+/// direction of the path, the first packet that carried the TSN was dropped
+/// or corrupted. (A retransmission is never the first carrier on a link the
+/// original crossed, so a spurious retransmission never counts.)
+pub fn lost_tsns(logs: &[&[brisk_sim::PacketRecord]], sender: HostId) -> HashSet<u32> {
+    let mut lost = HashSet::new();
+    for log in logs {
+        let mut seen = HashSet::new();
+        for p in log.iter().filter(|p| p.src == sender) {
+            for &tsn in &p.data_tsns {
+                if seen.insert(tsn) && p.lost() {
+                    lost.insert(tsn);
+                }
+            }
+        }
+    }
+    lost
+}
+
+/// The cause name of a first retransmission in the lab's tables: the
+/// protocol's, except that the chunks a T3 expiry sends behind the one it
+/// expired for are `t3-bundled` (seed 001's "reported lost and bundled").
+pub const T3_BUNDLED: &str = "t3-bundled";
+
+/// Every first retransmission (a chunk's second transmission): its cause
+/// (see [`T3_BUNDLED`]), whether the chunk's original was lost, and its delay
+/// from the original transmission, ms; in the order they were made.
+pub fn first_retransmissions(
+    rtx: &[Retransmitted],
+    lost: &HashSet<u32>,
+) -> Vec<(&'static str, bool, f64)> {
+    // The chunk a T3 expiry is for: the lowest TSN it retransmits at that instant.
+    let mut heads: BTreeMap<u64, u32> = BTreeMap::new();
+    for x in rtx.iter().filter(|x| x.cause == RetransmitCause::T3Timeout) {
+        let at = x.at.as_micros();
+        let head = heads.entry(at).or_insert(x.tsn);
+        if crate::runner::serial_lt(x.tsn, *head) {
+            *head = x.tsn;
+        }
+    }
+    rtx.iter()
+        .filter(|x| x.transmissions == 2)
+        .map(|x| {
+            let cause = match x.cause {
+                RetransmitCause::T3Timeout if heads.get(&x.at.as_micros()) != Some(&x.tsn) => {
+                    T3_BUNDLED
+                }
+                c => c.name(),
+            };
+            let d = (x.at.as_micros() as f64 - x.first_sent_at.as_micros() as f64) / 1000.0;
+            (cause, lost.contains(&x.tsn), d)
+        })
+        .collect()
+}
+
+/// `a` comes before `b` in TSN order (RFC 1982 serial arithmetic).
+fn serial_lt(a: u32, b: u32) -> bool {
+    a != b && b.wrapping_sub(a) < (1 << 31)
 }
 
 /// Runs the first run of `exp` again, writing every packet that enters the

@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 
-use crate::experiment::{Count, Gap, Traffic};
+use crate::experiment::{Count, Gap, Packing, Traffic};
 
 /// One message of the plan: when it is written, relative to the start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,14 +88,25 @@ pub fn plan(traffic: &Traffic, seed: u64) -> Vec<Planned> {
                 });
             }
         }
+        // A saturated sender writes as it goes: nothing is planned.
+        Traffic::Saturated { .. } => {}
         Traffic::Periodic {
             interval,
             messages,
+            jitter,
             message_size,
+            ..
         } => {
+            let mut t = Duration::ZERO;
             for k in 0..messages {
+                if k > 0 {
+                    t += interval;
+                    if !jitter.is_zero() {
+                        t += Duration::from_nanos(rng.random_range(0..jitter.as_nanos() as u64));
+                    }
+                }
                 out.push(Planned {
-                    offset: interval * k as u32,
+                    offset: t,
                     size: message_size,
                     measured: true,
                     burst: 0,
@@ -119,6 +130,25 @@ pub struct Retransmitted {
 /// How soon a write refused for a full send buffer is tried again.
 const RETRY: Duration = Duration::from_millis(1);
 
+/// A saturated sender keeps about this many bytes of messages queued.
+const SATURATED_BACKLOG: usize = 64 << 10;
+
+/// A saturated sender looks for room at least this often, whatever happens.
+const SATURATED_POLL: Duration = Duration::from_millis(50);
+
+/// Timer tokens at and above this are the saturated sender's refills.
+const REFILL: u64 = 1 << 62;
+
+/// A sender that always has data: writes `message_size` messages for
+/// `duration` from the start of the traffic, either keeping a backlog queued
+/// (bundling) or one message at a time when nothing is queued and cwnd has room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Saturation {
+    pub message_size: usize,
+    pub duration: Duration,
+    pub packing: Packing,
+}
+
 /// Sends the plan once the receiver has associated.
 #[derive(Debug)]
 pub struct Sender {
@@ -130,6 +160,13 @@ pub struct Sender {
     pub written: Vec<Option<Time>>,
     pub retransmissions: Vec<Retransmitted>,
     pub send_errors: u64,
+    saturation: Option<Saturation>,
+    /// Saturated: messages written so far (they are numbered from 0).
+    pub saturated_written: u64,
+    /// Saturated: a refill is already set for this instant.
+    refill_at: Option<Time>,
+    /// Saturated: when writing starts and stops.
+    active: Option<(Time, Time)>,
 }
 
 impl Sender {
@@ -142,11 +179,85 @@ impl Sender {
             written: vec![None; n],
             retransmissions: Vec::new(),
             send_errors: 0,
+            saturation: None,
+            saturated_written: 0,
+            refill_at: None,
+            active: None,
+        }
+    }
+
+    /// A sender that always has data, from `lead` after the association is up
+    /// for `s.duration`.
+    pub fn saturated(s: Saturation, lead: Duration) -> Self {
+        Self {
+            saturation: Some(s),
+            ..Self::new(Vec::new(), lead)
         }
     }
 
     pub fn plan(&self) -> &[Planned] {
         &self.plan
+    }
+
+    /// Saturated: set a refill for now, once per instant.
+    fn refill_soon(&mut self, ctx: &mut AppCtx<'_>) {
+        let now = ctx.now();
+        if self.saturation.is_some() && self.assoc.is_some() && self.refill_at != Some(now) {
+            self.refill_at = Some(now);
+            ctx.set_timer(now, REFILL);
+        }
+    }
+
+    /// Saturated: write what the packing allows now.
+    fn refill(&mut self, ctx: &mut AppCtx<'_>, token: u64) {
+        let (Some(s), Some(assoc), Some((from, until))) =
+            (self.saturation, self.assoc, self.active)
+        else {
+            return;
+        };
+        let now = ctx.now();
+        if now < from || now >= until {
+            return;
+        }
+        if token == REFILL + 1 {
+            // The periodic poll keeps a sender going that no event wakes.
+            ctx.set_timer(now + SATURATED_POLL, REFILL + 1);
+        }
+        if self.refill_at == Some(now) && token == REFILL {
+            self.refill_at = None;
+        }
+        let Some(a) = ctx.endpoint().association(assoc) else {
+            return;
+        };
+        let size = s.message_size.max(8);
+        let message = |n: u64| {
+            let mut payload = n.to_be_bytes().to_vec();
+            payload.resize(size, 0x5a);
+            OutgoingMessage::new(0, payload)
+        };
+        match s.packing {
+            Packing::Bundle => {
+                let backlog = (SATURATED_BACKLOG / size).max(16);
+                while a.queued_messages() < backlog {
+                    match a.send(now, message(self.saturated_written)) {
+                        Ok(_) => self.saturated_written += 1,
+                        Err(_) => break,
+                    }
+                }
+            }
+            Packing::OnePerPacket => {
+                let stats = a.stats();
+                if a.queued_messages() == 0
+                    && stats.flight_size < stats.cwnd
+                    && a.send(now, message(self.saturated_written)).is_ok()
+                {
+                    self.saturated_written += 1;
+                    // The next one in a callback of its own, after this
+                    // one has left in a packet of its own.
+                    ctx.set_timer(now, REFILL + 2);
+                }
+            }
+        }
     }
 }
 
@@ -160,6 +271,10 @@ impl App for Sender {
                 let start = ctx.now() + self.lead;
                 for (i, m) in self.plan.iter().enumerate() {
                     ctx.set_timer(start + m.offset, i as u64);
+                }
+                if let Some(s) = &self.saturation {
+                    self.active = Some((start, start + s.duration));
+                    ctx.set_timer(start, REFILL + 1);
                 }
             }
             Event::Retransmission {
@@ -177,9 +292,15 @@ impl App for Sender {
             }),
             _ => {}
         }
+        // Whatever the protocol did, there may be room for more.
+        self.refill_soon(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut AppCtx<'_>, token: u64) {
+        if token >= REFILL {
+            self.refill(ctx, token);
+            return;
+        }
         let i = token as usize;
         let (Some(assoc), Some(m)) = (self.assoc, self.plan.get(i).copied()) else {
             return;
@@ -213,6 +334,13 @@ pub struct Receiver {
     pub duplicates: u64,
     /// Payload bytes read.
     pub bytes: u64,
+    /// Payload bytes read within `window` (when set).
+    pub window_bytes: u64,
+    /// The measurement window, relative to the first message: payload read
+    /// from `.0` to `.1` after the traffic started counts in `window_bytes`.
+    window: Option<(Duration, Duration)>,
+    lead: Duration,
+    connected_at: Option<Time>,
 }
 
 impl Receiver {
@@ -224,7 +352,19 @@ impl Receiver {
             read: vec![None; messages],
             duplicates: 0,
             bytes: 0,
+            window_bytes: 0,
+            window: None,
+            lead: Duration::ZERO,
+            connected_at: None,
         }
+    }
+
+    /// Counts the payload read between `from` and `to` after the traffic
+    /// starts (`lead` after the association comes up) in `window_bytes`.
+    pub fn with_window(mut self, lead: Duration, from: Duration, to: Duration) -> Self {
+        self.lead = lead;
+        self.window = Some((from, to));
+        self
     }
 
     /// Whether every message has been read.
@@ -242,10 +382,21 @@ impl App for Receiver {
     }
 
     fn on_event(&mut self, ctx: &mut AppCtx<'_>, assoc: AssocId, event: &Event) {
+        if *event == Event::Connected && self.connected_at.is_none() {
+            self.connected_at = Some(ctx.now());
+        }
         if *event != Event::MessageReady {
             return;
         }
         let now = ctx.now();
+        let in_window = match (self.window, self.connected_at) {
+            (Some((from, to)), Some(up)) => {
+                let t = now.as_micros().saturating_sub((up + self.lead).as_micros());
+                let t = Duration::from_micros(t);
+                now >= up + self.lead && t >= from && t < to
+            }
+            _ => false,
+        };
         let Some(a) = ctx.endpoint().association(assoc) else {
             return;
         };
@@ -255,6 +406,9 @@ impl App for Receiver {
             };
             let i = u64::from_be_bytes(number) as usize;
             self.bytes += m.payload.len() as u64;
+            if in_window {
+                self.window_bytes += m.payload.len() as u64;
+            }
             match self.read.get_mut(i) {
                 Some(slot @ None) => *slot = Some(now),
                 Some(Some(_)) => self.duplicates += 1,

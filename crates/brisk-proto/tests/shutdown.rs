@@ -176,3 +176,36 @@ fn abort_carries_the_reason_and_fails_unacknowledged_messages() {
     assert!(p.b.poll_transmit(p.now, &mut Vec::new()).is_none());
     assert_eq!((p.a.association_count(), p.b.association_count()), (0, 0));
 }
+
+#[test]
+fn data_sent_in_shutdown_pending_asks_for_an_immediate_sack() {
+    // The SHUTDOWN waits for the SACK of the last DATA chunk, which B would
+    // delay by SACK.Delay (200 ms) unless the I bit asks otherwise (RFC 9260
+    // 3.3.1; usrsctp and Linux set it on DATA sent in SHUTDOWN-PENDING).
+    let mut p = connected();
+    let a = p.a_id.unwrap();
+    p.a_send(OutgoingMessage::new(0, vec![7; 100]));
+    let t0 = p.now;
+    p.a.association(a).unwrap().shutdown(t0);
+    p.run_for(ms(1000));
+    let data = p.data_packets(Dir::AtoB);
+    assert_eq!(data.len(), 1);
+    assert_eq!(
+        data[0].seen.bytes[12 + 1] & 0x08,
+        0x08,
+        "the I bit on the wire"
+    );
+    let shutdown_at = p
+        .log
+        .iter()
+        .find(|l| l.seen.dir == Dir::AtoB && l.seen.has(types::SHUTDOWN))
+        .map(|l| l.seen.sent_at)
+        .expect("SHUTDOWN sent");
+    // 10 ms each way: the SACK is back 20 ms after the DATA left.
+    assert_eq!(
+        shutdown_at,
+        t0 + ms(20),
+        "no delayed SACK before the SHUTDOWN"
+    );
+    assert!(closed(&p.a_events).is_some());
+}

@@ -138,8 +138,11 @@ impl Association {
                 match assoc.send(now, msg.clone()) {
                     Ok(id) => Some(Ok(id)),
                     Err(SendError::BufferFull { .. }) => {
+                        // The driver wakes blocked senders after each of its
+                        // passes; waking it from here as well made the two
+                        // tasks wake each other in a loop while the buffer
+                        // stayed full, starving the socket (`biased` select).
                         st.blocked_senders.insert(self.id);
-                        shared.wake.notify_one();
                         None
                     }
                     Err(e) => Some(Err(e.into())),

@@ -365,7 +365,7 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let ep = endpoint(our_port, false).await;
     let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
     let assoc = ep
-        .connect_to_port(remote, 5000, config())
+        .connect_to_port(remote, 5000, cfg)
         .await
         .expect("handshake");
     let started = Instant::now();

@@ -167,3 +167,62 @@ async fn garbage_datagrams_are_counted_and_the_association_carries_on() {
     let stats = server.stats();
     assert_eq!(stats.malformed + stats.bad_checksum, 5, "{stats:?}");
 }
+
+/// CPU time the calling thread has used (Linux: utime + stime of
+/// /proc/thread-self/stat, in USER_HZ = 100 ticks per second).
+fn thread_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").expect("/proc/thread-self/stat");
+    let rest = stat.rsplit_once(')').expect("stat format").1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+#[tokio::test]
+async fn a_send_blocked_on_a_full_buffer_waits_without_spinning() {
+    // The peer never reads: its window closes and our send buffer stays full.
+    // (A current-thread runtime: the driver and this task share the thread.)
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept_config: Config {
+                receive_buffer: 4096,
+                ..fast()
+            },
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let client = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let cfg = Config {
+        send_buffer: 8192,
+        max_message_size: 1024,
+        ..fast()
+    };
+    let a = client.connect(server.local_addr(), cfg).await.unwrap();
+    let _b = server.accept().await.unwrap();
+    let send = || a.send(0, vec![0u8; 1000], SendOptions::default());
+    let mut queued = 0;
+    while let Ok(r) = tokio::time::timeout(Duration::from_millis(100), send()).await {
+        r.unwrap();
+        queued += 1;
+        assert!(queued < 100, "the send buffer never filled");
+    }
+    let before = thread_cpu();
+    let blocked = tokio::time::timeout(Duration::from_millis(500), send()).await;
+    let used = thread_cpu() - before;
+    assert!(blocked.is_err(), "the buffer stays full");
+    assert!(
+        used < Duration::from_millis(100),
+        "a send blocked for 500 ms used {used:?} of CPU"
+    );
+}

@@ -147,8 +147,12 @@ impl Association {
     fn add_data(&mut self, now: Time, p: &mut PacketBuilder<'_>) {
         let mut record = None;
         let thin = self.is_thin();
-        // Thin streams ask a standard receiver for an immediate SACK (I bit).
-        let immediate = thin && self.cfg.thin_immediate_sack;
+        // Thin streams ask a standard receiver for an immediate SACK (I bit),
+        // and so does every chunk sent in SHUTDOWN-PENDING (RFC 9260 3.3.1, as
+        // usrsctp and Linux do): the SHUTDOWN waits for the SACK of the last
+        // chunk, which a delayed SACK would hold back up to SACK.Delay.
+        let immediate =
+            (thin && self.cfg.thin_immediate_sack) || self.state == State::ShutdownPending;
         let mut in_packet: Vec<u32> = Vec::new();
         // 6.1 C: chunks marked for retransmission go first.
         let mut retransmitted = false;

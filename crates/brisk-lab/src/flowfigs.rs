@@ -1,0 +1,1095 @@
+//! Figures, tables and `ours` quantities of flow experiments: seed 001's
+//! retransmission tables (the first retransmission of each lost chunk, by
+//! cause), seed 003's goodput against message size beside its throughput
+//! model, and the Nagle study's MTT and DATA packets against message rate.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::experiment::{Equation, Experiment, Figure, Statistic};
+use crate::figures::{Quantity, chart_title};
+use crate::model;
+use crate::output::{PointKey, ppb};
+use crate::plot::{Chart, Point, Series, SeriesStyle};
+use crate::report::Table;
+use crate::runner::{Record, T3_BUNDLED};
+use crate::stats;
+
+/// Which sweep points a quantity looks at: every key given must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PointFilter {
+    pub bandwidth_kbps: Option<u64>,
+    pub delay_us: Option<u64>,
+    /// Inclusive range of message sizes (`size=400..1450`, or one size).
+    pub message_size: Option<(usize, usize)>,
+    pub loss_ppb: Option<u64>,
+    pub corrupt_ppb: Option<u64>,
+    pub rate_milli: Option<u64>,
+    pub mtu: Option<usize>,
+}
+
+impl PointFilter {
+    /// `BANDWIDTH/DELAY` (seed 000's form, e.g. `2000kbit/15ms`) or
+    /// `key=value` pairs separated by commas: `bandwidth`, `delay` (one way),
+    /// `rtt` (twice the one-way delay), `size` (one size, or an inclusive
+    /// range `400..1450`), `loss`, `corrupt`, `rate`, `mtu`.
+    pub fn parse(text: &str) -> Result<PointFilter, String> {
+        let duration_us = |v: &str| {
+            brisk_proto::config::parse_duration(v)
+                .map(|d| d.as_micros() as u64)
+                .ok_or_else(|| format!("`{v}` is not a duration"))
+        };
+        let rate_kbps = |v: &str| {
+            crate::experiment::parse_rate(v)
+                .map(|r| r / 1000)
+                .ok_or_else(|| format!("`{v}` is not a rate"))
+        };
+        let mut f = PointFilter::default();
+        if !text.contains('=') {
+            let (bw, delay) = text
+                .split_once('/')
+                .ok_or_else(|| format!("bad sweep point `{text}`"))?;
+            f.bandwidth_kbps = Some(rate_kbps(bw)?);
+            f.delay_us = Some(duration_us(delay)?);
+            return Ok(f);
+        }
+        for pair in text.split(',') {
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("`{pair}` is not key=value"))?;
+            let (k, v) = (k.trim(), v.trim());
+            let number = |v: &str| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| format!("`{v}` is not a number"))
+            };
+            match k {
+                "bandwidth" => f.bandwidth_kbps = Some(rate_kbps(v)?),
+                "delay" => f.delay_us = Some(duration_us(v)?),
+                "rtt" => f.delay_us = Some(duration_us(v)? / 2),
+                "size" => {
+                    f.message_size = Some(match v.split_once("..") {
+                        Some((a, b)) => (number(a)? as usize, number(b)? as usize),
+                        None => (number(v)? as usize, number(v)? as usize),
+                    })
+                }
+                "loss" => f.loss_ppb = Some(ppb(number(v)?)),
+                "corrupt" => f.corrupt_ppb = Some(ppb(number(v)?)),
+                "rate" => f.rate_milli = Some((number(v)? * 1000.0).round() as u64),
+                "mtu" => f.mtu = Some(number(v)? as usize),
+                other => {
+                    return Err(format!(
+                        "unknown sweep key `{other}` (bandwidth, delay, rtt, size, loss, corrupt, rate, mtu)"
+                    ));
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    pub fn matches(&self, p: &PointKey) -> bool {
+        fn ok<T: PartialEq>(want: Option<T>, have: T) -> bool {
+            want.is_none_or(|w| w == have)
+        }
+        ok(self.bandwidth_kbps, p.bandwidth_kbps)
+            && ok(self.delay_us, p.delay_us)
+            && self
+                .message_size
+                .is_none_or(|(lo, hi)| p.message_size.is_some_and(|s| (lo..=hi).contains(&s)))
+            && (self.loss_ppb.is_none() || self.loss_ppb == p.loss_ppb)
+            && (self.corrupt_ppb.is_none() || self.corrupt_ppb == p.corrupt_ppb)
+            && (self.rate_milli.is_none() || self.rate_milli == p.rate_milli)
+            && (self.mtu.is_none() || self.mtu == p.mtu)
+    }
+}
+
+/// Values of one metric of one variant (and flow, or all flows), per sweep
+/// point matching `at`: one value per replication and flow.
+fn by_point(
+    records: &[Record],
+    variant: &str,
+    metric: &str,
+    flow: Option<u32>,
+    at: &PointFilter,
+) -> BTreeMap<PointKey, Vec<f64>> {
+    let mut out: BTreeMap<PointKey, Vec<f64>> = BTreeMap::new();
+    for r in records {
+        if r.variant == variant && r.metric == metric && flow.is_none_or(|f| r.flow == f) {
+            let p = PointKey::of(r);
+            if at.matches(&p) {
+                out.entry(p).or_default().push(r.value);
+            }
+        }
+    }
+    out
+}
+
+/// The experiment's statistic of `values`, with a 95% CI for `mean-ci95`.
+fn center(exp: &Experiment, values: &[f64]) -> (f64, Option<(f64, f64)>) {
+    let s = stats::summarize(values);
+    match exp.statistic {
+        Statistic::Median => (s.median.unwrap_or(f64::NAN), None),
+        Statistic::MeanCi95 => (s.mean.unwrap_or(f64::NAN), s.ci95),
+    }
+}
+
+/// The round-trip propagation time of a point: the bottleneck both ways,
+/// and on a dumbbell the access links too.
+fn rtt_seconds(exp: &Experiment, p: &PointKey) -> f64 {
+    let access = exp
+        .topology
+        .dumbbell
+        .as_ref()
+        .map_or(0.0, |d| 2.0 * d.access_delay.as_secs_f64());
+    2.0 * (p.delay_us as f64 / 1e6 + access)
+}
+
+/// The IP MTU of a point: swept, or the first variant's SCTP packet size
+/// plus the topology's overhead bytes.
+fn mtu_of(exp: &Experiment, p: &PointKey) -> usize {
+    p.mtu.unwrap_or_else(|| {
+        exp.variants.first().map_or(1500, |v| v.config.mtu) + exp.topology.overhead_bytes
+    })
+}
+
+/// A model's payload rate, kbit/s, at point `p` with `size`-byte messages.
+/// The loss rate is `loss`, else the point's loss, else its packet error rate.
+pub fn model_kbps(
+    exp: &Experiment,
+    eq: Equation,
+    loss: Option<f64>,
+    p: &PointKey,
+    size: usize,
+) -> Option<f64> {
+    let mtu = mtu_of(exp, p) as f64;
+    let rtt = rtt_seconds(exp, p);
+    let loss = loss.or(p.loss()).or(p.corrupt());
+    let bytes_per_s = match eq {
+        Equation::Eq5 => model::eq5(size as f64, mtu, rtt, loss?)?,
+        Equation::Eq7 => model::eq7(size as f64, mtu, rtt, loss?)?,
+        Equation::Eq12 => model::eq12(size, mtu as usize, p.bandwidth_kbps as f64 * 1000.0)?,
+    };
+    Some(bytes_per_s * 8.0 / 1000.0)
+}
+
+/// First-retransmission delays of one variant at the points matching `at`:
+/// (cause, lost, delay ms).
+fn first_rtx(records: &[Record], variant: &str, at: &PointFilter) -> Vec<(String, bool, f64)> {
+    records
+        .iter()
+        .filter(|r| r.variant == variant && at.matches(&PointKey::of(r)))
+        .filter_map(|r| {
+            if let Some(c) = r.metric.strip_prefix("lost_first_rtx_ms_") {
+                Some((c.to_owned(), true, r.value))
+            } else {
+                r.metric
+                    .strip_prefix("spurious_first_rtx_ms_")
+                    .map(|c| (c.to_owned(), false, r.value))
+            }
+        })
+        .collect()
+}
+
+fn one(x: f64, text: String) -> Quantity {
+    Quantity {
+        text,
+        low: x,
+        high: x,
+    }
+}
+
+/// A value with one decimal, or three when it is small.
+fn num(x: f64) -> String {
+    if x != 0.0 && x.abs() < 10.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Several values (one per sweep point): their mean, checked by min and max.
+fn spread(values: &[(PointKey, f64)], unit: &str) -> Result<Quantity, String> {
+    let v: Vec<f64> = values.iter().map(|x| x.1).collect();
+    let mean = stats::mean(&v).ok_or("no results at the points named")?;
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let text = if v.len() == 1 {
+        format!("{}{unit}", num(mean))
+    } else {
+        format!(
+            "{}{unit} (mean of {} points, {} to {})",
+            num(mean),
+            v.len(),
+            num(lo),
+            num(hi)
+        )
+    };
+    Ok(Quantity {
+        text,
+        low: lo,
+        high: hi,
+    })
+}
+
+/// The quantities of flow experiments, or `None` for a kind this module
+/// does not know (seed 000's MTT quantities).
+pub(crate) fn quantity(
+    exp: &Experiment,
+    records: &[Record],
+    kind: &str,
+    args: &str,
+    at: &PointFilter,
+) -> Option<Result<Quantity, String>> {
+    let parts: Vec<&str> = args.split(':').collect();
+    let q = match kind {
+        "lost-rtx" | "lost-share" | "rtx-share" => {
+            let [variant, cause] = parts[..] else {
+                return Some(Err(format!("expected {kind}:VARIANT:CAUSE")));
+            };
+            rtx_quantity(records, kind, variant, cause, at)
+        }
+        "metric" => {
+            let (variant, metric, flow) = match parts[..] {
+                [v, m] => (v, m, None),
+                [v, m, f] => match f.parse::<u32>() {
+                    Ok(f) => (v, m, Some(f)),
+                    Err(_) => return Some(Err(format!("`{f}` is not a flow number"))),
+                },
+                _ => return Some(Err("expected metric:VARIANT:METRIC[:FLOW]".into())),
+            };
+            let points: Vec<(PointKey, f64)> = by_point(records, variant, metric, flow, at)
+                .into_iter()
+                .map(|(p, v)| (p, center(exp, &v).0))
+                .collect();
+            if points.len() == 1 {
+                let values: Vec<f64> = by_point(records, variant, metric, flow, at)
+                    .into_values()
+                    .next()
+                    .unwrap_or_default();
+                let (m, ci) = center(exp, &values);
+                let text = match ci {
+                    Some((l, h)) => format!("{} (95% CI {} to {})", num(m), num(l), num(h)),
+                    None => num(m),
+                };
+                Ok(one(m, text))
+            } else {
+                spread(&points, "").map_err(|e| format!("{e} (`{variant}`, `{metric}`)"))
+            }
+        }
+        "model" => {
+            let (variant, eq, flow) = match parts[..] {
+                [v, e] => (v, e, None),
+                [v, e, f] => match f.parse::<u32>() {
+                    Ok(f) => (v, e, Some(f)),
+                    Err(_) => return Some(Err(format!("`{f}` is not a flow number"))),
+                },
+                _ => return Some(Err("expected model:VARIANT:EQ[:FLOW]".into())),
+            };
+            let eq = match eq {
+                "eq5" => Equation::Eq5,
+                "eq7" => Equation::Eq7,
+                "eq12" => Equation::Eq12,
+                other => return Some(Err(format!("unknown model `{other}` (eq5, eq7, eq12)"))),
+            };
+            let loss = exp
+                .models
+                .iter()
+                .find(|m| m.equation == eq)
+                .and_then(|m| m.loss);
+            let points: Vec<(PointKey, f64)> = by_point(records, variant, "goodput_kbps", flow, at)
+                .into_iter()
+                .filter_map(|(p, v)| {
+                    let size = p.message_size?;
+                    let m = model_kbps(exp, eq, loss, &p, size)?;
+                    Some((p, center(exp, &v).0 / m * 100.0))
+                })
+                .collect();
+            spread(&points, "% of the model")
+        }
+        "max-reduction" | "reduction-range" => {
+            let [a, b, metric] = parts[..] else {
+                return Some(Err(format!("expected {kind}:A:B:METRIC")));
+            };
+            let pa = by_point(records, a, metric, None, at);
+            let pb = by_point(records, b, metric, None, at);
+            let points: Vec<(PointKey, f64)> = pa
+                .iter()
+                .filter_map(|(p, va)| {
+                    let x = stats::mean(va)?;
+                    let y = stats::mean(pb.get(p)?)?;
+                    (x > 0.0).then(|| (*p, (x - y) / x * 100.0))
+                })
+                .collect();
+            if kind == "reduction-range" {
+                spread(&points, "%")
+            } else {
+                match points.iter().max_by(|x, y| x.1.total_cmp(&y.1)) {
+                    Some((p, r)) => Ok(one(*r, format!("{r:.1}% (at {})", describe(p)))),
+                    None => Err(format!("no paired results of `{a}` and `{b}`")),
+                }
+            }
+        }
+        _ => return None,
+    };
+    Some(q)
+}
+
+fn rtx_quantity(
+    records: &[Record],
+    kind: &str,
+    variant: &str,
+    cause: &str,
+    at: &PointFilter,
+) -> Result<Quantity, String> {
+    let all = first_rtx(records, variant, at);
+    let lost: Vec<&(String, bool, f64)> = all.iter().filter(|x| x.1).collect();
+    let of_cause = |x: &&&(String, bool, f64)| cause == "all" || x.0 == cause;
+    match kind {
+        "lost-rtx" => {
+            let v: Vec<f64> = lost.iter().filter(of_cause).map(|x| x.2).collect();
+            let m = stats::mean(&v)
+                .ok_or_else(|| format!("no lost chunk of `{variant}` recovered by `{cause}`"))?;
+            Ok(one(m, format!("{m:.1} (n = {})", v.len())))
+        }
+        "lost-share" => {
+            if lost.is_empty() {
+                return Err(format!("no lost chunks of `{variant}`"));
+            }
+            let n = lost.iter().filter(of_cause).count();
+            let share = n as f64 / lost.len() as f64 * 100.0;
+            Ok(one(share, format!("{share:.1}% ({n} of {})", lost.len())))
+        }
+        _ => {
+            if all.is_empty() {
+                return Err(format!("no retransmissions of `{variant}`"));
+            }
+            let n = match cause {
+                "spurious" => all.iter().filter(|x| !x.1).count(),
+                "lost" => lost.len(),
+                c => all.iter().filter(|x| x.0 == c).count(),
+            };
+            let share = n as f64 / all.len() as f64 * 100.0;
+            Ok(one(share, format!("{share:.1}% ({n} of {})", all.len())))
+        }
+    }
+}
+
+/// A point in words, naming only what a sweep sets.
+fn describe(p: &PointKey) -> String {
+    let mut parts = vec![
+        format!("{} kbit/s", p.bandwidth_kbps),
+        format!("RTT {} ms", fmt_num(2.0 * p.delay_ms())),
+    ];
+    if let Some(s) = p.message_size {
+        parts.push(format!("{s} B"));
+    }
+    if let Some(l) = p.loss() {
+        parts.push(format!("loss {}%", fmt_num(l * 100.0)));
+    }
+    if let Some(c) = p.corrupt() {
+        parts.push(format!("packet errors {}%", fmt_num(c * 100.0)));
+    }
+    if let Some(r) = p.rate() {
+        parts.push(format!("{}/s", fmt_num(r)));
+    }
+    if let Some(m) = p.mtu {
+        parts.push(format!("MTU {m}"));
+    }
+    parts.join(", ")
+}
+
+/// Names for `points` relative to `base` (one of them): the base is "base"
+/// and each other point names only what differs from it (one parameter at
+/// a time); without a base among them, the parts that differ between them.
+fn names_from_base(points: &[PointKey], base: &PointKey) -> Vec<String> {
+    if points.len() < 2 || !points.contains(base) {
+        return distinguish(points);
+    }
+    let base_words: Vec<String> = describe(base).split(", ").map(str::to_owned).collect();
+    points
+        .iter()
+        .map(|p| {
+            if p == base {
+                return "base".to_owned();
+            }
+            describe(p)
+                .split(", ")
+                .enumerate()
+                .filter(|(i, w)| base_words.get(*i).is_none_or(|b| b != w))
+                .map(|(_, w)| w.to_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect()
+}
+
+/// The parts of each point's description that differ between `points`.
+fn distinguish(points: &[PointKey]) -> Vec<String> {
+    let words: Vec<Vec<String>> = points
+        .iter()
+        .map(|p| describe(p).split(", ").map(str::to_owned).collect())
+        .collect();
+    let width = words.iter().map(Vec::len).max().unwrap_or(0);
+    let varying: Vec<usize> = (0..width)
+        .filter(|&i| {
+            let set: BTreeSet<Option<&String>> = words.iter().map(|w| w.get(i)).collect();
+            set.len() > 1
+        })
+        .collect();
+    words
+        .iter()
+        .map(|w| {
+            varying
+                .iter()
+                .filter_map(|&i| w.get(i).cloned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect()
+}
+
+/// A number without trailing zeros.
+fn fmt_num(x: f64) -> String {
+    crate::figures::trim_number(x)
+}
+
+/// Charts (file stem, chart) and tables (caption, table) of a section.
+pub(crate) type Figures = (Vec<(String, Chart)>, Vec<(String, Table)>);
+
+/// (cause, lost, delay ms) of each first retransmission.
+type FirstRtx = Vec<(String, bool, f64)>;
+
+/// The charts and tables of a flow figure.
+pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
+    match exp.figure {
+        Figure::RetransmissionTable => retransmission_figure(exp, records),
+        Figure::GoodputVsSize => goodput_figure(exp, records),
+        Figure::MttVsRate => rate_figure(exp, records),
+        Figure::MttPerTsn | Figure::SummaryVsDelay => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Adds the paper's published series, as markers, to the first chart.
+pub(crate) fn add_paper_series(exp: &Experiment, charts: &mut [(String, Chart)]) {
+    let Some((_, chart)) = charts.first_mut() else {
+        return;
+    };
+    for ps in &exp.paper_series {
+        chart.series.push(Series {
+            name: ps.name.clone(),
+            points: ps
+                .x
+                .iter()
+                .zip(&ps.y)
+                .map(|(x, y)| Point::new(*x, *y))
+                .collect(),
+            style: SeriesStyle::Markers,
+        });
+    }
+}
+
+/// The order causes are listed in.
+const CAUSES: [&str; 7] = [
+    "t3-timeout",
+    "fast-retransmit",
+    T3_BUNDLED,
+    "early-retransmit",
+    "tail-loss-probe",
+    "bundled",
+    "packet-drop",
+];
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or_else(String::new, |v| format!("{v:.1}"))
+}
+
+fn retransmission_figure(exp: &Experiment, records: &[Record]) -> Figures {
+    // Per variant and point: (cause, lost, delay).
+    let mut data: BTreeMap<(usize, PointKey), FirstRtx> = BTreeMap::new();
+    let order = |v: &str| exp.variants.iter().position(|x| x.name == v);
+    for r in records {
+        let Some(vi) = order(&r.variant) else {
+            continue;
+        };
+        let entry = if let Some(c) = r.metric.strip_prefix("lost_first_rtx_ms_") {
+            Some((c.to_owned(), true))
+        } else {
+            r.metric
+                .strip_prefix("spurious_first_rtx_ms_")
+                .map(|c| (c.to_owned(), false))
+        };
+        let key = (vi, PointKey::of(r));
+        if let Some((c, lost)) = entry {
+            data.entry(key).or_default().push((c, lost, r.value));
+        } else if r.metric == "lost_chunks" {
+            data.entry(key).or_default();
+        }
+    }
+
+    let headers = [
+        "variant",
+        "RTT (ms)",
+        "first retransmission by",
+        "chunks",
+        "% of lost",
+        "% of all first rtx",
+        "min (ms)",
+        "max (ms)",
+        "mean (ms)",
+        "paper: type",
+        "paper: number",
+        "paper: frequency",
+        "paper: min",
+        "paper: max",
+        "paper: mean",
+    ];
+    let mut rows = Vec::new();
+    for ((vi, p), items) in &data {
+        let variant = &exp.variants[*vi].name;
+        let rtt = 2.0 * p.delay_ms();
+        let lost: Vec<&(String, bool, f64)> = items.iter().filter(|x| x.1).collect();
+        let total = items.len();
+        let paper = |cause: &str| {
+            exp.paper_rows
+                .iter()
+                .find(|r| &r.variant == variant && (r.rtt - rtt).abs() < 0.5 && r.cause == cause)
+        };
+        let mut row = |label: &str, values: &[f64], of_lost: bool, cause_key: &str| {
+            let n = values.len();
+            let s = stats::summarize(values);
+            let share = |d: usize| {
+                if d == 0 {
+                    String::new()
+                } else {
+                    format!("{:.1}%", n as f64 / d as f64 * 100.0)
+                }
+            };
+            let mut cells = vec![
+                variant.clone(),
+                fmt_num(rtt),
+                label.to_owned(),
+                n.to_string(),
+                if of_lost {
+                    share(lost.len())
+                } else {
+                    String::new()
+                },
+                share(total),
+                ms(s.min),
+                ms(s.max),
+                ms(s.mean),
+            ];
+            match paper(cause_key) {
+                Some(pr) => cells.extend([
+                    pr.label.clone(),
+                    pr.number.to_string(),
+                    format!("{:.1}%", pr.frequency),
+                    format!("{:.1}", pr.min),
+                    format!("{:.1}", pr.max),
+                    format!("{:.1}", pr.mean),
+                ]),
+                None => cells.extend(std::iter::repeat_n(String::new(), 6)),
+            }
+            rows.push(cells);
+        };
+        let mut causes: Vec<String> = CAUSES.iter().map(|c| (*c).to_owned()).collect();
+        for x in &lost {
+            if !causes.contains(&x.0) {
+                causes.push(x.0.clone());
+            }
+        }
+        for c in &causes {
+            let v: Vec<f64> = lost.iter().filter(|x| &x.0 == c).map(|x| x.2).collect();
+            if !v.is_empty() || paper(c).is_some() {
+                row(c, &v, true, c);
+            }
+        }
+        let all: Vec<f64> = lost.iter().map(|x| x.2).collect();
+        row("all lost chunks", &all, true, "all");
+        let spurious: Vec<f64> = items.iter().filter(|x| !x.1).map(|x| x.2).collect();
+        row("spurious (original arrived)", &spurious, false, "spurious");
+    }
+    let table = Table {
+        headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+        rows,
+    };
+
+    // The chart: mean delay of lost chunks by cause, against RTT, or per
+    // variant when there is one RTT.
+    let delays: BTreeSet<u64> = data.keys().map(|(_, p)| p.delay_us).collect();
+    let mean_of = |items: &[(String, bool, f64)], cause: &str| {
+        let v: Vec<f64> = items
+            .iter()
+            .filter(|x| x.1 && (cause == "all" || x.0 == cause))
+            .map(|x| x.2)
+            .collect();
+        let s = stats::summarize(&v);
+        (s.mean, s.ci95)
+    };
+    let shown = ["t3-timeout", "fast-retransmit", "all"];
+    let label = |c: &str| match c {
+        "all" => "all lost chunks".to_owned(),
+        c => c.to_owned(),
+    };
+    let mut series = Vec::new();
+    let (x_label, by_rtt) = if delays.len() > 1 {
+        ("round-trip time (ms)".to_owned(), true)
+    } else {
+        let names: Vec<String> = exp
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("{} {}", i + 1, v.name))
+            .collect();
+        (format!("variant: {}", names.join(", ")), false)
+    };
+    if by_rtt {
+        for (vi, v) in exp.variants.iter().enumerate() {
+            for c in shown {
+                let points: Vec<Point> = data
+                    .iter()
+                    .filter(|((i, _), _)| *i == vi)
+                    .filter_map(|((_, p), items)| {
+                        let (m, ci) = mean_of(items, c);
+                        Some(Point {
+                            x: 2.0 * p.delay_ms(),
+                            y: m?,
+                            ci,
+                        })
+                    })
+                    .collect();
+                if !points.is_empty() {
+                    let name = if exp.variants.len() > 1 {
+                        format!("{}: {}", v.name, label(c))
+                    } else {
+                        format!("ours: {}", label(c))
+                    };
+                    series.push(Series {
+                        name,
+                        points,
+                        style: SeriesStyle::LineAndMarkers,
+                    });
+                }
+            }
+        }
+    } else {
+        for c in shown {
+            let points: Vec<Point> = data
+                .iter()
+                .filter_map(|((vi, _), items)| {
+                    let (m, ci) = mean_of(items, c);
+                    Some(Point {
+                        x: (*vi + 1) as f64,
+                        y: m?,
+                        ci,
+                    })
+                })
+                .collect();
+            if !points.is_empty() {
+                series.push(Series {
+                    name: format!("ours: {}", label(c)),
+                    points,
+                    style: SeriesStyle::Markers,
+                });
+            }
+        }
+    }
+    let chart = Chart {
+        title: chart_title(exp),
+        x_label,
+        y_label: "mean delay of the first retransmission (ms)".into(),
+        series,
+        x_range: (!by_rtt).then_some((0.5, exp.variants.len() as f64 + 0.5)),
+        y_range: None,
+    };
+    (
+        vec![(format!("{}-first-rtx", exp.name), chart)],
+        vec![(
+            "First retransmission of each lost chunk, by cause, beside the paper's table".into(),
+            table,
+        )],
+    )
+}
+
+fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
+    // (variant, flow, point without size) -> size -> values
+    type Curves = BTreeMap<(usize, u32, PointKey), BTreeMap<usize, Vec<f64>>>;
+    let mut curves: Curves = BTreeMap::new();
+    for r in records.iter().filter(|r| r.metric == "goodput_kbps") {
+        let (Some(vi), Some(size)) = (
+            exp.variants.iter().position(|v| v.name == r.variant),
+            r.message_size(),
+        ) else {
+            continue;
+        };
+        let p = PointKey::of(r).without_size();
+        curves
+            .entry((vi, r.flow, p))
+            .or_default()
+            .entry(size)
+            .or_default()
+            .push(r.value);
+    }
+    let groups: Vec<PointKey> = curves
+        .keys()
+        .map(|k| k.2)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let base = PointKey::of_point(&exp.point(&crate::experiment::PointIdx::default()), None)
+        .without_size();
+    let group_names = names_from_base(&groups, &base);
+    let group_name = |p: &PointKey| {
+        groups
+            .iter()
+            .position(|g| g == p)
+            .map(|i| group_names[i].clone())
+            .unwrap_or_default()
+    };
+    let flows = exp.topology.dumbbell.as_ref().map_or(1, |d| d.flows);
+    let mut series = Vec::new();
+    let mut model_series = Vec::new();
+    for ((vi, flow, p), by_size) in &curves {
+        let mut parts = Vec::new();
+        if exp.variants.len() > 1 {
+            parts.push(exp.variants[*vi].name.clone());
+        }
+        if flows > 1 {
+            parts.push(format!("flow {}", flow + 1));
+        }
+        let g = group_name(p);
+        if !g.is_empty() {
+            parts.push(g);
+        }
+        series.push(Series {
+            name: format!("ours: {}", parts.join(", ")),
+            points: by_size
+                .iter()
+                .map(|(size, v)| {
+                    let (y, ci) = center(exp, v);
+                    Point {
+                        x: *size as f64,
+                        y,
+                        ci,
+                    }
+                })
+                .collect(),
+            style: SeriesStyle::Markers,
+        });
+    }
+    let sizes: BTreeSet<usize> = curves.values().flat_map(|c| c.keys().copied()).collect();
+    let (lo, hi) = (
+        sizes.first().copied().unwrap_or(10),
+        sizes.last().copied().unwrap_or(1450),
+    );
+    for m in &exp.models {
+        for p in &groups {
+            let points: Vec<Point> = (lo..=hi)
+                .step_by(m.step)
+                .filter_map(|size| {
+                    let y = model_kbps(exp, m.equation, m.loss, p, size)?;
+                    Some(Point::new(size as f64, y))
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            let g = group_name(p);
+            model_series.push((
+                *p,
+                m.equation,
+                Series {
+                    name: if g.is_empty() {
+                        m.name.clone()
+                    } else {
+                        format!("{}, {g}", m.name)
+                    },
+                    points,
+                    style: SeriesStyle::Line,
+                },
+            ));
+        }
+    }
+    // With several curves, the main chart draws the first model only; the
+    // base chart below has every model.
+    let first_model = exp.models.first().map(|m| m.equation);
+    let mut main = series.clone();
+    main.extend(
+        model_series
+            .iter()
+            .filter(|m| groups.len() < 2 || Some(m.1) == first_model)
+            .map(|m| m.2.clone()),
+    );
+    let chart = Chart {
+        title: chart_title(exp),
+        x_label: "message size (bytes)".into(),
+        y_label: "goodput (kbit/s)".into(),
+        series: main,
+        x_range: None,
+        y_range: None,
+    };
+    let mut charts = vec![(format!("{}-goodput", exp.name), chart)];
+    // With several curves, the base point alone against every model (seed
+    // 003's Fig. 5 next to its Fig. 3).
+    if groups.len() > 1 && exp.models.len() > 1 && groups.contains(&base) {
+        let g = group_name(&base);
+        let strip = |s: &Series| Series {
+            name: s
+                .name
+                .trim_end_matches(&format!(", {g}"))
+                .trim_end_matches(&format!(": {g}"))
+                .to_owned(),
+            ..s.clone()
+        };
+        let mut only_base: Vec<Series> = curves
+            .keys()
+            .zip(&series)
+            .filter(|(k, _)| k.2 == base)
+            .map(|(_, s)| strip(s))
+            .collect();
+        only_base.extend(
+            model_series
+                .iter()
+                .filter(|m| m.0 == base)
+                .map(|m| strip(&m.2)),
+        );
+        charts.push((
+            format!("{}-base", exp.name),
+            Chart {
+                title: format!("base point ({}), every model", describe(&base)),
+                x_label: "message size (bytes)".into(),
+                y_label: "goodput (kbit/s)".into(),
+                series: only_base,
+                x_range: None,
+                y_range: None,
+            },
+        ));
+    }
+
+    // Every simulated point beside each model.
+    let mut headers: Vec<String> = ["variant", "flow", "point", "size (B)", "goodput (kbit/s)"]
+        .iter()
+        .map(|h| (*h).to_owned())
+        .collect();
+    for m in &exp.models {
+        headers.push(format!("{} (kbit/s)", m.name));
+        headers.push(format!("ours / {}", m.equation.name()));
+    }
+    let mut rows = Vec::new();
+    for ((vi, flow, p), by_size) in &curves {
+        for (size, v) in by_size {
+            let (y, ci) = center(exp, v);
+            let mut cells = vec![
+                exp.variants[*vi].name.clone(),
+                (flow + 1).to_string(),
+                group_name(p),
+                size.to_string(),
+                match ci {
+                    Some((l, h)) => format!("{y:.1} ({l:.1} to {h:.1})"),
+                    None => format!("{y:.1}"),
+                },
+            ];
+            let mut at = *p;
+            at.message_size = Some(*size);
+            for m in &exp.models {
+                match model_kbps(exp, m.equation, m.loss, &at, *size) {
+                    Some(mk) => {
+                        cells.push(format!("{mk:.1}"));
+                        cells.push(format!("{:.0}%", y / mk * 100.0));
+                    }
+                    None => cells.extend([String::new(), String::new()]),
+                }
+            }
+            rows.push(cells);
+        }
+    }
+    (
+        charts,
+        vec![(
+            "Simulated goodput at each message size beside the model".into(),
+            Table { headers, rows },
+        )],
+    )
+}
+
+fn rate_figure(exp: &Experiment, records: &[Record]) -> Figures {
+    // metric -> (variant, point without rate) -> rate -> values
+    type Curves = BTreeMap<(usize, PointKey), BTreeMap<u64, Vec<f64>>>;
+    let metrics = [
+        ("owd_mean_ms", "mean MTT (ms)", "mtt"),
+        (
+            "data_packets_per_message",
+            "DATA packets per message",
+            "packets",
+        ),
+    ];
+    let collect = |metric: &str| {
+        let mut curves: Curves = BTreeMap::new();
+        for r in records.iter().filter(|r| r.metric == metric) {
+            let (Some(vi), Some(rate)) = (
+                exp.variants.iter().position(|v| v.name == r.variant),
+                PointKey::of(r).rate_milli,
+            ) else {
+                continue;
+            };
+            curves
+                .entry((vi, PointKey::of(r).without_rate()))
+                .or_default()
+                .entry(rate)
+                .or_default()
+                .push(r.value);
+        }
+        curves
+    };
+    let all: Vec<Curves> = metrics.iter().map(|m| collect(m.0)).collect();
+    let groups: Vec<PointKey> = all[0]
+        .keys()
+        .map(|k| k.1)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let names = distinguish(&groups);
+    let group_name = |p: &PointKey| {
+        groups
+            .iter()
+            .position(|g| g == p)
+            .map(|i| names[i].clone())
+            .unwrap_or_default()
+    };
+    // One chart per metric and per point (message size): each holds the
+    // variants, so no two series share a colour and marker.
+    let mut charts = Vec::new();
+    for ((_, label, stem), curves) in metrics.iter().zip(&all) {
+        for (gi, g) in groups.iter().enumerate() {
+            let series = curves
+                .iter()
+                .filter(|((_, p), _)| p == g)
+                .map(|((vi, _), by_rate)| Series {
+                    name: exp.variants[*vi].name.clone(),
+                    points: by_rate
+                        .iter()
+                        .map(|(rate, v)| {
+                            let (y, ci) = center(exp, v);
+                            Point {
+                                x: *rate as f64 / 1000.0,
+                                y,
+                                ci,
+                            }
+                        })
+                        .collect(),
+                    style: SeriesStyle::LineAndMarkers,
+                })
+                .collect();
+            let name = group_name(g);
+            let (file, title) = if groups.len() > 1 {
+                (
+                    format!("{}-{stem}-{}", exp.name, gi + 1),
+                    format!("{label}, {name}"),
+                )
+            } else {
+                (format!("{}-{stem}", exp.name), (*label).to_owned())
+            };
+            charts.push((
+                file,
+                Chart {
+                    title,
+                    x_label: "messages per second".into(),
+                    y_label: (*label).to_owned(),
+                    series,
+                    x_range: None,
+                    y_range: None,
+                },
+            ));
+        }
+    }
+    let mut rows = Vec::new();
+    for ((vi, p), by_rate) in &all[0] {
+        for (rate, v) in by_rate {
+            let mut cells = vec![
+                exp.variants[*vi].name.clone(),
+                group_name(p),
+                fmt_num(*rate as f64 / 1000.0),
+                format!("{:.1}", center(exp, v).0),
+            ];
+            let packets = all[1]
+                .get(&(*vi, *p))
+                .and_then(|c| c.get(rate))
+                .map(|v| format!("{:.3}", center(exp, v).0))
+                .unwrap_or_default();
+            cells.push(packets);
+            rows.push(cells);
+        }
+    }
+    let table = Table {
+        headers: [
+            "variant",
+            "point",
+            "messages/s",
+            "mean MTT (ms)",
+            "DATA packets per message",
+        ]
+        .iter()
+        .map(|h| (*h).to_owned())
+        .collect(),
+        rows,
+    };
+    (
+        charts,
+        vec![("Mean MTT and DATA packets per sweep point".into(), table)],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(delay_us: u64, size: usize, loss: Option<f64>) -> PointKey {
+        PointKey {
+            bandwidth_kbps: 2000,
+            delay_us,
+            message_size: Some(size),
+            loss_ppb: loss.map(ppb),
+            ..PointKey::default()
+        }
+    }
+
+    #[test]
+    fn point_filters_take_both_forms_ranges_and_rtt() {
+        let old = PointFilter::parse("2000kbit/15ms").unwrap();
+        assert!(old.matches(&key(15_000, 200, None)));
+        assert!(!old.matches(&key(5_000, 200, None)));
+        let f = PointFilter::parse("rtt=200ms,size=400..1450,loss=0.01").unwrap();
+        assert_eq!(f.delay_us, Some(100_000));
+        assert!(f.matches(&key(100_000, 400, Some(0.01))));
+        assert!(f.matches(&key(100_000, 1450, Some(0.01))));
+        assert!(!f.matches(&key(100_000, 390, Some(0.01))));
+        assert!(!f.matches(&key(100_000, 500, Some(0.02))));
+        assert!(
+            !f.matches(&key(100_000, 500, None)),
+            "a loss the point lacks"
+        );
+        assert!(PointFilter::default().matches(&key(1, 2, None)));
+        assert!(
+            PointFilter::parse("colour=red")
+                .unwrap_err()
+                .contains("unknown sweep key")
+        );
+        assert!(PointFilter::parse("size=big").is_err());
+        assert!(PointFilter::parse("fast").is_err());
+    }
+
+    #[test]
+    fn points_are_named_by_what_differs_from_the_base() {
+        let base = key(100_000, 100, Some(0.01)).without_size();
+        let rtt = key(50_000, 100, Some(0.01)).without_size();
+        let loss = key(100_000, 100, Some(0.02)).without_size();
+        assert_eq!(
+            names_from_base(&[rtt, base, loss], &base),
+            ["RTT 100 ms", "base", "loss 2%"]
+        );
+        assert_eq!(
+            distinguish(&[rtt, loss]),
+            ["RTT 100 ms, loss 1%", "RTT 200 ms, loss 2%"]
+        );
+    }
+}

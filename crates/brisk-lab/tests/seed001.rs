@@ -1,0 +1,56 @@
+//! Seeds 001 and 002 through the library: every check of the thin-stream
+//! tables and of the Nagle study, as `brisk reproduce` evaluates them.
+
+use std::path::Path;
+
+use brisk_lab::experiment::Experiment;
+use brisk_lab::{figures, runner};
+use indicatif::ProgressBar;
+
+fn run(file: &str) -> (Experiment, Vec<runner::Record>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments")
+        .join(file);
+    let exp = Experiment::load(&path).unwrap();
+    let (records, totals) = runner::run(&exp, 2, &ProgressBar::hidden());
+    assert_eq!(totals.incomplete, 0, "every run delivered every message");
+    (exp, records)
+}
+
+fn assert_checks_pass(exp: &Experiment, records: &[runner::Record]) {
+    let checks = figures::checks(exp, records);
+    assert!(!checks.is_empty());
+    for (label, outcome) in checks {
+        assert_eq!(outcome, Ok(true), "{}: {label}", exp.name);
+    }
+}
+
+#[test]
+fn table2_standard_matches_the_paper_within_its_tolerances() {
+    let (exp, records) = run("seed001-table2.toml");
+    assert_checks_pass(&exp, &records);
+    // Every lost chunk was retransmitted, and the tables count each once.
+    let lost: f64 = records
+        .iter()
+        .filter(|r| r.metric == "lost_chunks")
+        .map(|r| r.value)
+        .sum();
+    let first = records
+        .iter()
+        .filter(|r| r.metric.starts_with("lost_first_rtx_ms_"))
+        .count();
+    assert_eq!(lost as usize, first);
+    assert!(first > 4000, "about 1,400 lost chunks per RTT: {first}");
+}
+
+#[test]
+fn table3_and_the_sender_only_thin_stream_profile() {
+    let (exp, records) = run("seed001-table3.toml");
+    assert_checks_pass(&exp, &records);
+}
+
+#[test]
+fn the_nagle_study_checks() {
+    let (exp, records) = run("seed002-nagle.toml");
+    assert_checks_pass(&exp, &records);
+}
