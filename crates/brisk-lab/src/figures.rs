@@ -247,6 +247,51 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 high: g,
             })
         }
+        "last-gain" => {
+            // last-gain:A:B: at every sweep point, the mean MTT of the last
+            // message of each burst under A less that under B (ms); the smallest.
+            let (a, b) = args
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: expected last-gain:A:B"))?;
+            let Traffic::Bursts {
+                size: Count::Fixed(n),
+                ..
+            } = exp.traffic
+            else {
+                return Err(format!("`{spec}`: last-gain needs fixed-size bursts"));
+            };
+            let last = |d: &BTreeMap<u64, Vec<(u32, f64)>>| {
+                let v: Vec<f64> = d
+                    .iter()
+                    .filter(|(tsn, _)| *tsn % u64::from(n) == 0)
+                    .map(|(_, vals)| reduce(exp, vals).0)
+                    .collect();
+                stats::mean(&v)
+            };
+            let (a_all, b_all) = (mtts(records, a), mtts(records, b));
+            let mut worst: Option<(f64, &PointKey)> = None;
+            for (point, ad) in &a_all {
+                let Some(bd) = b_all.get(point) else {
+                    continue;
+                };
+                let (Some(la), Some(lb)) = (last(ad), last(bd)) else {
+                    continue;
+                };
+                if worst.is_none_or(|w| la - lb < w.0) {
+                    worst = Some((la - lb, point));
+                }
+            }
+            let (g, at) = worst.ok_or_else(|| format!("`{spec}`: no paired results"))?;
+            Ok(Quantity {
+                text: format!(
+                    "{g:+.1} ms (smallest, at {} kbit/s, {} ms)",
+                    at.bandwidth_kbps,
+                    at.delay_us as f64 / 1000.0
+                ),
+                low: g,
+                high: g,
+            })
+        }
         "max-reduction" => {
             // max-reduction:A:B: the message whose MTT B reduces the most.
             let (a, b) = args
@@ -422,7 +467,12 @@ pub fn section(
                             Some(a) => {
                                 format!("differs (expected {}; awaits {a})", bounds(lo, hi))
                             }
-                            None => format!("differs (expected {})", bounds(lo, hi)),
+                            None => match &r.gap {
+                                Some(g) => {
+                                    format!("differs (expected {}): {g}", bounds(lo, hi))
+                                }
+                                None => format!("differs (expected {})", bounds(lo, hi)),
+                            },
                         },
                         (None, ..) => String::new(),
                     };

@@ -168,14 +168,13 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         let checks = figures::checks(exp, &records)
             .into_iter()
             .map(|(label, r)| {
-                let awaits = exp
-                    .reference
-                    .iter()
-                    .find(|x| x.label == label)
-                    .and_then(|x| x.awaits.as_deref());
+                let reference = exp.reference.iter().find(|x| x.label == label);
+                let awaits = reference.and_then(|x| x.awaits.as_deref());
+                let explained = reference.is_some_and(|x| x.gap.is_some());
                 let outcome = match (r, awaits) {
                     (Ok(true), _) => "pass".to_string(),
                     (Ok(false), Some(a)) => format!("fail (awaits {a})"),
+                    (Ok(false), None) if explained => "fail (explained in the report)".to_string(),
                     (Ok(false), None) => "fail".to_string(),
                     (Err(e), _) => e,
                 };
@@ -247,11 +246,18 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
 impl std::fmt::Display for SuiteSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for e in &self.experiments {
-            let failed: Vec<&str> = e
+            let failed: Vec<String> = e
                 .checks
                 .iter()
                 .filter(|c| c.1 != "pass" && !c.1.starts_with("fail (awaits"))
-                .map(|c| c.0.as_str())
+                .map(|c| match c.1.as_str() {
+                    "fail" => c.0.clone(),
+                    why => format!(
+                        "{} [{}]",
+                        c.0,
+                        why.trim_start_matches("fail (").trim_end_matches(')')
+                    ),
+                })
                 .collect();
             let waiting: Vec<String> = e
                 .checks

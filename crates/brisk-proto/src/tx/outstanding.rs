@@ -354,7 +354,9 @@ impl Outstanding {
 
     /// Sends a chunk that is still in flight again, in packet `packet` (thin
     /// streams' redundant and aggressive bundling, seed 001 4.4). Its flight
-    /// bytes stay counted once; it moves to the new packet record.
+    /// bytes stay counted once, and it stays in the record of the packet that
+    /// last carried it on its own: the earlier packet is still in the network,
+    /// so a copy does not make the stream look thinner than it is.
     pub fn rebundle(&mut self, tsn: u32, now: Time, packet: u64) -> bool {
         let Some(i) = self.index(tsn) else {
             return false;
@@ -363,12 +365,8 @@ impl Outstanding {
         if chunk.state != ChunkState::InFlight || chunk.packet == packet {
             return false;
         }
-        let old = chunk.packet;
         chunk.transmissions += 1;
         chunk.last_sent = now;
-        chunk.packet = packet;
-        self.leave_packet(old);
-        self.join_packet(packet, tsn);
         // Karn: an ambiguous chunk spoils the RTT probe.
         if self.rtt_probe.is_some_and(|(probe, _)| le32(tsn, probe)) {
             self.rtt_probe = None;
@@ -690,6 +688,25 @@ mod tests {
             (o.len(), o.flight_size(), o.packets_outstanding()),
             (2, 232, 2)
         );
+    }
+
+    #[test]
+    fn a_redundant_copy_keeps_its_first_packet_outstanding() {
+        // Three packets of one chunk each; the fourth carries copies of all
+        // three in front of a new chunk (seed 001 4.4).
+        let mut o = sent(3);
+        let p = o.begin_packet(Time::from_millis(5));
+        for tsn in 1000..1003 {
+            assert!(o.rebundle(tsn, Time::from_millis(5), p));
+        }
+        o.send_new(frag(3, 100), Time::from_millis(5), p);
+        o.end_packet();
+        // Four packets are in the network: the copies do not thin the stream.
+        assert_eq!(o.packets_outstanding(), 4);
+        assert_eq!(o.flight_size(), 4 * 116, "copies count once");
+        assert_eq!(o.get(1000).map(|c| c.transmissions), Some(2));
+        o.on_sack(&sack(1003, &[]), Time::from_millis(50)).unwrap();
+        assert_eq!((o.packets_outstanding(), o.flight_size()), (0, 0));
     }
 
     #[test]
