@@ -414,7 +414,11 @@ struct RawSweep {
 /// - `mean:VARIANT@BANDWIDTH/DELAY`: the mean MTT at one sweep point, e.g.
 ///   `mean:standard@2000kbit/15ms`;
 /// - `reduction:A:B` or `reduction:A:B@BANDWIDTH/DELAY`: the mean MTT
-///   reduction of variant B against A, in percent.
+///   reduction of variant B against A, in percent;
+/// - `gain:BASE:A:B`: B's reduction against BASE less A's, in percentage
+///   points, at the sweep point where it is smallest;
+/// - `last-gain:A:B`: the mean MTT of the last message of each burst under A
+///   less that under B (ms), at the sweep point where it is smallest.
 ///
 /// More kinds, for flow experiments (see `figures.rs` for the full list):
 /// `lost-rtx:VARIANT:CAUSE` (mean first-retransmission delay of lost chunks,
