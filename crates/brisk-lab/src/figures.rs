@@ -222,30 +222,13 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
             };
             let (base_all, a_all, b_all) =
                 (mtts(records, base), mtts(records, a), mtts(records, b));
-            let mut worst: Option<(f64, &PointKey)> = None;
-            for (point, base_d) in &base_all {
-                let (Some(ad), Some(bd)) = (a_all.get(point), b_all.get(point)) else {
-                    continue;
-                };
-                let (Some((ra, _)), Some((rb, _))) =
-                    (reduction(exp, base_d, ad), reduction(exp, base_d, bd))
-                else {
-                    continue;
-                };
-                if worst.is_none_or(|w| rb - ra < w.0) {
-                    worst = Some((rb - ra, point));
-                }
-            }
-            let (g, at) = worst.ok_or_else(|| format!("`{spec}`: no paired results"))?;
-            Ok(Quantity {
-                text: format!(
-                    "{g:+.1} points (smallest, at {} kbit/s, {} ms)",
-                    at.bandwidth_kbps,
-                    at.delay_us as f64 / 1000.0
-                ),
-                low: g,
-                high: g,
-            })
+            let gains = base_all.iter().filter_map(|(point, base_d)| {
+                let (ad, bd) = (a_all.get(point)?, b_all.get(point)?);
+                let (ra, _) = reduction(exp, base_d, ad)?;
+                let (rb, _) = reduction(exp, base_d, bd)?;
+                Some((rb - ra, point))
+            });
+            smallest(gains, "points").ok_or_else(|| format!("`{spec}`: no paired results"))
         }
         "last-gain" => {
             // last-gain:A:B: at every sweep point, the mean MTT of the last
@@ -269,28 +252,11 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 stats::mean(&v)
             };
             let (a_all, b_all) = (mtts(records, a), mtts(records, b));
-            let mut worst: Option<(f64, &PointKey)> = None;
-            for (point, ad) in &a_all {
-                let Some(bd) = b_all.get(point) else {
-                    continue;
-                };
-                let (Some(la), Some(lb)) = (last(ad), last(bd)) else {
-                    continue;
-                };
-                if worst.is_none_or(|w| la - lb < w.0) {
-                    worst = Some((la - lb, point));
-                }
-            }
-            let (g, at) = worst.ok_or_else(|| format!("`{spec}`: no paired results"))?;
-            Ok(Quantity {
-                text: format!(
-                    "{g:+.1} ms (smallest, at {} kbit/s, {} ms)",
-                    at.bandwidth_kbps,
-                    at.delay_us as f64 / 1000.0
-                ),
-                low: g,
-                high: g,
-            })
+            let gains = a_all.iter().filter_map(|(point, ad)| {
+                let bd = b_all.get(point)?;
+                Some((last(ad)? - last(bd)?, point))
+            });
+            smallest(gains, "ms").ok_or_else(|| format!("`{spec}`: no paired results"))
         }
         "max-reduction" => {
             // max-reduction:A:B: the message whose MTT B reduces the most.
@@ -315,6 +281,20 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
         }
         _ => Err(format!("`{spec}`: unknown quantity `{kind}`")),
     }
+}
+
+/// The smallest of per-sweep-point values, named with its point.
+fn smallest<'a>(values: impl Iterator<Item = (f64, &'a PointKey)>, unit: &str) -> Option<Quantity> {
+    let (g, at) = values.min_by(|x, y| x.0.total_cmp(&y.0))?;
+    Some(Quantity {
+        text: format!(
+            "{g:+.1} {unit} (smallest, at {} kbit/s, {} ms)",
+            at.bandwidth_kbps,
+            at.delay_us as f64 / 1000.0
+        ),
+        low: g,
+        high: g,
+    })
 }
 
 /// Whether a reference's check holds; `None` when it has no bounds.
