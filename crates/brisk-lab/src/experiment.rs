@@ -414,7 +414,9 @@ struct RawSweep {
 /// - `mean:VARIANT@BANDWIDTH/DELAY`: the mean MTT at one sweep point, e.g.
 ///   `mean:standard@2000kbit/15ms`;
 /// - `reduction:A:B` or `reduction:A:B@BANDWIDTH/DELAY`: the mean MTT
-///   reduction of variant B against A, in percent;
+///   reduction of variant B against A, in percent: the mean over messages of
+///   each message's reduction; `reduction-of-means:A:B` is the reduction of
+///   the mean MTT instead;
 /// - `gain:BASE:A:B`: B's reduction against BASE less A's, in percentage
 ///   points, at the sweep point where it is smallest;
 /// - `last-gain:A:B`: the mean MTT of the last message of each burst under A
