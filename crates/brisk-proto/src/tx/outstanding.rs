@@ -53,7 +53,8 @@ pub struct SentChunk {
     pub misses: u32,
     /// Already fast-retransmitted once: not eligible again (7.2.4).
     pub fast_retransmitted: bool,
-    /// Sequence number of the packet record of its latest transmission.
+    /// Sequence number of the packet record of its latest transmission as
+    /// new or retransmitted data (a redundant copy does not move it).
     packet: u64,
 }
 
