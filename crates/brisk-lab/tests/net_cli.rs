@@ -8,6 +8,17 @@ fn brisk() -> Command {
     Command::new(env!("CARGO_BIN_EXE_brisk"))
 }
 
+/// The standard output of a command that must have succeeded.
+fn succeeded(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// A free UDP port on loopback (bound and released).
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
@@ -49,12 +60,7 @@ fn bench_against_echo_reports_throughput_and_round_trip_latency() {
         ])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&out);
     assert!(
         stdout.contains("bench: 2000 messages of 300 bytes"),
         "{stdout}"
@@ -94,12 +100,7 @@ fn send_to_recv_delivers_the_count_and_closes() {
         .args(["--unordered", "--rate", "3000"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&out);
     assert!(
         stdout.starts_with("sent 300 messages of 5000 bytes"),
         "{stdout}"

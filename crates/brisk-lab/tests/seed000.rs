@@ -1,29 +1,11 @@
 //! Seed 000's baseline through the library: the Standard (lksctp 2.6.15 with
 //! the signaling parameters) series against the numbers the paper states.
 
-use std::path::Path;
+mod common;
 
 use brisk_lab::experiment::Experiment;
-use brisk_lab::{figures, runner};
-use indicatif::ProgressBar;
-
-fn run(file: &str) -> (Experiment, Vec<runner::Record>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../experiments")
-        .join(file);
-    let exp = Experiment::load(&path).unwrap();
-    let (records, totals) = runner::run(&exp, 2, &ProgressBar::hidden());
-    assert_eq!(totals.incomplete, 0, "every run delivered every message");
-    (exp, records)
-}
-
-fn assert_checks_pass(exp: &Experiment, records: &[runner::Record]) {
-    let checks = figures::checks(exp, records);
-    assert!(!checks.is_empty());
-    for (label, outcome) in checks {
-        assert_eq!(outcome, Ok(true), "{}: {label}", exp.name);
-    }
-}
+use brisk_lab::figures;
+use common::{assert_checks_pass, experiment_path, run, run_experiment};
 
 #[test]
 fn fig2_standard_takes_110_to_200_ms_with_the_timer_restart_effect() {
@@ -56,8 +38,7 @@ fn fig4_standard_fast_retransmits_the_first_three_messages_of_a_burst() {
 /// the stream is no longer thin or its copies queue behind each other.
 #[test]
 fn fig5_low_latency_beats_early_retransmit_where_the_link_is_busiest() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seed000-fig05.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = std::fs::read_to_string(experiment_path("seed000-fig05.toml")).unwrap();
     let text = text
         .replace(
             r#"bandwidth = ["500kbit", "1000kbit", "2000kbit"]"#,
@@ -73,8 +54,7 @@ fn fig5_low_latency_beats_early_retransmit_where_the_link_is_busiest() {
     std::fs::write(&file, text).unwrap();
     let exp = Experiment::load(&file).unwrap();
     assert_eq!(exp.points().len(), 1, "the sweep was narrowed");
-    let (records, totals) = runner::run(&exp, 2, &ProgressBar::hidden());
-    assert_eq!(totals.incomplete, 0);
+    let records = run_experiment(&exp);
     let checks = figures::checks(&exp, &records);
     for label in [
         "low-latency beats Early Retransmit at every combination (percentage points, smallest gain)",

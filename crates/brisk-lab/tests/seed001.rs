@@ -1,29 +1,9 @@
 //! Seeds 001 and 002 through the library: every check of the thin-stream
 //! tables and of the Nagle study, as `brisk reproduce` evaluates them.
 
-use std::path::Path;
+mod common;
 
-use brisk_lab::experiment::Experiment;
-use brisk_lab::{figures, runner};
-use indicatif::ProgressBar;
-
-fn run(file: &str) -> (Experiment, Vec<runner::Record>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../experiments")
-        .join(file);
-    let exp = Experiment::load(&path).unwrap();
-    let (records, totals) = runner::run(&exp, 2, &ProgressBar::hidden());
-    assert_eq!(totals.incomplete, 0, "every run delivered every message");
-    (exp, records)
-}
-
-fn assert_checks_pass(exp: &Experiment, records: &[runner::Record]) {
-    let checks = figures::checks(exp, records);
-    assert!(!checks.is_empty());
-    for (label, outcome) in checks {
-        assert_eq!(outcome, Ok(true), "{}: {label}", exp.name);
-    }
-}
+use common::{assert_checks_pass, run};
 
 #[test]
 fn table2_standard_matches_the_paper_within_its_tolerances() {

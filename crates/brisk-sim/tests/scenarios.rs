@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use brisk_proto::{EndpointConfig, RetransmitCause, Time};
 use brisk_sim::{
-    Fate, Impairment, LinkParams, QueueLimit, Sim, dumbbell, parse_pattern, point_to_point,
+    Fate, HostId, Impairment, LinkParams, QueueLimit, Sim, dumbbell, parse_pattern, point_to_point,
 };
 use common::*;
 use rand::{Rng, SeedableRng};
@@ -321,27 +321,33 @@ fn packets_for_unknown_addresses_are_dropped_and_counted() {
     assert_eq!(sim.stats().unroutable, 1);
 }
 
-#[test]
-fn a_dumbbell_routes_every_pair_over_the_bottleneck() {
-    let mut sim = Sim::new(11);
-    let receivers: Vec<_> = (0..3)
-        .map(|i| {
+/// `n` senders 10.0.0.k, each sending 10 messages to its receiver 10.0.1.k.
+fn flows(sim: &mut Sim, n: u8) -> (Vec<HostId>, Vec<HostId>) {
+    let receivers = (1..=n)
+        .map(|k| {
             sim.add_host(
-                addr(&format!("10.0.1.{}:9899", i + 1)),
+                addr(&format!("10.0.1.{k}:9899")),
                 EndpointConfig::default(),
                 Box::new(Server::default()),
             )
         })
         .collect();
-    let senders: Vec<_> = (0..3)
-        .map(|i| {
+    let senders = (1..=n)
+        .map(|k| {
             sim.add_host(
-                addr(&format!("10.0.0.{}:9899", i + 1)),
+                addr(&format!("10.0.0.{k}:9899")),
                 EndpointConfig::default(),
-                Box::new(Client::new(addr(&format!("10.0.1.{}:9899", i + 1)), 10)),
+                Box::new(Client::new(addr(&format!("10.0.1.{k}:9899")), 10)),
             )
         })
         .collect();
+    (senders, receivers)
+}
+
+#[test]
+fn a_dumbbell_routes_every_pair_over_the_bottleneck() {
+    let mut sim = Sim::new(11);
+    let (senders, receivers) = flows(&mut sim, 3);
     let access = LinkParams::new(100_000_000, Duration::from_millis(1));
     let neck = LinkParams::new(1_000_000, Duration::from_millis(20));
     let (fwd, rev) = dumbbell(&mut sim, &senders, &receivers, access, neck.clone(), neck);
@@ -368,24 +374,7 @@ fn a_dumbbell_routes_every_pair_over_the_bottleneck() {
 #[test]
 fn a_per_flow_dumbbell_impairs_only_the_access_link_it_was_given() {
     let mut sim = Sim::new(12);
-    let receivers: Vec<_> = (0..2)
-        .map(|i| {
-            sim.add_host(
-                addr(&format!("10.0.1.{}:9899", i + 1)),
-                EndpointConfig::default(),
-                Box::new(Server::default()),
-            )
-        })
-        .collect();
-    let senders: Vec<_> = (0..2)
-        .map(|i| {
-            sim.add_host(
-                addr(&format!("10.0.0.{}:9899", i + 1)),
-                EndpointConfig::default(),
-                Box::new(Client::new(addr(&format!("10.0.1.{}:9899", i + 1)), 10)),
-            )
-        })
-        .collect();
+    let (senders, receivers) = flows(&mut sim, 2);
     let access = LinkParams::new(100_000_000, Duration::from_millis(1));
     let lossy = access.clone().with_impairments([drop_data(vec![2])]);
     let neck = LinkParams::new(1_000_000, Duration::from_millis(20));

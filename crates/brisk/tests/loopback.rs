@@ -13,6 +13,19 @@ fn fast() -> Config {
     }
 }
 
+/// An endpoint that only connects out.
+async fn client() -> Endpoint {
+    Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
 async fn pair() -> (Endpoint, Endpoint) {
     let server = Endpoint::bind(
         "127.0.0.1:0".parse().unwrap(),
@@ -23,15 +36,7 @@ async fn pair() -> (Endpoint, Endpoint) {
     )
     .await
     .unwrap();
-    let client = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
+    let client = client().await;
     (server, client)
 }
 
@@ -194,15 +199,7 @@ async fn a_send_blocked_on_a_full_buffer_waits_without_spinning() {
     )
     .await
     .unwrap();
-    let client = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
+    let client = client().await;
     let cfg = Config {
         send_buffer: 8192,
         max_message_size: 1024,

@@ -493,8 +493,8 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
         .outstanding
         .drain()
         .into_iter()
-        .filter(|chunk| chunk.flags.ending)
-        .map(|chunk| chunk.msg)
+        .filter(|chunk| chunk.frag.flags.ending)
+        .map(|chunk| chunk.frag.msg)
         .chain(a.send_queue.drain().into_iter().map(|(id, _)| id))
         .collect();
     for id in failed {

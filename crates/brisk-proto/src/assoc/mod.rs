@@ -465,8 +465,8 @@ impl Association {
             .outstanding
             .drain()
             .into_iter()
-            .filter(|c| c.flags.ending)
-            .map(|c| c.msg)
+            .filter(|c| c.frag.flags.ending)
+            .map(|c| c.frag.msg)
             .collect();
         failed.extend(self.send_queue.drain().into_iter().map(|(id, _)| id));
         failed.sort_unstable();
@@ -658,7 +658,9 @@ impl Association {
             let Some(chunk) = self.outstanding.get(tsn) else {
                 continue;
             };
-            if chunk.state != ChunkState::InFlight || !pktdrop::matches(&chunk.payload, &prefix) {
+            if chunk.state != ChunkState::InFlight
+                || !pktdrop::matches(&chunk.frag.payload, &prefix)
+            {
                 continue;
             }
             let size = chunk.size();

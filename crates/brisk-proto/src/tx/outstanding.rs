@@ -10,14 +10,12 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use bytes::Bytes;
-
 use crate::events::RetransmitCause;
 use crate::message::MessageId;
 use crate::serial::{le32, lt32};
 use crate::time::Time;
 use crate::tx::send_queue::PendingFragment;
-use crate::wire::chunk::{Data, DataFlags, Sack};
+use crate::wire::chunk::{Data, Sack};
 use crate::wire::padded;
 
 /// Where a sent chunk stands.
@@ -35,14 +33,9 @@ pub enum ChunkState {
 #[derive(Debug, Clone)]
 pub struct SentChunk {
     pub tsn: u32,
-    pub msg: MessageId,
-    pub stream_id: u16,
-    pub ssn: u16,
-    pub ppid: u32,
-    pub flags: DataFlags,
-    pub payload: Bytes,
-    /// When the application queued the message.
-    pub queued_at: Time,
+    /// What the send queue cut from the message: stream, SSN, PPID, flags,
+    /// payload and when the application queued it.
+    pub frag: PendingFragment,
     /// When the message's first fragment was first sent.
     pub msg_first_sent: Time,
     pub first_sent: Time,
@@ -61,18 +54,19 @@ pub struct SentChunk {
 impl SentChunk {
     /// Bytes the chunk occupies on the wire: header, payload and padding.
     pub fn size(&self) -> u32 {
-        chunk_size(self.payload.len())
+        chunk_size(self.frag.payload.len())
     }
 
     /// The chunk as it goes on the wire.
     pub fn to_data(&self) -> Data<'_> {
+        let f = &self.frag;
         Data {
-            flags: self.flags,
+            flags: f.flags,
             tsn: self.tsn,
-            stream_id: self.stream_id,
-            ssn: self.ssn,
-            ppid: self.ppid,
-            payload: self.payload[..].into(),
+            stream_id: f.stream_id,
+            ssn: f.ssn,
+            ppid: f.ppid,
+            payload: f.payload[..].into(),
         }
     }
 }
@@ -290,18 +284,12 @@ impl Outstanding {
             // Fragments of one message have consecutive TSNs (RFC 9260 6.9).
             self.chunks
                 .back()
-                .filter(|prev| prev.msg == frag.msg)
+                .filter(|prev| prev.frag.msg == frag.msg)
                 .map_or(now, |prev| prev.msg_first_sent)
         };
         let chunk = SentChunk {
             tsn,
-            msg: frag.msg,
-            stream_id: frag.stream_id,
-            ssn: frag.ssn,
-            ppid: frag.ppid,
-            flags: frag.flags,
-            payload: frag.payload,
-            queued_at: frag.queued_at,
+            frag,
             msg_first_sent,
             first_sent: now,
             last_sent: now,
@@ -519,10 +507,10 @@ impl Outstanding {
                 break;
             };
             self.retire(&chunk, &mut out);
-            if chunk.flags.ending {
+            if chunk.frag.flags.ending {
                 out.acked_messages.push(AckedMessage {
-                    id: chunk.msg,
-                    queued_at: chunk.queued_at,
+                    id: chunk.frag.msg,
+                    queued_at: chunk.frag.queued_at,
                     first_sent_at: chunk.msg_first_sent,
                 });
             }
@@ -637,7 +625,8 @@ impl Outstanding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::chunk::GapBlock;
+    use crate::wire::chunk::{DataFlags, GapBlock};
+    use bytes::Bytes;
 
     fn frag(msg: u64, len: usize) -> PendingFragment {
         PendingFragment {

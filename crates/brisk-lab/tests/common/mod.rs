@@ -1,0 +1,37 @@
+//! What the tests that run the shipped experiment files share.
+
+use std::path::{Path, PathBuf};
+
+use brisk_lab::experiment::Experiment;
+use brisk_lab::{figures, runner};
+use indicatif::ProgressBar;
+
+/// The path of a file in the repository's `experiments/`.
+pub fn experiment_path(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments")
+        .join(file)
+}
+
+/// Runs an experiment on 2 threads; every run must deliver every message.
+pub fn run_experiment(exp: &Experiment) -> Vec<runner::Record> {
+    let (records, totals) = runner::run(exp, 2, &ProgressBar::hidden());
+    assert_eq!(totals.incomplete, 0, "every run delivered every message");
+    records
+}
+
+/// Loads and runs one file of `experiments/`.
+pub fn run(file: &str) -> (Experiment, Vec<runner::Record>) {
+    let exp = Experiment::load(&experiment_path(file)).unwrap();
+    let records = run_experiment(&exp);
+    (exp, records)
+}
+
+/// Every check the file declares passes.
+pub fn assert_checks_pass(exp: &Experiment, records: &[runner::Record]) {
+    let checks = figures::checks(exp, records);
+    assert!(!checks.is_empty());
+    for (label, outcome) in checks {
+        assert_eq!(outcome, Ok(true), "{}: {label}", exp.name);
+    }
+}
