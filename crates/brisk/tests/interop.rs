@@ -195,6 +195,7 @@ async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
 struct Capture {
     child: Child,
     file: PathBuf,
+    /// The peer's port, then Brisk's.
     ports: Vec<u16>,
 }
 
@@ -267,6 +268,8 @@ impl Capture {
                 "-e",
                 "frame.number",
                 "-e",
+                "udp.srcport",
+                "-e",
                 "sctp.checksum.status",
                 "-e",
                 "_ws.malformed",
@@ -281,10 +284,11 @@ impl Capture {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8_lossy(&out.stdout);
+        let ours = self.ports.last().map(u16::to_string).unwrap_or_default();
         let mut sctp = 0;
         for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
-            let status = f.get(1).copied().unwrap_or("");
+            let status = f.get(2).copied().unwrap_or("");
             if status.is_empty() {
                 continue;
             }
@@ -296,12 +300,23 @@ impl Capture {
                 f[0],
                 self.file.display()
             );
-            assert!(
-                f.get(2).is_none_or(|m| m.is_empty()),
-                "frame {} is malformed in {}",
-                f[0],
-                self.file.display()
-            );
+            let malformed = f.get(3).is_some_and(|m| !m.is_empty());
+            // Ours is the last port; the peer's own quirks (pion v1.11.3
+            // now and then sends a HEARTBEAT without its Heartbeat Info
+            // parameter) are reported, not failed: Brisk must only survive them.
+            if malformed && f[1] == ours {
+                panic!(
+                    "frame {} (sent by Brisk) is malformed in {}",
+                    f[0],
+                    self.file.display()
+                );
+            } else if malformed {
+                eprintln!(
+                    "note: frame {} (sent by the peer) is malformed in {}",
+                    f[0],
+                    self.file.display()
+                );
+            }
         }
         assert!(
             sctp > 0,

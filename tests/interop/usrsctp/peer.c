@@ -703,13 +703,14 @@ static int run_server(const struct opts *o)
 			if (usrsctp_sendv(conn, m.buf, m.len, NULL, 0, &snd, (socklen_t)sizeof(snd),
 			    SCTP_SENDV_SNDINFO, 0) < 0) {
 				/* The association may have just been aborted: the
-				 * notification that says so is still to be read. */
+				 * notification that says so is still to be read.
+				 * usrsctp says ENOENT once the association is freed. */
 				int err = errno;
 
 				diag("echo of PPID %" PRIu32 " failed: %s",
 				    (uint32_t)ntohl(m.info.rcv_ppid), strerror(err));
 				if (err != ECONNRESET && err != ECONNABORTED &&
-				    err != EPIPE && err != ENOTCONN)
+				    err != EPIPE && err != ENOTCONN && err != ENOENT)
 					fail("send: %s", strerror(err));
 			} else {
 				echoed++;
