@@ -142,8 +142,17 @@ pub struct Stats {
     /// Chunks that were malformed or broke a protocol rule, and were answered
     /// or dropped as RFC 9260 prescribes.
     pub malformed_chunks: u64,
-    /// DATA chunks dropped because our receive window was full.
+    /// DATA chunks dropped because our receive window was full, or because
+    /// they lay beyond what the receiver tracks (RFC 9260 6.2).
     pub data_dropped_window_full: u64,
+    /// Chunks held for reassembly that we gave up to make room for a lower
+    /// TSN (reneging, RFC 9260 6.2).
+    pub data_reneged: u64,
+    /// Bytes charged against the receive buffer now (see
+    /// `Association::receive_held`).
+    pub receive_held: usize,
+    /// Bytes charged against the send buffer now (see `Association::send_held`).
+    pub send_held: usize,
     /// PKTDROP reports sent for corrupted packets, and received.
     pub pktdrops_sent: u64,
     pub pktdrops_received: u64,

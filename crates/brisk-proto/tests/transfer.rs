@@ -202,8 +202,9 @@ fn zero_window_stalls_the_sender_until_the_reader_drains() {
         "B holds at most its window plus a probe: {buffered}"
     );
     // Reading opens the window; everything arrives, exactly once, in order.
+    // Dropped zero window probes wait for T3, which backs off (RFC 9260 6.1 A).
     let mut all = Vec::new();
-    for _ in 0..40 {
+    for _ in 0..120 {
         all.extend(p.b_recv_all());
         p.run_for(ms(500));
     }

@@ -12,10 +12,16 @@ use crate::shared::{Shared, Slot, State};
 /// Datagrams read per wake-up before the replies go out.
 const READ_BATCH: usize = 64;
 
+/// The shortest wait after a pass whose past deadline produced no work.
+const STALL_WAIT: Duration = Duration::from_millis(1);
+
 pub(crate) async fn run(shared: Arc<Shared>) {
     let mut rx = vec![0u8; 65_536];
     let mut tx = Vec::with_capacity(64 * 1500);
     let mut out: Vec<(SocketAddr, usize, usize)> = Vec::new();
+    // Set when the last pass handled a deadline already past and sent nothing,
+    // yet the deadline stayed past: the next wait is then at least STALL_WAIT.
+    let mut stalled = false;
     loop {
         let deadline = {
             let st = shared.lock();
@@ -24,7 +30,11 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             }
             st.proto.poll_timeout()
         };
-        let sleep = deadline.map(|t| shared.instant(t));
+        let mut sleep = deadline.map(|t| shared.instant(t));
+        if stalled {
+            // Never spin on a deadline that produces no work.
+            sleep = Some(std::time::Instant::now() + STALL_WAIT);
+        }
         tokio::select! {
             biased;
             _ = shared.wake.notified() => {}
@@ -55,6 +65,10 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                 out.push((t.destination, tx.len() - t.size, t.size));
             }
             dispatch(&shared, &mut st);
+            stalled = out.is_empty() && st.proto.poll_timeout().is_some_and(|t| t < now);
+            if stalled {
+                st.stalled_wakeups += 1;
+            }
         }
         for &(dest, start, len) in &out {
             let packet = &tx[start..start + len];

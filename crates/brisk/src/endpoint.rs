@@ -75,6 +75,13 @@ impl Endpoint {
         self.inner.shared.local_addr
     }
 
+    /// Times the driver woke for a protocol deadline already past that
+    /// handling it did not move (it then waits instead of spinning). A healthy
+    /// endpoint keeps this at 0.
+    pub fn stalled_wakeups(&self) -> u64 {
+        self.inner.shared.lock().stalled_wakeups
+    }
+
     /// Counters of the endpoint: garbage datagrams, bad checksums, out-of-the-blue
     /// packets, handshakes answered.
     pub fn stats(&self) -> EndpointStats {

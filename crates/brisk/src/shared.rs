@@ -40,6 +40,10 @@ pub(crate) struct State {
     pub blocked_senders: HashSet<AssocId>,
     /// The endpoint was closed, or the driver stopped on a socket error.
     pub stopped: Option<String>,
+    /// Wake-ups on a deadline already past that handling the timeout did not
+    /// move: the protocol promised work and had none. Each would be a busy
+    /// loop; the driver waits a millisecond instead, and tests check this is 0.
+    pub stalled_wakeups: u64,
 }
 
 pub(crate) struct Shared {
@@ -62,6 +66,7 @@ impl Shared {
                 accepted: VecDeque::new(),
                 blocked_senders: HashSet::new(),
                 stopped: None,
+                stalled_wakeups: 0,
             }),
             wake: Notify::new(),
             accept: Notify::new(),

@@ -266,6 +266,18 @@ impl Association {
             State::Closed => return Err(SendError::Closed),
             _ => return Err(SendError::ShuttingDown),
         }
+        // The send buffer holds queued and unacknowledged data alike.
+        let held = self.send_held();
+        let limit = self.cfg.send_buffer;
+        if held.saturating_add(crate::tx::held(msg.payload.len(), 1)) > limit
+            && !msg.payload.is_empty()
+            && msg.payload.len() <= self.cfg.max_message_size
+        {
+            return Err(SendError::BufferFull {
+                buffered: held,
+                limit,
+            });
+        }
         let id = MessageId(self.next_message_id);
         self.send_queue.push(id, msg, now)?;
         self.next_message_id += 1;
@@ -387,10 +399,31 @@ impl Association {
         self.path.remote = remote;
     }
 
-    /// Our advertised receive window: the buffer less what is held for the
-    /// application or for reassembly (6.2).
+    /// Bytes charged against the send buffer: messages queued and chunks sent
+    /// but not cumulatively acknowledged (gap-acknowledged ones too: the peer
+    /// may renege), each with its bookkeeping overhead (`tx::CHUNK_OVERHEAD`).
+    /// `send` refuses a message that would take it past `Config::send_buffer`.
+    pub fn send_held(&self) -> usize {
+        crate::tx::held(
+            self.send_queue.buffered_bytes() + self.outstanding.payload_bytes(),
+            self.send_queue.len() + self.outstanding.len(),
+        )
+    }
+
+    /// Bytes charged against the receive buffer: every chunk held for
+    /// reassembly and every message held for ordering or for the application,
+    /// each with its bookkeeping overhead (`rx::window`). Never more than the
+    /// receive buffer plus `rx::window::NEXT_TSN_ALLOWANCE`.
+    pub fn receive_held(&self) -> usize {
+        crate::rx::window::held(
+            self.delivery.buffered_bytes() + self.reassembly.buffered_bytes(),
+            self.delivery.message_count() + self.reassembly.fragment_count(),
+        )
+    }
+
+    /// Our advertised receive window: the buffer less what is held (6.2).
     fn our_rwnd(&self) -> u32 {
-        let held = self.delivery.buffered_bytes() + self.reassembly.buffered_bytes();
+        let held = self.receive_held();
         self.cfg
             .receive_buffer
             .saturating_sub(u32::try_from(held).unwrap_or(u32::MAX))
@@ -511,6 +544,9 @@ impl Association {
         s.flight_size = self.outstanding.flight_size();
         s.packets_outstanding = self.outstanding.packets_outstanding();
         s.peer_rwnd = self.peer_rwnd;
+        let (receive_held, send_held) = (self.receive_held(), self.send_held());
+        self.stats.receive_held = receive_held;
+        self.stats.send_held = send_held;
     }
 
     /// Handles one received packet that the endpoint mapped to this association.

@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use super::{Association, State};
 use crate::events::Event;
+use crate::rx::window::{self, Admission};
 use crate::rx::{Fragment, Received};
 use crate::serial::lt32;
 use crate::time::Time;
@@ -48,26 +49,27 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
         return;
     }
     seen.immediate |= d.flags.immediate;
-    // 6.2: with the window full, drop new DATA beyond the highest TSN received.
-    let rwnd = usize::try_from(a.our_rwnd()).unwrap_or(usize::MAX);
-    if rwnd < d.payload.len() && lt32(a.tracker.highest_received(), d.tsn) {
-        a.stats.data_dropped_window_full += 1;
-        seen.dropped = true;
-        return;
-    }
-    match a.tracker.record(d.tsn) {
-        Received::New => seen.any_new = true,
+    match a.tracker.classify(d.tsn) {
+        Received::New => {}
         Received::Duplicate => {
+            a.tracker.record(d.tsn);
             seen.any_duplicate = true;
             a.stats.duplicate_tsns_received += 1;
             return;
         }
-        Received::OutOfWindow => {
-            a.stats.malformed_chunks += 1;
+        Received::OutOfWindow | Received::TooManyGaps => {
+            a.stats.data_dropped_window_full += 1;
             seen.dropped = true;
             return;
         }
     }
+    if !admit(a, d) {
+        a.stats.data_dropped_window_full += 1;
+        seen.dropped = true;
+        return;
+    }
+    a.tracker.record(d.tsn);
+    seen.any_new = true;
     a.stats.data_chunks_received += 1;
     a.stats.payload_bytes_received += d.payload.len() as u64;
     // 6.5: a stream the peer may not use: acknowledge the TSN, report, discard.
@@ -99,6 +101,36 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
                 ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
                 &info,
             );
+        }
+    }
+}
+
+/// RFC 9260 6.2: whether a new chunk fits the receive buffer, making room
+/// for it by reneging on the highest fragments held for reassembly when its
+/// TSN is below them (see `rx::window` for the policy).
+fn admit(a: &mut Association, d: &Data<'_>) -> bool {
+    let charge = window::charge(d.payload.len());
+    let buffer = usize::try_from(a.cfg.receive_buffer).unwrap_or(usize::MAX);
+    let is_next = a.tracker.is_next(d.tsn);
+    let above_highest = lt32(a.tracker.highest_received(), d.tsn);
+    match window::admit(a.receive_held(), charge, buffer, is_next, above_highest) {
+        Admission::Accept => true,
+        Admission::Drop => false,
+        Admission::MakeRoom { mut need } => {
+            // Only fragments above this TSN may go, and only if enough can.
+            let mut evicted = Vec::new();
+            while need > 0 {
+                let Some((tsn, len)) = a.reassembly.evict_highest_above(d.tsn) else {
+                    break;
+                };
+                need = need.saturating_sub(window::charge(len));
+                evicted.push(tsn);
+            }
+            for &tsn in &evicted {
+                a.tracker.forget(tsn);
+            }
+            a.stats.data_reneged += evicted.len() as u64;
+            need == 0
         }
     }
 }

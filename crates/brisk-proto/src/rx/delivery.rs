@@ -138,6 +138,11 @@ impl Delivery {
         self.ready_bytes + self.waiting_bytes
     }
 
+    /// Messages held: ready and waiting.
+    pub fn message_count(&self) -> usize {
+        self.ready.len() + self.waiting.len()
+    }
+
     /// Sets the stream's next SSN to `next` and releases the waiting messages
     /// that follow in sequence, all deliverable at `now`.
     fn advance(&mut self, stream: u16, mut next: u16, now: Time) {

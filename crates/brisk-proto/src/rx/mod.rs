@@ -11,8 +11,9 @@
 //! 3. [`Delivery::push`] orders whole messages per stream and queues them for
 //!    the application (RFC 9260 6.6); [`Delivery::pop`] hands them out.
 //!
-//! The receive window the association advertises is its buffer minus
-//! [`Reassembly::buffered_bytes`] and [`Delivery::buffered_bytes`].
+//! The receive window the association advertises is its buffer minus the
+//! charge ([`window`]) of what [`Reassembly`] and [`Delivery`] hold; [`window`]
+//! also decides what a full receiver still admits, which bounds its memory.
 //!
 //! Nothing here reads a clock or panics on wire input: TSNs and SSNs are
 //! compared with serial arithmetic ([`crate::serial`]) and absurd values are
@@ -21,11 +22,13 @@
 pub mod delivery;
 pub mod reassembly;
 pub mod tracker;
+pub mod window;
 
 pub use delivery::Delivery;
 pub use reassembly::{Fragment, Reassembled, Reassembly, ReassemblyError};
 pub use tracker::{
-    MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, MAX_SACK_DELAY, Received, SackTimer, TsnTracker,
+    MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, MAX_GAP_RANGES, MAX_SACK_DELAY, Received, SackTimer,
+    TsnTracker,
 };
 
 #[cfg(test)]

@@ -172,6 +172,35 @@ impl Reassembly {
         self.buffered
     }
 
+    /// Fragments held.
+    pub fn fragment_count(&self) -> usize {
+        self.fragments.len()
+    }
+
+    /// Drops the held fragment with the highest TSN if that TSN is above
+    /// `above` (serial arithmetic), to make room for a lower one (RFC 9260
+    /// 6.2). Returns its TSN and payload size; the caller reneges on the TSN.
+    pub fn evict_highest_above(&mut self, above: u32) -> Option<(u32, usize)> {
+        let floor = self.unwrapper.peek(above);
+        let (&key, _) = self.fragments.last_key_value()?;
+        if key <= floor {
+            return None;
+        }
+        let frag = self.fragments.remove(&key)?;
+        let len = frag.payload.len();
+        // The highest fragment ends the highest segment.
+        if let Some((&start, seg)) = self.segments.range_mut(..=key).next_back() {
+            if start == key {
+                self.segments.remove(&start);
+            } else {
+                seg.end = key - 1;
+                seg.bytes = seg.bytes.saturating_sub(len);
+            }
+        }
+        self.buffered = self.buffered.saturating_sub(len);
+        Some((frag.tsn, len))
+    }
+
     /// FORWARD TSN (RFC 3758 3.6): drops every partial message that has a
     /// fragment at or below `new_cum` (its missing parts were abandoned by the
     /// sender), and a partial message just above it that lacks its beginning.

@@ -19,6 +19,12 @@ pub const MAX_DUPLICATES_PER_SACK: usize = 32;
 /// (its offsets are 16 bits, RFC 9260 3.3.4).
 pub const MAX_GAP_OFFSET: u32 = u16::MAX as u32;
 
+/// Most separate runs of TSNs held above the Cumulative TSN Ack. A TSN that
+/// would open one more is not accepted: it bounds the tracker's memory and
+/// the cost of each insertion whatever gaps a peer leaves, and is far more
+/// than one SACK can report (about 360 gap ack blocks in a 1500-byte packet).
+pub const MAX_GAP_RANGES: usize = 1024;
+
 /// What [`TsnTracker::record`] made of a TSN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Received {
@@ -30,6 +36,9 @@ pub enum Received {
     /// Too far above the cumulative TSN to be reported in a gap ack block; not
     /// recorded, the chunk is to be dropped.
     OutOfWindow,
+    /// It would open one more run of held TSNs than [`MAX_GAP_RANGES`]; not
+    /// recorded, the chunk is to be dropped.
+    TooManyGaps,
 }
 
 /// The received TSNs of one association.
@@ -70,12 +79,22 @@ impl TsnTracker {
 
     /// Records the arrival of a DATA chunk's TSN and classifies it.
     pub fn record(&mut self, tsn: u32) -> Received {
-        let v = self.unwrapper.peek(tsn);
-        if v <= self.cum || self.holds(v) {
+        let class = self.classify(tsn);
+        match class {
+            Received::New => self.insert(self.unwrapper.peek(tsn)),
             // RFC 9260 6.2: duplicates are reported in the next SACK.
-            if self.duplicates.len() < MAX_DUPLICATES_PER_SACK {
+            Received::Duplicate if self.duplicates.len() < MAX_DUPLICATES_PER_SACK => {
                 self.duplicates.push(tsn);
             }
+            _ => {}
+        }
+        class
+    }
+
+    /// What [`TsnTracker::record`] would make of `tsn`, changing nothing.
+    pub fn classify(&self, tsn: u32) -> Received {
+        let v = self.unwrapper.peek(tsn);
+        if v <= self.cum || self.holds(v) {
             return Received::Duplicate;
         }
         if v - self.cum > u64::from(MAX_GAP_OFFSET) {
@@ -83,8 +102,54 @@ impl TsnTracker {
             // ahead could never be acknowledged, so it is not accepted.
             return Received::OutOfWindow;
         }
-        self.insert(v);
+        if self.ranges.len() >= MAX_GAP_RANGES && self.opens_range(v) {
+            return Received::TooManyGaps;
+        }
         Received::New
+    }
+
+    /// Whether `tsn` is the next one the cumulative point waits for.
+    pub fn is_next(&self, tsn: u32) -> bool {
+        self.unwrapper.peek(tsn) == self.cum + 1
+    }
+
+    /// Takes back a TSN held above the cumulative point (the receiver reneges
+    /// on it, RFC 9260 6.2: it was dropped to make room for a lower one). The
+    /// next SACK no longer reports it. Ignored for a TSN not held above it.
+    pub fn forget(&mut self, tsn: u32) {
+        let v = self.unwrapper.peek(tsn);
+        if v <= self.cum + 1 {
+            return;
+        }
+        let i = self.ranges.partition_point(|r| r.1 < v);
+        let Some(&(start, end)) = self.ranges.get(i) else {
+            return;
+        };
+        if start > v {
+            return;
+        }
+        match (start == v, end == v) {
+            (true, true) => {
+                self.ranges.remove(i);
+            }
+            (true, false) => self.ranges[i].0 = v + 1,
+            (false, true) => self.ranges[i].1 = v - 1,
+            (false, false) => {
+                self.ranges[i].1 = v - 1;
+                self.ranges.insert(i + 1, (v + 1, end));
+            }
+        }
+    }
+
+    /// Whether inserting the unwrapped TSN `v` would add a range.
+    fn opens_range(&self, v: u64) -> bool {
+        if v == self.cum + 1 {
+            return false;
+        }
+        let i = self.ranges.partition_point(|r| r.1 < v);
+        let joins_prev = i > 0 && self.ranges[i - 1].1 + 1 == v;
+        let joins_next = self.ranges.get(i).is_some_and(|r| r.0 == v + 1);
+        !joins_prev && !joins_next
     }
 
     /// The Cumulative TSN Ack: every TSN up to it has been received.

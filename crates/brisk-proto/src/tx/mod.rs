@@ -2,8 +2,32 @@
 //!
 //! - [`send_queue`]: messages not yet sent for the first time; streams, stream
 //!   sequence numbers, fragmentation and scheduling between streams.
+//! - [`outstanding`]: chunks sent and not cumulatively acknowledged.
+//!
+//! The send buffer bounds both together: a peer that acknowledges only by gap
+//! blocks, or never, cannot make the sender hold more (RFC 9260 6.2.1: the peer
+//! may renege, so gap-acknowledged chunks stay until the cumulative ack).
 
 pub mod nagle;
 pub mod outstanding;
 pub mod packetizer;
 pub mod send_queue;
+
+/// Bookkeeping bytes charged against the send buffer for each queued message
+/// and each chunk sent and not cumulatively acknowledged, beside its payload:
+/// an application of one-byte messages cannot hold more memory than the
+/// buffer says (a sent chunk's record is about this size).
+pub const CHUNK_OVERHEAD: usize = 192;
+
+/// The charge of `items` messages or chunks holding `payload` bytes in all.
+pub fn held(payload: usize, items: usize) -> usize {
+    payload.saturating_add(items.saturating_mul(CHUNK_OVERHEAD))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_overhead_covers_a_sent_chunk_record() {
+        assert!(std::mem::size_of::<super::outstanding::SentChunk>() <= super::CHUNK_OVERHEAD);
+    }
+}

@@ -133,6 +133,8 @@ pub struct Outstanding {
     cum_ack_point: u32,
     next_tsn: u32,
     flight_size: u32,
+    /// Payload bytes of every chunk held, acknowledged by gap or not.
+    payload_bytes: usize,
     marked: usize,
     gap_acked: usize,
     packets: VecDeque<PacketRecord>,
@@ -151,6 +153,7 @@ impl Outstanding {
             cum_ack_point: initial_tsn.wrapping_sub(1),
             next_tsn: initial_tsn,
             flight_size: 0,
+            payload_bytes: 0,
             marked: 0,
             gap_acked: 0,
             packets: VecDeque::new(),
@@ -300,6 +303,7 @@ impl Outstanding {
             packet,
         };
         self.flight_size += chunk.size();
+        self.payload_bytes += chunk.frag.payload.len();
         self.chunks.push_back(chunk);
         self.join_packet(packet, tsn);
         if self.rtt_probe.is_none() {
@@ -429,6 +433,12 @@ impl Outstanding {
         fired
     }
 
+    /// Payload bytes of the chunks held: sent and not cumulatively
+    /// acknowledged, gap-acknowledged ones included (the peer may renege).
+    pub fn payload_bytes(&self) -> usize {
+        self.payload_bytes
+    }
+
     /// Bytes sent and not cumulatively acknowledged (RFC 5827's ownd).
     pub fn unacked_total_bytes(&self) -> u32 {
         self.chunks.iter().map(SentChunk::size).sum()
@@ -506,6 +516,7 @@ impl Outstanding {
             let Some(chunk) = self.chunks.pop_front() else {
                 break;
             };
+            self.payload_bytes -= chunk.frag.payload.len();
             self.retire(&chunk, &mut out);
             if chunk.frag.flags.ending {
                 out.acked_messages.push(AckedMessage {
@@ -613,6 +624,7 @@ impl Outstanding {
     /// Removes everything (the association ended); returns the chunks.
     pub fn drain(&mut self) -> Vec<SentChunk> {
         self.flight_size = 0;
+        self.payload_bytes = 0;
         self.marked = 0;
         self.gap_acked = 0;
         self.packets.clear();

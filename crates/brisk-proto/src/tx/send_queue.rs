@@ -64,10 +64,12 @@ pub enum SendError {
     /// The message is larger than the configured maximum message size.
     #[error("message of {size} bytes exceeds the maximum message size of {max} bytes")]
     MessageTooLarge { size: usize, max: usize },
-    /// Queuing the message would exceed the send buffer; retry once data has left.
+    /// Queuing the message would exceed the send buffer, which holds queued
+    /// messages and sent data until the peer acknowledges it cumulatively;
+    /// retry once data has left.
     #[error(
-        "send buffer full: {buffered} bytes already wait to be sent and the limit is \
-         {limit} bytes"
+        "send buffer full: {buffered} bytes are queued or unacknowledged (bookkeeping \
+         included) and the limit is {limit} bytes"
     )]
     BufferFull { buffered: usize, limit: usize },
     /// The association is shutting down: no new messages (RFC 9260 9.2).

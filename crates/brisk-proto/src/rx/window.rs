@@ -1,0 +1,121 @@
+//! What the receiver holds, and what it admits when it is full (RFC 9260 6.2).
+//!
+//! Every held DATA chunk is charged its payload plus [`CHUNK_OVERHEAD`] for the
+//! bookkeeping that keeps it (usrsctp charges a buffer header per chunk the same
+//! way), so a peer that sends one-byte chunks cannot hold more memory than one
+//! that sends full ones. The advertised window is the receive buffer less the
+//! charge of everything held: fragments waiting for reassembly, whole messages
+//! waiting for their turn on an ordered stream, and messages the application
+//! has not read.
+//!
+//! The policy when a new chunk does not fit:
+//! - a chunk above the highest TSN received is dropped (RFC 9260 6.2 MUST);
+//! - a chunk below it may take the place of the highest fragments waiting for
+//!   reassembly, which the receiver reneges on (RFC 9260 6.2: "SHOULD drop the
+//!   largest TSN held for reordering"): the highest TSNs are kept last;
+//! - the chunk the cumulative point waits for, when later TSNs arrived, gets
+//!   [`NEXT_TSN_ALLOWANCE`] beyond the buffer, so a full buffer of later data
+//!   can never block the one chunk that lets delivery move on.
+//!
+//! So an association never holds more than its receive buffer plus
+//! [`NEXT_TSN_ALLOWANCE`] in charged bytes, whatever a peer sends.
+
+/// Bookkeeping bytes charged for each held chunk or message beside its payload.
+pub const CHUNK_OVERHEAD: usize = 128;
+
+/// How far the chunk that the cumulative TSN waits for may exceed the buffer:
+/// one DATA chunk of the largest size a UDP datagram can carry.
+pub const NEXT_TSN_ALLOWANCE: usize = 65_536 + CHUNK_OVERHEAD;
+
+/// What to do with a new DATA chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// It fits: take it.
+    Accept,
+    /// It fits once this many charged bytes of higher TSNs are given up.
+    MakeRoom { need: usize },
+    /// No room: drop it, and SACK at once (RFC 9260 6.2).
+    Drop,
+}
+
+/// The charge of a chunk or message with `payload` bytes.
+pub fn charge(payload: usize) -> usize {
+    payload.saturating_add(CHUNK_OVERHEAD)
+}
+
+/// The charge of `items` chunks or messages holding `payload` bytes in all.
+pub fn held(payload: usize, items: usize) -> usize {
+    payload.saturating_add(items.saturating_mul(CHUNK_OVERHEAD))
+}
+
+/// Decides on a new chunk of charge `charge`, given what is `held` and the
+/// `buffer`; `is_next` when the cumulative TSN waits for it, `above_highest`
+/// when its TSN is above every TSN received.
+pub fn admit(
+    held: usize,
+    charge: usize,
+    buffer: usize,
+    is_next: bool,
+    above_highest: bool,
+) -> Admission {
+    // The allowance is for the chunk that fills the first hole; a chunk above
+    // everything received (a zero window probe) gets none (RFC 9260 6.2).
+    let limit = if is_next && !above_highest {
+        buffer.saturating_add(NEXT_TSN_ALLOWANCE)
+    } else {
+        buffer
+    };
+    let total = held.saturating_add(charge);
+    if total <= limit {
+        Admission::Accept
+    } else if above_highest {
+        // RFC 9260 6.2: MUST drop a chunk above the largest TSN received.
+        Admission::Drop
+    } else {
+        Admission::MakeRoom {
+            need: total - limit,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_that_fits_is_accepted() {
+        assert_eq!(admit(0, charge(1000), 2000, false, true), Admission::Accept);
+        assert_eq!(
+            admit(1000 - CHUNK_OVERHEAD, charge(1000), 2000, false, false),
+            Admission::Accept
+        );
+    }
+
+    #[test]
+    fn a_full_buffer_drops_chunks_above_the_highest_tsn() {
+        assert_eq!(admit(2000, charge(1), 2000, false, true), Admission::Drop);
+    }
+
+    #[test]
+    fn a_full_buffer_makes_room_for_a_lower_tsn() {
+        assert_eq!(
+            admit(2000, charge(10), 2000, false, false),
+            Admission::MakeRoom { need: charge(10) }
+        );
+    }
+
+    #[test]
+    fn the_next_tsn_may_exceed_the_buffer_by_one_chunk_only() {
+        assert_eq!(
+            admit(2000, charge(1400), 2000, true, false),
+            Admission::Accept
+        );
+        // A zero window probe is above everything received: no allowance.
+        assert_eq!(admit(2000, charge(1400), 2000, true, true), Admission::Drop);
+        let at_limit = 2000 + NEXT_TSN_ALLOWANCE;
+        assert_eq!(
+            admit(at_limit, charge(1), 2000, true, false),
+            Admission::MakeRoom { need: charge(1) }
+        );
+    }
+}
