@@ -145,6 +145,9 @@ pub struct Stats {
     /// DATA chunks dropped because our receive window was full, or because
     /// they lay beyond what the receiver tracks (RFC 9260 6.2).
     pub data_dropped_window_full: u64,
+    /// ERROR chunks not sent: one per received packet at most, and at most
+    /// ten a second.
+    pub errors_suppressed: u64,
     /// Chunks held for reassembly that we gave up to make room for a lower
     /// TSN (reneging, RFC 9260 6.2).
     pub data_reneged: u64,

@@ -19,6 +19,7 @@ pub mod endpoint;
 pub mod events;
 pub mod message;
 pub mod path;
+pub mod rate;
 pub mod recovery;
 pub mod rx;
 pub mod serial;

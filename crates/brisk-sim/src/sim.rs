@@ -53,6 +53,10 @@ pub struct SimStats {
     pub events: u64,
     /// Packets dropped because no route led to their destination address.
     pub unroutable: u64,
+    /// Endpoint timers that fired and left their deadline where it was (the
+    /// protocol promised work and had none): each waits a microsecond instead
+    /// of spinning. A healthy run keeps this at 0.
+    pub stalled_timers: u64,
     /// Per link direction, indexed by [`LinkId::index`].
     pub links: Vec<LinkStats>,
 }
@@ -109,6 +113,7 @@ pub struct Sim {
     app_timers: Vec<(Time, u64)>,
     events: u64,
     unroutable: u64,
+    stalled_timers: u64,
 }
 
 impl std::fmt::Debug for Sim {
@@ -142,6 +147,7 @@ impl Sim {
             app_timers: Vec::new(),
             events: 0,
             unroutable: 0,
+            stalled_timers: 0,
         }
     }
 
@@ -353,6 +359,7 @@ impl Sim {
         SimStats {
             events: self.events,
             unroutable: self.unroutable,
+            stalled_timers: self.stalled_timers,
             links: self.links.iter().map(|s| s.link.stats.clone()).collect(),
         }
     }
@@ -491,7 +498,10 @@ impl Sim {
         // so a timer can never spin at one instant.
         let at = match deadline {
             d if d > now => d,
-            _ if host.fired_at == Some(now) => Time::from_micros(now.as_micros() + 1),
+            _ if host.fired_at == Some(now) => {
+                self.stalled_timers += 1;
+                Time::from_micros(now.as_micros() + 1)
+            }
             _ => now,
         };
         if host.timer_at.is_none_or(|t| at < t) {

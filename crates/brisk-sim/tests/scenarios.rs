@@ -367,6 +367,7 @@ fn a_dumbbell_routes_every_pair_over_the_bottleneck() {
     assert_eq!(stats.link(fwd).data_packets, 30);
     assert!(stats.link(rev).sent > 0);
     assert_eq!(stats.unroutable, 0);
+    assert_eq!(stats.stalled_timers, 0, "no timer spun in place");
     let (from, to) = sim.link_ends(fwd);
     assert_ne!(from, to);
 }

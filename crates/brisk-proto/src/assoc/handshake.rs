@@ -35,11 +35,12 @@ pub(super) struct Handshake {
     pub cookie: Option<Vec<u8>>,
 }
 
-/// Draws a verification tag: random and never zero (RFC 9260 5.3.1).
-pub(crate) fn new_tag(rng: &mut dyn RngCore) -> u32 {
+/// Draws a verification tag: random, never zero (RFC 9260 5.3.1), and none
+/// that `in_use` says another association of the endpoint already has.
+pub(crate) fn new_tag(rng: &mut dyn RngCore, in_use: &dyn Fn(u32) -> bool) -> u32 {
     loop {
         let tag = rng.next_u32();
-        if tag != 0 {
+        if tag != 0 && !in_use(tag) {
             return tag;
         }
     }
@@ -197,9 +198,9 @@ impl Association {
         remote: SocketAddr,
         local_port: u16,
         peer_port: u16,
+        local_tag: u32,
         rng: &mut dyn RngCore,
     ) -> Self {
-        let local_tag = new_tag(rng);
         let initial_tsn = rng.next_u32();
         let mut a = Association::new(
             id,
@@ -329,7 +330,10 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     // bundled after the COOKIE ECHO.
     let reports = unrecognized_to_report(&ack.params);
     if !reports.is_empty() {
-        a.report_error(ErrorCause::UnrecognizedParameters(reports.concat().into()));
+        a.report_error(
+            now,
+            ErrorCause::UnrecognizedParameters(reports.concat().into()),
+        );
     }
     a.handshake.cookie = Some(cookie);
     a.handshake.attempts = 1;
@@ -389,7 +393,7 @@ pub(super) fn on_init(
         }
         // 5.2.2: a new tag and TSN, with the current tags as tie-tags.
         _ => (
-            new_tag(ctx.rng),
+            new_tag(ctx.rng, &|t| ctx.lookup.tag_in_use(t)),
             ctx.rng.next_u32(),
             a.local_tag,
             a.peer_tag,
@@ -416,14 +420,17 @@ pub(super) fn on_init(
         .push_back(Control::with_tag(Chunk::InitAck(ack), init.initiate_tag));
 }
 
-/// A COOKIE ECHO for an association that exists (5.2.4).
+/// A COOKIE ECHO for an association that exists (5.2.4). Returns whether the
+/// cookie verified and established or matched the association, so that the
+/// chunks bundled after it may be processed.
 pub(super) fn on_cookie_echo(
     a: &mut Association,
     now: Time,
     ctx: &mut Ctx<'_>,
     echo: &CookieEcho<'_>,
     header: &CommonHeader,
-) {
+    from: SocketAddr,
+) -> bool {
     let c = match ctx.sealer.open(&echo.cookie, now) {
         Ok(c) => c,
         // Case E: tags match the association, so the cookie stands though old.
@@ -436,6 +443,9 @@ pub(super) fn on_cookie_echo(
             staleness,
             contents,
         }) => {
+            if !cookie_addressed_to(&contents, header, from) {
+                return false;
+            }
             let staleness_us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
             a.control.push_back(Control::with_tag(
                 Chunk::Error(crate::wire::chunk::OperationError {
@@ -443,17 +453,14 @@ pub(super) fn on_cookie_echo(
                 }),
                 contents.peer_tag,
             ));
-            return;
+            return false;
         }
-        Err(_) => {
-            a.stats.malformed_chunks += 1;
-            return;
-        }
+        Err(_) => return false,
     };
-    // 5.1.5 step 3: the packet's tag must be the one the cookie gave the peer.
-    if header.verification_tag != c.local_tag {
-        a.stats.malformed_chunks += 1;
-        return;
+    // 5.1.5 step 3: the packet's tag must be the one the cookie gave the peer,
+    // and it must come from the address the INIT ACK went to.
+    if !cookie_addressed_to(&c, header, from) {
+        return false;
     }
     let local_match = c.local_tag == a.local_tag;
     let peer_match = c.peer_tag == a.peer_tag;
@@ -462,10 +469,11 @@ pub(super) fn on_cookie_echo(
         // Action A: the peer restarted.
         if a.state == State::ShutdownAckSent {
             super::shutdown::resend_shutdown_ack(a, now);
-            a.report_error(ErrorCause::CookieReceivedWhileShuttingDown);
-            return;
+            a.report_error(now, ErrorCause::CookieReceivedWhileShuttingDown);
+            return false;
         }
         restart(a, now, &c);
+        true
     } else if local_match && !peer_match {
         // Action B: INIT collision; adopt the peer's new tag.
         a.adopt_cookie_peer(&c);
@@ -474,16 +482,39 @@ pub(super) fn on_cookie_echo(
         if matches!(a.state, State::CookieWait | State::CookieEchoed) {
             a.on_established(now);
         }
-    } else if !local_match && peer_match && c.local_tie_tag == 0 && c.peer_tie_tag == 0 {
-        // Action C: our own late cookie; discard.
+        true
     } else if local_match && peer_match {
-        // Action D: a retransmitted COOKIE ECHO.
+        // Action D: a retransmitted (or replayed) COOKIE ECHO.
         if a.state == State::CookieEchoed {
             a.on_established(now);
         }
         a.control
             .push_back(Control::new(Chunk::CookieAck(CookieAck)));
+        true
+    } else {
+        // Action C (our own late cookie) or no rule applies: discard.
+        false
     }
+}
+
+/// 5.1.5 step 3, and the cookie's binding to the peer's transport address: the
+/// packet carries the tag the cookie gave the peer, between the ports it was
+/// issued for, from the address the INIT came from.
+pub(crate) fn cookie_addressed_to(
+    c: &CookieContents,
+    header: &CommonHeader,
+    from: SocketAddr,
+) -> bool {
+    header.verification_tag == c.local_tag
+        && header.dst_port == c.local_port
+        && header.src_port == c.peer_port
+        && same_address(c.peer_addr, from)
+}
+
+/// Whether two transport addresses are the same, an IPv4 address and its
+/// IPv4-mapped IPv6 form being the same.
+fn same_address(a: SocketAddr, b: SocketAddr) -> bool {
+    a.port() == b.port() && a.ip().to_canonical() == b.ip().to_canonical()
 }
 
 /// Action A of 5.2.4: the old association is gone; a new one takes its place

@@ -37,12 +37,17 @@ use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
-pub(crate) use handshake::{InitAckInputs, InitProblem, build_init_ack, check_init, new_tag};
+pub(crate) use handshake::{
+    InitAckInputs, InitProblem, build_init_ack, check_init, cookie_addressed_to, new_tag,
+};
 pub use transmit::Transmit;
 
 use handshake::Handshake;
 use heartbeat::Heartbeats;
 use shutdown::Shutdown;
+
+/// ERROR chunks an association sends per second at most, in bursts of as many.
+const ERRORS_PER_SECOND: u32 = 10;
 
 /// Identifies an association within its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -109,6 +114,8 @@ impl Control {
 pub(crate) struct Ctx<'a> {
     pub sealer: &'a CookieSealer,
     pub rng: &'a mut dyn RngCore,
+    /// The endpoint's tables, to draw tags no other association has.
+    pub lookup: &'a crate::endpoint::Lookup,
 }
 
 /// One SCTP association.
@@ -169,6 +176,10 @@ pub struct Association {
 
     /// Control chunks waiting for the next packet.
     control: VecDeque<Control>,
+    /// ERROR chunks we may still send, and whether the packet being handled
+    /// already drew one.
+    error_limiter: crate::rate::TokenBucket,
+    error_sent_for_packet: bool,
     events: VecDeque<Event>,
     stats: Stats,
 }
@@ -223,6 +234,11 @@ impl Association {
             heartbeats: Heartbeats::default(),
             errors: 0,
             control: VecDeque::new(),
+            error_limiter: crate::rate::TokenBucket::new(
+                ERRORS_PER_SECOND,
+                std::time::Duration::from_secs(1),
+            ),
+            error_sent_for_packet: false,
             events: VecDeque::new(),
             stats: Stats::default(),
             cfg,
@@ -525,8 +541,15 @@ impl Association {
         });
     }
 
-    /// Queues an ERROR chunk.
-    fn report_error(&mut self, cause: ErrorCause<'static>) {
+    /// Queues an ERROR chunk, unless this packet already drew one or the
+    /// rate limit is spent: a peer cannot make us answer each of its chunks
+    /// with an ERROR (RFC 9260 leaves the rate to the implementation).
+    fn report_error(&mut self, now: Time, cause: ErrorCause<'static>) {
+        if self.error_sent_for_packet || !self.error_limiter.take(now) {
+            self.stats.errors_suppressed += 1;
+            return;
+        }
+        self.error_sent_for_packet = true;
         self.control
             .push_back(Control::new(Chunk::Error(OperationError {
                 causes: vec![cause],
@@ -560,12 +583,64 @@ impl Association {
         from: SocketAddr,
     ) {
         self.stats.packets_received += 1;
-        if !self.verification_tag_ok(header, chunks) {
+        let rest = match chunks.split_first() {
+            // RFC 9260 8.5.1 D, 5.2.4: a COOKIE ECHO is checked against the
+            // cookie itself. What is bundled after it is processed only if the
+            // cookie verified and established or matched this association,
+            // and then only under the tag rules for the resulting tags.
+            Some((Chunk::CookieEcho(echo), rest)) => {
+                if !handshake::on_cookie_echo(self, now, ctx, echo, header, from) {
+                    self.stats.malformed_chunks += 1;
+                    self.sync_stats();
+                    return;
+                }
+                rest
+            }
+            _ => chunks,
+        };
+        if !rest.is_empty() && !self.verification_tag_ok(header, rest) {
             // 8.5: silently discarded.
+            self.stats.malformed_chunks += 1;
+            self.sync_stats();
+            return;
+        }
+        self.dispatch(now, ctx, header, rest, from);
+        self.sync_stats();
+    }
+
+    /// Handles the chunks bundled after a COOKIE ECHO that the endpoint
+    /// verified and that created this association (5.1 D): they must carry
+    /// the association's own tag (8.5).
+    pub(crate) fn handle_bundled_after_cookie(
+        &mut self,
+        now: Time,
+        ctx: &mut Ctx<'_>,
+        header: &CommonHeader,
+        rest: &[Chunk<'_>],
+        from: SocketAddr,
+    ) {
+        if rest.is_empty() {
+            return;
+        }
+        if !self.verification_tag_ok(header, rest) {
             self.stats.malformed_chunks += 1;
             return;
         }
+        self.dispatch(now, ctx, header, rest, from);
+        self.sync_stats();
+    }
+
+    /// Hands each chunk of a packet whose tag verified to the rule for it.
+    fn dispatch(
+        &mut self,
+        now: Time,
+        ctx: &mut Ctx<'_>,
+        header: &CommonHeader,
+        chunks: &[Chunk<'_>],
+        from: SocketAddr,
+    ) {
         self.new_transmission_opportunity();
+        self.error_sent_for_packet = false;
         let mut data_seen = receive::PacketData::default();
         for chunk in chunks {
             if self.state == State::Closed {
@@ -576,15 +651,31 @@ impl Association {
                 Chunk::Sack(s) => sack::on_sack(self, now, s),
                 Chunk::Init(init) => handshake::on_init(self, now, ctx, init, header, from),
                 Chunk::InitAck(ack) => handshake::on_init_ack(self, now, ack),
-                Chunk::CookieEcho(echo) => handshake::on_cookie_echo(self, now, ctx, echo, header),
+                // RFC 9260 5.1: a COOKIE ECHO is the first chunk of its packet;
+                // one bundled later is not processed.
+                Chunk::CookieEcho(_) => self.stats.malformed_chunks += 1,
                 Chunk::CookieAck(_) => handshake::on_cookie_ack(self, now),
                 Chunk::Heartbeat(hb) => heartbeat::on_heartbeat(self, hb),
                 Chunk::HeartbeatAck(ack) => heartbeat::on_heartbeat_ack(self, now, ack),
-                Chunk::Abort(a) => self.on_abort(a),
+                Chunk::Abort(a) => {
+                    // 8.5.1 B: the T bit says which tag the packet must carry.
+                    if self.reflected_tag_ok(header, a.reflected_tag) {
+                        self.on_abort(a);
+                    } else {
+                        self.stats.malformed_chunks += 1;
+                    }
+                }
                 Chunk::Error(e) => self.on_error(now, e),
                 Chunk::Shutdown(s) => shutdown::on_shutdown(self, now, s),
                 Chunk::ShutdownAck(_) => shutdown::on_shutdown_ack(self, now),
-                Chunk::ShutdownComplete(_) => shutdown::on_shutdown_complete(self),
+                Chunk::ShutdownComplete(sc) => {
+                    // 8.5.1 C.
+                    if self.reflected_tag_ok(header, sc.reflected_tag) {
+                        shutdown::on_shutdown_complete(self);
+                    } else {
+                        self.stats.malformed_chunks += 1;
+                    }
+                }
                 Chunk::PktDrop(pd) => self.on_pktdrop(pd),
                 Chunk::Unknown(u) => {
                     let action = u.action();
@@ -592,7 +683,7 @@ impl Association {
                         let mut raw = Vec::with_capacity(u.encoded_len());
                         if u.encode(&mut raw).is_ok() {
                             raw.truncate(4 + u.value.len());
-                            self.report_error(ErrorCause::UnrecognizedChunkType(raw.into()));
+                            self.report_error(now, ErrorCause::UnrecognizedChunkType(raw.into()));
                         }
                     }
                     if !action.continues() {
@@ -611,10 +702,10 @@ impl Association {
         if data_seen.any {
             receive::after_data_packet(self, now, &data_seen);
         }
-        self.sync_stats();
     }
 
-    /// RFC 9260 8.5 and 8.5.1.
+    /// RFC 9260 8.5 and 8.5.1, for a packet whose first chunk is not a COOKIE
+    /// ECHO (or the chunks after one that verified).
     fn verification_tag_ok(&self, header: &CommonHeader, chunks: &[Chunk<'_>]) -> bool {
         let tag = header.verification_tag;
         match chunks.first() {
@@ -622,22 +713,21 @@ impl Association {
             Some(Chunk::Init(_)) => tag == 0,
             // 8.5.1 B, C: ABORT and SHUTDOWN COMPLETE may reflect the peer's tag.
             Some(Chunk::Abort(Abort { reflected_tag, .. })) => {
-                if *reflected_tag {
-                    tag == self.peer_tag && self.peer_tag != 0
-                } else {
-                    tag == self.local_tag
-                }
+                self.reflected_tag_ok(header, *reflected_tag)
             }
-            Some(Chunk::ShutdownComplete(sc)) => {
-                if sc.reflected_tag {
-                    tag == self.peer_tag && self.peer_tag != 0
-                } else {
-                    tag == self.local_tag
-                }
-            }
-            // 8.5.1 D: COOKIE ECHO is checked against the cookie itself.
-            Some(Chunk::CookieEcho(_)) => true,
+            Some(Chunk::ShutdownComplete(sc)) => self.reflected_tag_ok(header, sc.reflected_tag),
             _ => tag == self.local_tag,
+        }
+    }
+
+    /// 8.5.1 B, C: with the T bit the packet carries the peer's tag, without
+    /// it our own.
+    fn reflected_tag_ok(&self, header: &CommonHeader, reflected: bool) -> bool {
+        let tag = header.verification_tag;
+        if reflected {
+            tag == self.peer_tag && self.peer_tag != 0
+        } else {
+            tag == self.local_tag
         }
     }
 

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use super::{Association, State};
 use crate::events::Event;
 use crate::rx::window::{self, Admission};
-use crate::rx::{Fragment, Received};
+use crate::rx::{Fragment, MAX_DUPLICATES_PER_SACK, Received};
 use crate::serial::lt32;
 use crate::time::Time;
 use crate::wire::cause::ErrorCause;
@@ -74,9 +74,12 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
     a.stats.payload_bytes_received += d.payload.len() as u64;
     // 6.5: a stream the peer may not use: acknowledge the TSN, report, discard.
     if d.stream_id >= a.delivery.inbound_streams() {
-        a.report_error(ErrorCause::InvalidStreamIdentifier {
-            stream_id: d.stream_id,
-        });
+        a.report_error(
+            now,
+            ErrorCause::InvalidStreamIdentifier {
+                stream_id: d.stream_id,
+            },
+        );
         return;
     }
     let fragment = Fragment {
@@ -171,12 +174,13 @@ pub(super) fn sack_pending(a: &Association) -> bool {
     a.sack_requested || a.sack_timer.deadline().is_some()
 }
 
-/// Builds the SACK to send now and resets the SACK timer.
+/// Builds the SACK to send now, to fit in `room` bytes, and resets the SACK
+/// timer.
 pub(super) fn make_sack(a: &mut Association, room: usize) -> Sack {
     // 6.2: as many gap blocks as fit the packet (with room for 32 duplicates).
-    let max_gaps = room.saturating_sub(16 + 4 * 32) / 4;
+    let max_gaps = room.saturating_sub(16 + 4 * MAX_DUPLICATES_PER_SACK) / 4;
     let rwnd = a.our_rwnd();
-    let sack = a.tracker.sack(rwnd, max_gaps.max(1));
+    let sack = a.tracker.sack(rwnd, max_gaps);
     a.advertised_rwnd = rwnd;
     a.sack_requested = false;
     a.sack_timer.on_sack_sent();

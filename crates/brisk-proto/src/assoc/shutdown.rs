@@ -89,6 +89,11 @@ pub(super) fn on_shutdown(a: &mut Association, now: Time, s: &chunk::Shutdown) {
         dup_tsns: Vec::new(),
     };
     sack::apply(a, now, &as_sack);
+    // The peer sends no more DATA (9.2): a delayed SACK for what it sent has
+    // nothing left to wait for, and its SHUTDOWN waits on it. Send it now.
+    if super::receive::sack_pending(a) {
+        a.sack_requested = true;
+    }
     match a.state {
         State::Established | State::ShutdownPending => {
             a.state = State::ShutdownReceived;

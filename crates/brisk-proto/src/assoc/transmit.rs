@@ -72,27 +72,20 @@ impl Association {
             return p.finish().ok();
         }
         let mut p = PacketBuilder::new(buf, &self.header(self.peer_tag), mtu);
-        while let Some(front) = self.control.front() {
-            if front.is_alone() {
-                break;
-            }
-            if !p.fits(front.chunk.encoded_len()) {
-                if p.is_empty() {
-                    // Larger than the MTU on its own: it cannot be sent.
-                    self.control.pop_front();
-                    self.stats.malformed_chunks += 1;
-                    continue;
-                }
-                break;
-            }
-            let Some(control) = self.control.pop_front() else {
-                break;
-            };
-            if p.push(&control.chunk).is_err() {
-                self.stats.malformed_chunks += 1;
-            }
+        // 5.1: COOKIE ECHO and COOKIE ACK lead their packet.
+        while self
+            .control
+            .front()
+            .is_some_and(|c| !c.is_alone() && c.chunk.must_lead())
+        {
+            self.push_control(&mut p);
         }
         if self.state == State::Closed {
+            while self.control.front().is_some_and(|c| !c.is_alone()) {
+                if !self.push_control(&mut p) {
+                    break;
+                }
+            }
             return if p.is_empty() { None } else { p.finish().ok() };
         }
         let data_allowed = matches!(
@@ -100,17 +93,23 @@ impl Association {
             State::Established | State::ShutdownPending | State::ShutdownReceived
         );
         let data_ready = data_allowed && self.has_data_to_send();
-        let receiving = matches!(
-            self.state,
-            State::Established | State::ShutdownPending | State::ShutdownSent
-        );
+        // A SACK is owed in every state after the handshake, SHUTDOWN-RECEIVED
+        // and SHUTDOWN-ACK-SENT included (9.2: DATA that came before the
+        // SHUTDOWN is still acknowledged).
+        let receiving = !matches!(self.state, State::CookieWait | State::CookieEchoed);
         if receiving
             && (receive::sack_due(self, now) || (data_ready && receive::sack_pending(self)))
         {
-            let sack = receive::make_sack(self, p.room());
-            let sack = Chunk::Sack(sack);
-            if p.fits(sack.encoded_len()) && p.push(&sack).is_err() {
+            // Right after the leading chunks, so it always fits: a due SACK is
+            // never dropped (6.2), and an ERROR bundled with it follows it (6.5).
+            let sack = Chunk::Sack(receive::make_sack(self, p.room()));
+            if p.push(&sack).is_err() {
                 self.stats.malformed_chunks += 1;
+            }
+        }
+        while self.control.front().is_some_and(|c| !c.is_alone()) {
+            if !self.push_control(&mut p) {
+                break;
             }
         }
         if data_ready {
@@ -120,6 +119,30 @@ impl Association {
             return None;
         }
         p.finish().ok()
+    }
+
+    /// Moves the next control chunk into the packet if it fits. A chunk too
+    /// large for any packet is dropped and counted. Returns false when the
+    /// packet is full.
+    fn push_control(&mut self, p: &mut PacketBuilder<'_>) -> bool {
+        let Some(front) = self.control.front() else {
+            return false;
+        };
+        if !p.fits(front.chunk.encoded_len()) {
+            if p.is_empty() {
+                // Larger than the MTU on its own: it cannot be sent.
+                self.control.pop_front();
+                self.stats.malformed_chunks += 1;
+                return true;
+            }
+            return false;
+        }
+        if let Some(control) = self.control.pop_front()
+            && p.push(&control.chunk).is_err()
+        {
+            self.stats.malformed_chunks += 1;
+        }
+        true
     }
 
     /// Whether DATA could go out now (retransmissions or new data).

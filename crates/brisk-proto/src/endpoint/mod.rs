@@ -3,6 +3,9 @@
 //! and applies the out-of-the-blue rules (RFC 9260 8.4).
 
 pub mod cookie;
+mod lookup;
+
+pub(crate) use lookup::Lookup;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
@@ -13,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::assoc::{
     AssocId, Association, Ctx, InitAckInputs, InitProblem, Transmit, build_init_ack, check_init,
-    new_tag,
+    cookie_addressed_to, new_tag,
 };
 use crate::config::{Config, ConfigError};
 use crate::events::Event;
@@ -74,7 +77,8 @@ pub struct EndpointStats {
     pub init_acks_sent: u64,
     pub aborts_sent: u64,
     pub cookies_accepted: u64,
-    /// COOKIE ECHOs whose MAC, size or tag did not verify: silently dropped.
+    /// COOKIE ECHOs whose MAC, size, tag, ports or peer address did not
+    /// verify: silently dropped.
     pub cookies_rejected: u64,
     pub stale_cookies: u64,
     /// Associations closed and forgotten.
@@ -89,7 +93,8 @@ pub struct Endpoint {
     /// Boxed: a B-tree node then holds pointers, not 1.5 KB structs, so half
     /// empty nodes cost little (measured by `benches/memory.rs`).
     assocs: BTreeMap<AssocId, Box<Association>>,
-    by_peer: BTreeMap<(SocketAddr, u16), AssocId>,
+    /// By peer address and port, and by our tag: O(1) demultiplexing.
+    lookup: Lookup,
     next_id: u64,
     /// Deadlines by time; an entry is stale when `scheduled` disagrees.
     timers: BinaryHeap<Reverse<(Time, AssocId)>>,
@@ -120,12 +125,17 @@ impl Endpoint {
         let mut rng = ChaCha8Rng::from_seed(seed);
         let mut key = [0u8; 32];
         rng.fill_bytes(&mut key);
+        // The lookup tables' hash keys come from the secret by a stream of
+        // their own, so the protocol's draws (tags, TSNs, jitter) stay as they were.
+        let mut derive = ChaCha8Rng::from_seed(key);
+        derive.set_stream(1);
+        let lookup = Lookup::new(derive.next_u64(), derive.next_u64());
         Self {
             cfg,
             rng,
             sealer: CookieSealer::new(key),
             assocs: BTreeMap::new(),
-            by_peer: BTreeMap::new(),
+            lookup,
             next_id: 1,
             timers: BinaryHeap::new(),
             scheduled: BTreeMap::new(),
@@ -175,7 +185,7 @@ impl Endpoint {
         cfg: Config,
     ) -> Result<AssocId, ConnectError> {
         cfg.validate()?;
-        if self.by_peer.contains_key(&(remote, peer_port)) {
+        if self.lookup.contains_peer(&(remote, peer_port)) {
             return Err(ConnectError::AlreadyConnected {
                 remote,
                 port: peer_port,
@@ -187,6 +197,8 @@ impl Endpoint {
             });
         }
         let id = self.allocate_id();
+        let lookup = &self.lookup;
+        let local_tag = new_tag(&mut self.rng, &|t| lookup.tag_in_use(t));
         let assoc = Association::connect(
             id,
             cfg,
@@ -194,6 +206,7 @@ impl Endpoint {
             remote,
             self.cfg.port,
             peer_port,
+            local_tag,
             &mut self.rng,
         );
         self.insert(assoc, (remote, peer_port));
@@ -208,8 +221,8 @@ impl Endpoint {
 
     fn insert(&mut self, assoc: Association, key: (SocketAddr, u16)) {
         let id = assoc.id();
+        self.lookup.insert(id, key, assoc.local_tag());
         self.assocs.insert(id, Box::new(assoc));
-        self.by_peer.insert(key, id);
         self.touch(id);
     }
 
@@ -259,10 +272,9 @@ impl Endpoint {
         }
         if a.is_drained() {
             let key = (a.remote(), a.peer_port());
+            let tag = a.local_tag();
             self.assocs.remove(&id);
-            if self.by_peer.get(&key) == Some(&id) {
-                self.by_peer.remove(&key);
-            }
+            self.lookup.remove(id, key, tag);
             self.scheduled.remove(&id);
             self.stats.associations_closed += 1;
         }
@@ -298,17 +310,21 @@ impl Endpoint {
         };
         let key = (from, header.src_port);
         let known = self
-            .by_peer
-            .get(&key)
-            .copied()
+            .lookup
+            .by_peer(&key)
             .or_else(|| self.moved_peer(from, &header));
         if let Some(id) = known {
             if let Some(a) = self.assocs.get_mut(&id) {
+                let tag = a.local_tag();
                 let mut ctx = Ctx {
                     sealer: &self.sealer,
                     rng: &mut self.rng,
+                    lookup: &self.lookup,
                 };
                 a.handle_packet(now, &mut ctx, &header, &packet.chunks, from);
+                // A restart (5.2.4 A) gives the association a new tag.
+                let new_tag = a.local_tag();
+                self.lookup.retag(id, tag, new_tag);
             }
             self.touch(id);
             self.collect(id);
@@ -323,7 +339,7 @@ impl Endpoint {
         if header.dst_port != self.cfg.port {
             return;
         }
-        let Some(&id) = self.by_peer.get(&(from, header.src_port)) else {
+        let Some(id) = self.lookup.by_peer(&(from, header.src_port)) else {
             return;
         };
         let reported = self
@@ -343,19 +359,14 @@ impl Endpoint {
         if header.verification_tag == 0 {
             return None;
         }
-        let (&old, &id) = self.by_peer.iter().find(|((addr, port), id)| {
-            addr.ip() == from.ip()
-                && *port == header.src_port
-                && self
-                    .assocs
-                    .get(*id)
-                    .is_some_and(|a| a.local_tag() == header.verification_tag)
-        })?;
-        self.by_peer.remove(&old);
-        self.by_peer.insert((from, header.src_port), id);
-        if let Some(a) = self.assocs.get_mut(&id) {
-            a.set_remote(from);
+        let id = self.lookup.by_tag(header.verification_tag)?;
+        let a = self.assocs.get_mut(&id)?;
+        let old = (a.remote(), a.peer_port());
+        if old.0.ip() != from.ip() || old.1 != header.src_port {
+            return None;
         }
+        a.set_remote(from);
+        self.lookup.move_peer(id, old, (from, header.src_port));
         Some(id)
     }
 
@@ -451,7 +462,8 @@ impl Endpoint {
                 return;
             }
         }
-        let local_tag = new_tag(&mut self.rng);
+        let lookup = &self.lookup;
+        let local_tag = new_tag(&mut self.rng, &|t| lookup.tag_in_use(t));
         let local_initial_tsn = self.rng.next_u32();
         let ack = build_init_ack(
             &self.sealer,
@@ -487,6 +499,11 @@ impl Endpoint {
                 staleness,
                 contents,
             }) => {
+                // No error to an address the cookie was not issued to.
+                if !cookie_addressed_to(&contents, header, from) {
+                    self.stats.cookies_rejected += 1;
+                    return;
+                }
                 self.stats.stale_cookies += 1;
                 let staleness_us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
                 let error = Chunk::Error(OperationError {
@@ -500,11 +517,16 @@ impl Endpoint {
                 return;
             }
         };
-        // 5.1.5 step 3: tags and ports must match the cookie.
-        if header.verification_tag != c.local_tag
-            || header.dst_port != c.local_port
-            || header.src_port != c.peer_port
-        {
+        // 5.1.5 step 3: tags and ports must match the cookie, and the packet
+        // must come from the address the INIT ACK went to.
+        if !cookie_addressed_to(&c, header, from) {
+            self.stats.cookies_rejected += 1;
+            return;
+        }
+        // 5.2.4: a cookie that already established an association creates no
+        // second one. (Its association normally takes it first: by address,
+        // or by tag when the peer's UDP port moved.)
+        if self.lookup.tag_in_use(c.local_tag) {
             self.stats.cookies_rejected += 1;
             return;
         }
@@ -520,13 +542,14 @@ impl Endpoint {
         self.stats.cookies_accepted += 1;
         let id = self.allocate_id();
         let mut assoc = Association::from_cookie(id, self.cfg.accept_config.clone(), now, &c);
-        // DATA may ride with the COOKIE ECHO (5.1 D).
-        if chunks.len() > 1 {
+        // DATA may ride with the COOKIE ECHO (5.1 D), under the new tags (8.5).
+        if let Some(rest) = chunks.get(1..) {
             let mut ctx = Ctx {
                 sealer: &self.sealer,
                 rng: &mut self.rng,
+                lookup: &self.lookup,
             };
-            assoc.handle_packet(now, &mut ctx, header, &chunks[1..], from);
+            assoc.handle_bundled_after_cookie(now, &mut ctx, header, rest, from);
         }
         self.insert(assoc, (from, header.src_port));
         self.collect(id);
@@ -547,11 +570,15 @@ impl Endpoint {
         }
         for id in due {
             if let Some(a) = self.assocs.get_mut(&id) {
+                let tag = a.local_tag();
                 let mut ctx = Ctx {
                     sealer: &self.sealer,
                     rng: &mut self.rng,
+                    lookup: &self.lookup,
                 };
                 a.handle_timeout(now, &mut ctx);
+                let new_tag = a.local_tag();
+                self.lookup.retag(id, tag, new_tag);
             }
             self.touch(id);
             self.collect(id);

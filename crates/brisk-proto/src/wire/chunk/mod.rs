@@ -288,6 +288,12 @@ impl<'a> Chunk<'a> {
             Chunk::Init(_) | Chunk::InitAck(_) | Chunk::ShutdownComplete(_)
         )
     }
+
+    /// RFC 9260 5.1: COOKIE ECHO and COOKIE ACK must be the first chunk of
+    /// their packet (other chunks may follow them).
+    pub fn must_lead(&self) -> bool {
+        matches!(self, Chunk::CookieEcho(_) | Chunk::CookieAck(_))
+    }
 }
 
 macro_rules! impl_from {
