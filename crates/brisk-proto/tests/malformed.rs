@@ -7,7 +7,7 @@ use brisk_proto::wire::cause::ErrorCause;
 use brisk_proto::wire::chunk::{Data, DataFlags, UnknownChunk, types};
 use brisk_proto::wire::{Chunk, Packet};
 use brisk_proto::{CloseReason, Config, Event, State};
-use harness::{Dir, Pair, ms};
+use harness::{Dir, Fate, Pair, ms};
 
 fn connected() -> Pair {
     let mut p = Pair::new(ms(10), Config::rfc9260());
@@ -100,6 +100,9 @@ fn data_on_a_stream_that_does_not_exist_is_acked_and_reported() {
     let b = p.b_id.unwrap();
     let tsn = p.a_next_tsn();
     let mark = p.log.len();
+    // B's SACK acknowledges a TSN A never sent: kept from A, which would
+    // rightly abort (RFC 9260 15).
+    p.rule(|s| (s.dir == Dir::BtoA).then_some(Fate::Drop));
     p.inject_to_b(vec![data(tsn, 999, b"x")]);
     p.run_for(ms(300));
     let sent = b_chunks_since(&p, mark);

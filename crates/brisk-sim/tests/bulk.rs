@@ -24,7 +24,7 @@ struct Sender {
 impl App for Sender {
     fn start(&mut self, ctx: &mut AppCtx<'_>) {
         let cfg = Config {
-            send_buffer: COUNT * SIZE,
+            send_buffer: COUNT * (SIZE + brisk_proto::tx::CHUNK_OVERHEAD),
             heartbeats: false,
             ..Config::rfc9260()
         };

@@ -191,6 +191,7 @@ fn build_init(
 
 impl Association {
     /// Starts an association as the side that sends INIT (5.1 A).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn connect(
         id: AssocId,
         cfg: Config,

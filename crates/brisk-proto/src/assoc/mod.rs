@@ -285,7 +285,9 @@ impl Association {
         // The send buffer holds queued and unacknowledged data alike.
         let held = self.send_held();
         let limit = self.cfg.send_buffer;
-        if held.saturating_add(crate::tx::held(msg.payload.len(), 1)) > limit
+        let len = msg.payload.len();
+        let fragments = 1 + len / self.max_payload();
+        if held.saturating_add(crate::tx::held(len, fragments)) > limit
             && !msg.payload.is_empty()
             && msg.payload.len() <= self.cfg.max_message_size
         {
@@ -420,9 +422,13 @@ impl Association {
     /// may renege), each with its bookkeeping overhead (`tx::CHUNK_OVERHEAD`).
     /// `send` refuses a message that would take it past `Config::send_buffer`.
     pub fn send_held(&self) -> usize {
+        // A queued message becomes one chunk per fragment: count at most one
+        // more than its bytes fill, so that sending it never raises the charge.
+        let queued = self.send_queue.buffered_bytes();
+        let fragments = self.send_queue.len() + queued / self.max_payload();
         crate::tx::held(
-            self.send_queue.buffered_bytes() + self.outstanding.payload_bytes(),
-            self.send_queue.len() + self.outstanding.len(),
+            queued + self.outstanding.payload_bytes(),
+            fragments + self.outstanding.len(),
         )
     }
 
@@ -791,7 +797,9 @@ impl Association {
             }
             let size = chunk.size();
             if self.outstanding.mark(tsn, RetransmitCause::PacketDrop) {
-                self.peer_rwnd = self.peer_rwnd.saturating_add(size);
+                self.peer_rwnd = self
+                    .peer_rwnd
+                    .saturating_add(crate::tx::outstanding::window_cost(size));
                 marked = true;
             }
         }

@@ -9,19 +9,20 @@ use crate::recovery::{early_retransmit, rto_restart, t3, thin};
 use crate::serial::lt32;
 use crate::time::Time;
 use crate::tx::outstanding::{ChunkState, SackRejected};
+use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::Sack;
 
 /// Early Retransmit fires: the chunks in flight below `limit` (the one packet
 /// left) go out as fast retransmissions (RFC 5827 3.2). Returns whether any did.
 pub(super) fn early_retransmit_now(a: &mut Association, limit: u32) -> bool {
-    let flight_before = a.outstanding.flight_size();
+    let flight_before = a.outstanding.window_flight();
     let marked = a
         .outstanding
         .mark_missing_below(limit, RetransmitCause::EarlyRetransmit);
     // 6.2.1: marked chunks go back into the peer's window.
     a.peer_rwnd = a
         .peer_rwnd
-        .saturating_add(flight_before - a.outstanding.flight_size());
+        .saturating_add(flight_before - a.outstanding.window_flight());
     !marked.is_empty()
 }
 
@@ -50,8 +51,15 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
         Ok(outcome) => outcome,
         // 6.2.1: an old SACK that arrived late.
         Err(SackRejected::Stale) => return,
+        // RFC 9260 15: MUST abort on a SACK acknowledging a TSN never sent.
         Err(SackRejected::AcksUnsentTsn) => {
             a.stats.malformed_chunks += 1;
+            a.abort_with(
+                ErrorCause::ProtocolViolation(
+                    b"SACK acknowledges a TSN never sent".to_vec().into(),
+                ),
+                "peer acknowledged a TSN never sent",
+            );
             return;
         }
     };
@@ -95,7 +103,7 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     let mut entered = fr.entered_recovery;
     let mut marked = !fr.marked.is_empty();
     // 6.2.1: rwnd = a_rwnd less what is still outstanding.
-    a.peer_rwnd = sack.a_rwnd.saturating_sub(a.outstanding.flight_size());
+    a.peer_rwnd = sack.a_rwnd.saturating_sub(a.outstanding.window_flight());
     if !marked
         && !a.fast_recovery.in_recovery()
         && let Some(htna) = outcome.htna

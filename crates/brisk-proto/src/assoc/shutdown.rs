@@ -84,7 +84,7 @@ pub(super) fn on_shutdown(a: &mut Association, now: Time, s: &chunk::Shutdown) {
     // 9.2: the Cumulative TSN Ack of SHUTDOWN acknowledges like a SACK.
     let as_sack = Sack {
         cum_tsn_ack: s.cum_tsn_ack,
-        a_rwnd: a.peer_rwnd.saturating_add(a.outstanding.flight_size()),
+        a_rwnd: a.peer_rwnd.saturating_add(a.outstanding.window_flight()),
         gap_blocks: Vec::new(),
         dup_tsns: Vec::new(),
     };

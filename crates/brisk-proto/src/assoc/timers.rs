@@ -51,12 +51,12 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
     a.tail_probe.stop();
     a.fast_recovery.reset();
     a.fast_retransmit_now = false;
-    let flight_before = a.outstanding.flight_size();
+    let flight_before = a.outstanding.window_flight();
     a.outstanding.mark_all_in_flight(RetransmitCause::T3Timeout);
     // 6.2.1: chunks marked for retransmission go back into the peer's window.
     a.peer_rwnd = a
         .peer_rwnd
-        .saturating_add(flight_before - a.outstanding.flight_size());
+        .saturating_add(flight_before - a.outstanding.window_flight());
     // The retransmission itself restarts T3 (R1) when it goes out.
     let _ = now;
 }
@@ -98,11 +98,11 @@ fn on_tail_probe(a: &mut Association) {
         return;
     }
     if let Some(tsn) = a.outstanding.highest_in_flight() {
-        let flight_before = a.outstanding.flight_size();
+        let flight_before = a.outstanding.window_flight();
         if a.outstanding.mark(tsn, RetransmitCause::TailLossProbe) {
             a.peer_rwnd = a
                 .peer_rwnd
-                .saturating_add(flight_before - a.outstanding.flight_size());
+                .saturating_add(flight_before - a.outstanding.window_flight());
             // One packet, regardless of cwnd (like a fast retransmission).
             a.fast_retransmit_now = true;
         }

@@ -10,7 +10,7 @@ use crate::events::{Event, RetransmitCause};
 use crate::recovery::t3;
 use crate::time::Time;
 use crate::tx::nagle;
-use crate::tx::outstanding::{ChunkState, chunk_size};
+use crate::tx::outstanding::{ChunkState, chunk_size, window_cost};
 use crate::tx::packetizer::PacketBuilder;
 use crate::wire::ChunkCodec;
 use crate::wire::CommonHeader;
@@ -58,8 +58,10 @@ impl Association {
         let mtu = self.path.mtu;
         // A chunk with its own verification tag, or one that must be alone
         // (INIT, INIT ACK, SHUTDOWN COMPLETE: 6.10), goes in a packet of its own.
+        // So does a control chunk larger than the MTU (a COOKIE ECHO on a tiny
+        // MTU): it goes out oversized, for IP to fragment, rather than never.
         if let Some(front) = self.control.front()
-            && front.is_alone()
+            && (front.is_alone() || front.chunk.encoded_len() + 12 > mtu)
         {
             let control = self.control.pop_front()?;
             let tag = control.vtag.unwrap_or(self.peer_tag);
@@ -156,7 +158,7 @@ impl Association {
         retransmit || new
     }
 
-    fn max_payload(&self) -> usize {
+    pub(super) fn max_payload(&self) -> usize {
         self.path.mtu.saturating_sub(12 + Data::HEADER_LEN).max(1)
     }
 
@@ -203,7 +205,7 @@ impl Association {
                 cause,
                 RetransmitCause::FastRetransmit | RetransmitCause::EarlyRetransmit
             );
-            self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
+            self.peer_rwnd = self.peer_rwnd.saturating_sub(window_cost(size));
             self.note_retransmission(tsn, cause, now, first_sent);
             let rto = self.data_rto();
             if earliest {
@@ -295,7 +297,7 @@ impl Association {
             let payload_len = frag.payload.len() as u64;
             let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
             sent_new = Some(self.outstanding.send_new(frag, now, seq));
-            self.peer_rwnd = self.peer_rwnd.saturating_sub(size);
+            self.peer_rwnd = self.peer_rwnd.saturating_sub(window_cost(size));
             self.stats.data_chunks_sent += 1;
             self.stats.payload_bytes_sent += payload_len;
             let rto = self.data_rto();

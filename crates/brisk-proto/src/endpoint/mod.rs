@@ -253,11 +253,39 @@ impl Endpoint {
             Some(t) if self.scheduled.get(&id) != Some(&t) => {
                 self.scheduled.insert(id, t);
                 self.timers.push(Reverse((t, id)));
+                self.compact_timers();
             }
             Some(_) => {}
             None => {
                 self.scheduled.remove(&id);
             }
+        }
+        self.drop_stale_top();
+    }
+
+    /// Pops heap entries whose deadline moved, so that the top is always a
+    /// live deadline and `poll_timeout` is exact: a driver never wakes for a
+    /// deadline that no longer exists.
+    fn drop_stale_top(&mut self) {
+        while let Some(&Reverse((t, id))) = self.timers.peek() {
+            if self.scheduled.get(&id) == Some(&t) {
+                break;
+            }
+            self.timers.pop();
+        }
+    }
+
+    /// Entries of a moved deadline stay in the heap until they come due; a
+    /// peer that moves a deadline with every packet would grow it without
+    /// bound. Once stale entries outnumber live ones, rebuild it from
+    /// `scheduled` (amortised O(1) per push).
+    fn compact_timers(&mut self) {
+        if self.timers.len() > 2 * self.scheduled.len() + 64 {
+            self.timers = self
+                .scheduled
+                .iter()
+                .map(|(&id, &t)| Reverse((t, id)))
+                .collect();
         }
     }
 
@@ -276,6 +304,7 @@ impl Endpoint {
             self.assocs.remove(&id);
             self.lookup.remove(id, key, tag);
             self.scheduled.remove(&id);
+            self.drop_stale_top();
             self.stats.associations_closed += 1;
         }
     }
@@ -585,8 +614,8 @@ impl Endpoint {
         }
     }
 
-    /// The earliest time `handle_timeout` has work to do. May be early (a
-    /// timer that moved later), never late.
+    /// The earliest time `handle_timeout` has work to do: never late, and
+    /// never a deadline that has moved (stale entries leave the heap at once).
     pub fn poll_timeout(&self) -> Option<Time> {
         let dirty = self
             .dirty

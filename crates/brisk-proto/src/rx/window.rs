@@ -21,7 +21,7 @@
 //! [`NEXT_TSN_ALLOWANCE`] in charged bytes, whatever a peer sends.
 
 /// Bookkeeping bytes charged for each held chunk or message beside its payload.
-pub const CHUNK_OVERHEAD: usize = 128;
+pub const CHUNK_OVERHEAD: usize = 256;
 
 /// How far the chunk that the cumulative TSN waits for may exceed the buffer:
 /// one DATA chunk of the largest size a UDP datagram can carry.

@@ -17,7 +17,7 @@ pub mod send_queue;
 /// and each chunk sent and not cumulatively acknowledged, beside its payload:
 /// an application of one-byte messages cannot hold more memory than the
 /// buffer says (a sent chunk's record is about this size).
-pub const CHUNK_OVERHEAD: usize = 192;
+pub const CHUNK_OVERHEAD: usize = 256;
 
 /// The charge of `items` messages or chunks holding `payload` bytes in all.
 pub fn held(payload: usize, items: usize) -> usize {

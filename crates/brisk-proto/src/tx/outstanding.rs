@@ -71,6 +71,17 @@ impl SentChunk {
     }
 }
 
+/// What each DATA chunk in flight takes of the peer's receive window beyond its
+/// bytes: receivers charge bookkeeping per held chunk (Brisk's `rx::window`
+/// and usrsctp charge 256 bytes, and usrsctp's sender counts the same), so a
+/// sender that counted bytes alone would overrun a window full of small chunks.
+pub const PEER_CHUNK_OVERHEAD: u32 = 256;
+
+/// What a chunk of `size` bytes takes of the peer's window.
+pub fn window_cost(size: u32) -> u32 {
+    size.saturating_add(PEER_CHUNK_OVERHEAD)
+}
+
 /// Bytes of a DATA chunk with `payload` bytes of user data, padding included.
 pub fn chunk_size(payload: usize) -> u32 {
     u32::try_from(padded(Data::HEADER_LEN + payload)).unwrap_or(u32::MAX)
@@ -122,7 +133,8 @@ pub struct SackOutcome {
 pub enum SackRejected {
     /// Cumulative TSN Ack below the ack point: an old SACK arriving late (6.2.1).
     Stale,
-    /// Cumulative TSN Ack beyond anything sent: a protocol violation.
+    /// Cumulative TSN Ack or a gap block beyond anything sent: a protocol
+    /// violation (RFC 9260 15: the association is aborted).
     AcksUnsentTsn,
 }
 
@@ -133,6 +145,8 @@ pub struct Outstanding {
     cum_ack_point: u32,
     next_tsn: u32,
     flight_size: u32,
+    /// Chunks in flight (those `flight_size` counts).
+    in_flight: u32,
     /// Payload bytes of every chunk held, acknowledged by gap or not.
     payload_bytes: usize,
     marked: usize,
@@ -153,6 +167,7 @@ impl Outstanding {
             cum_ack_point: initial_tsn.wrapping_sub(1),
             next_tsn: initial_tsn,
             flight_size: 0,
+            in_flight: 0,
             payload_bytes: 0,
             marked: 0,
             gap_acked: 0,
@@ -174,6 +189,13 @@ impl Outstanding {
     /// Bytes of DATA in flight.
     pub fn flight_size(&self) -> u32 {
         self.flight_size
+    }
+
+    /// What the chunks in flight take of the peer's window: their bytes plus
+    /// [`PEER_CHUNK_OVERHEAD`] each (6.2.1 with the receiver's bookkeeping).
+    pub fn window_flight(&self) -> u32 {
+        self.flight_size
+            .saturating_add(self.in_flight.saturating_mul(PEER_CHUNK_OVERHEAD))
     }
 
     /// Chunks sent and not cumulatively acknowledged.
@@ -303,6 +325,7 @@ impl Outstanding {
             packet,
         };
         self.flight_size += chunk.size();
+        self.in_flight += 1;
         self.payload_bytes += chunk.frag.payload.len();
         self.chunks.push_back(chunk);
         self.join_packet(packet, tsn);
@@ -338,6 +361,7 @@ impl Outstanding {
         let size = chunk.size();
         self.marked -= 1;
         self.flight_size += size;
+        self.in_flight += 1;
         self.join_packet(packet, tsn);
         if self.rtt_probe.is_some_and(|(probe, _)| le32(tsn, probe)) {
             self.rtt_probe = None;
@@ -376,6 +400,7 @@ impl Outstanding {
         chunk.state = ChunkState::Marked(cause);
         let (size, packet) = (chunk.size(), chunk.packet);
         self.flight_size -= size;
+        self.in_flight -= 1;
         self.marked += 1;
         self.leave_packet(packet);
         true
@@ -504,6 +529,15 @@ impl Outstanding {
         if !lt32(cum, self.next_tsn) {
             return Err(SackRejected::AcksUnsentTsn);
         }
+        // A gap block past the highest TSN sent acknowledges one never sent.
+        let sent_above_cum = self.next_tsn.wrapping_sub(cum).wrapping_sub(1);
+        if sack
+            .gap_blocks
+            .iter()
+            .any(|b| u32::from(b.end.max(b.start)) > sent_above_cum)
+        {
+            return Err(SackRejected::AcksUnsentTsn);
+        }
         let mut out = SackOutcome::default();
         let earliest_before = self.earliest_unacked().map(|c| c.tsn);
         let probe = self.rtt_probe;
@@ -565,6 +599,7 @@ impl Outstanding {
             }
             ChunkState::InFlight => {
                 self.flight_size -= chunk.size();
+                self.in_flight -= 1;
                 self.leave_packet(chunk.packet);
             }
             ChunkState::Marked(_) => self.marked -= 1,
@@ -612,6 +647,7 @@ impl Outstanding {
                 let chunk = &mut self.chunks[i];
                 chunk.state = ChunkState::InFlight;
                 self.flight_size += chunk.size();
+                self.in_flight += 1;
                 self.gap_acked -= 1;
                 out.reneged = true;
             }
@@ -624,6 +660,7 @@ impl Outstanding {
     /// Removes everything (the association ended); returns the chunks.
     pub fn drain(&mut self) -> Vec<SentChunk> {
         self.flight_size = 0;
+        self.in_flight = 0;
         self.payload_bytes = 0;
         self.marked = 0;
         self.gap_acked = 0;
@@ -811,15 +848,22 @@ mod tests {
     #[test]
     fn hostile_gap_blocks_cost_nothing_and_break_nothing() {
         let mut o = sent(3);
-        let mut s = sack(
-            999,
-            &[(0, 0), (5, 2), (1, 65535), (1, 65535), (60000, 65535)],
-        );
+        let mut s = sack(999, &[(0, 0), (3, 2), (1, 3), (2, 3)]);
         s.gap_blocks
             .extend((0..5000).map(|_| GapBlock { start: 1, end: 3 }));
         let out = o.on_sack(&s, Time::ZERO).unwrap();
         assert_eq!(out.bytes_acked, 3 * 116);
         assert_eq!(o.flight_size(), 0);
+        // A block past the last TSN sent acknowledges one never sent.
+        for blocks in [&[(1, 65535)][..], &[(60000, 65535)], &[(4, 4)], &[(5, 2)]] {
+            let mut o = sent(3);
+            assert_eq!(
+                o.on_sack(&sack(999, blocks), Time::ZERO).unwrap_err(),
+                SackRejected::AcksUnsentTsn,
+                "{blocks:?}"
+            );
+            assert_eq!(o.flight_size(), 3 * 116);
+        }
     }
 
     #[test]
