@@ -15,6 +15,7 @@
 pub mod assoc;
 pub mod cc;
 pub mod config;
+pub mod cookie;
 pub mod endpoint;
 pub mod events;
 pub mod message;

@@ -9,7 +9,7 @@ use rand::RngCore;
 
 use super::{AssocId, Association, Control, Ctx, State};
 use crate::config::Config;
-use crate::endpoint::cookie::{CookieContents, CookieError, CookieSealer};
+use crate::cookie::{CookieContents, CookieError, CookieSealer};
 use crate::events::{CloseReason, Event};
 use crate::path::Path;
 use crate::rx::{Delivery, Reassembly, TsnTracker};
@@ -444,7 +444,7 @@ pub(super) fn on_cookie_echo(
             staleness,
             contents,
         }) => {
-            if !cookie_addressed_to(&contents, header, from) {
+            if !contents.addressed_to(header, from) {
                 return false;
             }
             let staleness_us = u32::try_from(staleness.as_micros()).unwrap_or(u32::MAX);
@@ -460,7 +460,7 @@ pub(super) fn on_cookie_echo(
     };
     // 5.1.5 step 3: the packet's tag must be the one the cookie gave the peer,
     // and it must come from the address the INIT ACK went to.
-    if !cookie_addressed_to(&c, header, from) {
+    if !c.addressed_to(header, from) {
         return false;
     }
     let local_match = c.local_tag == a.local_tag;
@@ -496,26 +496,6 @@ pub(super) fn on_cookie_echo(
         // Action C (our own late cookie) or no rule applies: discard.
         false
     }
-}
-
-/// 5.1.5 step 3, and the cookie's binding to the peer's transport address: the
-/// packet carries the tag the cookie gave the peer, between the ports it was
-/// issued for, from the address the INIT came from.
-pub(crate) fn cookie_addressed_to(
-    c: &CookieContents,
-    header: &CommonHeader,
-    from: SocketAddr,
-) -> bool {
-    header.verification_tag == c.local_tag
-        && header.dst_port == c.local_port
-        && header.src_port == c.peer_port
-        && same_address(c.peer_addr, from)
-}
-
-/// Whether two transport addresses are the same, an IPv4 address and its
-/// IPv4-mapped IPv6 form being the same.
-fn same_address(a: SocketAddr, b: SocketAddr) -> bool {
-    a.port() == b.port() && a.ip().to_canonical() == b.ip().to_canonical()
 }
 
 /// Action A of 5.2.4: the old association is gone; a new one takes its place

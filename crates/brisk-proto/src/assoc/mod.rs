@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use rand::RngCore;
 
 use crate::config::Config;
-use crate::endpoint::cookie::CookieSealer;
+use crate::cookie::CookieSealer;
 use crate::events::{CloseReason, Event, RetransmitCause, Stats};
 use crate::message::{IncomingMessage, MessageId, OutgoingMessage};
 use crate::path::Path;
@@ -37,9 +37,7 @@ use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
-pub(crate) use handshake::{
-    InitAckInputs, InitProblem, build_init_ack, check_init, cookie_addressed_to, new_tag,
-};
+pub(crate) use handshake::{InitAckInputs, InitProblem, build_init_ack, check_init, new_tag};
 pub use transmit::Transmit;
 
 use handshake::Handshake;

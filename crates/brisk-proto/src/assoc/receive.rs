@@ -121,6 +121,9 @@ fn admit(a: &mut Association, d: &Data<'_>) -> bool {
         Admission::Drop => false,
         Admission::MakeRoom { mut need } => {
             // Only fragments above this TSN may go, and only if enough can.
+            if !a.reassembly.can_free_above(d.tsn, need, window::charge) {
+                return false;
+            }
             let mut evicted = Vec::new();
             while need > 0 {
                 let Some((tsn, len)) = a.reassembly.evict_highest_above(d.tsn) else {

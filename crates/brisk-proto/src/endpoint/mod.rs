@@ -2,7 +2,6 @@
 //! packets to them, answers INIT without keeping state (the cookie carries it),
 //! and applies the out-of-the-blue rules (RFC 9260 8.4).
 
-pub mod cookie;
 mod lookup;
 
 pub(crate) use lookup::Lookup;
@@ -16,15 +15,15 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::assoc::{
     AssocId, Association, Ctx, InitAckInputs, InitProblem, Transmit, build_init_ack, check_init,
-    cookie_addressed_to, new_tag,
+    new_tag,
 };
 use crate::config::{Config, ConfigError};
+use crate::cookie::{CookieError, CookieSealer};
 use crate::events::Event;
 use crate::time::Time;
 use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Abort, Chunk, OperationError, ShutdownComplete};
 use crate::wire::{ChecksumPolicy, CommonHeader, Packet, PacketWriter, WireError, verify_checksum};
-use cookie::{CookieError, CookieSealer};
 
 /// Configuration of an endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -529,7 +528,7 @@ impl Endpoint {
                 contents,
             }) => {
                 // No error to an address the cookie was not issued to.
-                if !cookie_addressed_to(&contents, header, from) {
+                if !contents.addressed_to(header, from) {
                     self.stats.cookies_rejected += 1;
                     return;
                 }
@@ -548,7 +547,7 @@ impl Endpoint {
         };
         // 5.1.5 step 3: tags and ports must match the cookie, and the packet
         // must come from the address the INIT ACK went to.
-        if !cookie_addressed_to(&c, header, from) {
+        if !c.addressed_to(header, from) {
             self.stats.cookies_rejected += 1;
             return;
         }

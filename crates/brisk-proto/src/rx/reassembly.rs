@@ -177,6 +177,21 @@ impl Reassembly {
         self.fragments.len()
     }
 
+    /// Whether the fragments held above `above` (serial arithmetic), taken
+    /// from the highest down, amount to `need` once each is weighed by
+    /// `charge` (its payload size in, its charge out).
+    pub fn can_free_above(&self, above: u32, need: usize, charge: impl Fn(usize) -> usize) -> bool {
+        let floor = self.unwrapper.peek(above);
+        let mut freed = 0usize;
+        for (_, f) in self.fragments.range(floor.saturating_add(1)..).rev() {
+            freed = freed.saturating_add(charge(f.payload.len()));
+            if freed >= need {
+                return true;
+            }
+        }
+        need == 0
+    }
+
     /// Drops the held fragment with the highest TSN if that TSN is above
     /// `above` (serial arithmetic), to make room for a lower one (RFC 9260
     /// 6.2). Returns its TSN and payload size; the caller reneges on the TSN.
@@ -348,6 +363,33 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn the_highest_fragments_above_a_tsn_are_evicted_first() {
+        let mut r = Reassembly::new(10, 1000);
+        // A three-fragment run 12..=14 (no end yet) and a first fragment at 20.
+        for f in [
+            frag(12, 0, 0, true, false, b"aa"),
+            frag(13, 0, 0, false, false, b"bbb"),
+            frag(14, 0, 0, false, false, b"c"),
+            frag(20, 1, 0, true, false, b"dddd"),
+        ] {
+            assert_eq!(r.push(f), Ok(None));
+        }
+        assert_eq!((r.fragment_count(), r.buffered_bytes()), (4, 10));
+        let by_len = |n: usize| n;
+        assert!(r.can_free_above(13, 5, by_len));
+        assert!(!r.can_free_above(13, 6, by_len));
+        assert!(!r.can_free_above(20, 1, by_len));
+        assert_eq!(r.evict_highest_above(13), Some((20, 4)));
+        assert_eq!(r.evict_highest_above(13), Some((14, 1)));
+        assert_eq!(r.evict_highest_above(13), None);
+        assert_eq!((r.fragment_count(), r.buffered_bytes()), (2, 5));
+        // The shortened run still completes when its end arrives.
+        let m = r.push(frag(14, 0, 0, false, true, b"z")).unwrap().unwrap();
+        assert_eq!(&m.payload[..], b"aabbbz");
+        assert_eq!(r.buffered_bytes(), 0);
     }
 
     #[test]

@@ -509,6 +509,37 @@ mod tests {
     }
 
     #[test]
+    fn a_forgotten_tsn_is_no_longer_reported() {
+        let mut t = TsnTracker::new(1);
+        for tsn in [3, 4, 5, 7] {
+            t.record(tsn);
+        }
+        t.forget(4); // splits 3..=5
+        assert_eq!(t.gap_blocks(8), blocks(&[(3, 3), (5, 5), (7, 7)]));
+        t.forget(7);
+        t.forget(3);
+        t.forget(1); // not held: ignored
+        assert_eq!(t.gap_blocks(8), blocks(&[(5, 5)]));
+        assert_eq!(t.highest_received(), 5);
+        assert_eq!(t.record(4), Received::New);
+    }
+
+    #[test]
+    fn gap_ranges_are_capped_but_runs_and_the_next_tsn_still_come_in() {
+        let mut t = TsnTracker::new(0);
+        for k in 1..=MAX_GAP_RANGES as u32 {
+            assert_eq!(t.record(2 * k), Received::New);
+        }
+        let far = 2 * MAX_GAP_RANGES as u32 + 10;
+        assert_eq!(t.record(far), Received::TooManyGaps);
+        // Joining a run or filling the first hole opens no range.
+        assert_eq!(t.record(2 * MAX_GAP_RANGES as u32 + 1), Received::New);
+        assert_eq!(t.record(0), Received::New);
+        assert_eq!(t.record(1), Received::New);
+        assert_eq!(t.cum_tsn(), 2);
+    }
+
+    #[test]
     fn absurd_tsns_do_not_panic_or_corrupt_state() {
         let mut t = TsnTracker::new(5);
         t.record(5);

@@ -23,6 +23,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::time::Time;
+use crate::wire::CommonHeader;
 
 const VERSION: u8 = 1;
 const BODY_LEN: usize =
@@ -57,6 +58,20 @@ pub struct CookieContents {
     pub peer_tie_tag: u32,
     /// The peer listed PKTDROP in its Supported Extensions.
     pub peer_pktdrop: bool,
+}
+
+impl CookieContents {
+    /// RFC 9260 5.1.5 step 3, and the cookie's binding to the peer's transport
+    /// address: the packet carries the tag the cookie gave the peer, between
+    /// the ports it was issued for, from the address the INIT came from (an
+    /// IPv4 address and its IPv4-mapped IPv6 form being the same).
+    pub fn addressed_to(&self, header: &CommonHeader, from: SocketAddr) -> bool {
+        header.verification_tag == self.local_tag
+            && header.dst_port == self.local_port
+            && header.src_port == self.peer_port
+            && self.peer_addr.port() == from.port()
+            && self.peer_addr.ip().to_canonical() == from.ip().to_canonical()
+    }
 }
 
 /// Why a cookie was refused.
@@ -267,6 +282,34 @@ mod tests {
             s.open(&sealed[1..], Time::ZERO),
             Err(CookieError::Malformed)
         );
+    }
+
+    #[test]
+    fn a_cookie_is_addressed_to_its_peer_address_ports_and_tag_only() {
+        let c = contents();
+        let header = CommonHeader {
+            src_port: 5001,
+            dst_port: 5000,
+            verification_tag: 0x1111_2222,
+            checksum: 0,
+        };
+        let from: SocketAddr = "192.0.2.7:9899".parse().unwrap();
+        assert!(c.addressed_to(&header, from));
+        let mapped: SocketAddr = "[::ffff:192.0.2.7]:9899".parse().unwrap();
+        assert!(c.addressed_to(&header, mapped));
+        for other in ["192.0.2.8:9899", "192.0.2.7:9900"] {
+            assert!(!c.addressed_to(&header, other.parse().unwrap()), "{other}");
+        }
+        let wrong_tag = CommonHeader {
+            verification_tag: 1,
+            ..header
+        };
+        assert!(!c.addressed_to(&wrong_tag, from));
+        let wrong_port = CommonHeader {
+            src_port: 5002,
+            ..header
+        };
+        assert!(!c.addressed_to(&wrong_port, from));
     }
 
     #[test]
