@@ -231,6 +231,25 @@ impl Config {
 
     /// Largest DATA payload that fits one packet: MTU less the common header
     /// and the DATA chunk header.
+    /// The largest message this side can receive: `max_message_size`, or less
+    /// when the receive buffer cannot hold it whole. A message is held until
+    /// its last fragment arrives (no partial delivery), each fragment charged
+    /// 256 bytes of bookkeeping (`rx::window`), within `receive_buffer` plus
+    /// the one-chunk allowance; assumed cut at this side's MTU. A larger one
+    /// ends the association with a reason that says so.
+    pub fn largest_message_received(&self) -> usize {
+        let f = self.max_data_payload();
+        let room = usize::try_from(self.receive_buffer)
+            .unwrap_or(usize::MAX)
+            .saturating_add(crate::rx::window::NEXT_TSN_ALLOWANCE);
+        let fits = |len: usize| crate::rx::window::held(len, len.div_ceil(f)) <= room;
+        let mut len = room.saturating_mul(f) / f.saturating_add(crate::rx::window::CHUNK_OVERHEAD);
+        while len > 0 && !fits(len) {
+            len -= 1;
+        }
+        len.min(self.max_message_size)
+    }
+
     pub fn max_data_payload(&self) -> usize {
         self.mtu.saturating_sub(12 + 16).max(1)
     }
@@ -472,6 +491,22 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_largest_message_received_fits_the_receive_buffer_whole() {
+        let c = Config::rfc9260();
+        assert_eq!(c.largest_message_received(), c.max_message_size);
+        let small = Config {
+            receive_buffer: 20_000,
+            ..Config::rfc9260()
+        };
+        let l = small.largest_message_received();
+        let f = small.max_data_payload();
+        let room = 20_000 + crate::rx::window::NEXT_TSN_ALLOWANCE;
+        assert!(crate::rx::window::held(l, l.div_ceil(f)) <= room);
+        assert!(crate::rx::window::held(l + f, (l + f).div_ceil(f)) > room);
+        assert!(l > 60_000, "{l}");
+    }
 
     #[test]
     fn rfc9260_defaults_match_section_16() {

@@ -185,6 +185,7 @@ fn max_burst_limits_new_data_packets_per_transmission_opportunity() {
 fn zero_window_stalls_the_sender_until_the_reader_drains() {
     let cfg = Config {
         receive_buffer: 4000,
+        max_message_size: 20_000,
         ..Config::rfc9260()
     };
     let mut p = connected(cfg);
@@ -247,4 +248,41 @@ fn message_ready_is_reported_when_data_becomes_deliverable() {
     let m = p.b_recv_all().remove(0);
     assert_eq!((m.completed_at, m.deliverable_at), (t + ms(10), t + ms(10)));
     assert!(p.log.iter().any(|l| l.seen.has(types::DATA)));
+}
+
+#[test]
+fn a_message_the_receive_buffer_can_never_hold_ends_the_association_with_a_reason() {
+    // B's own MTU would carry 69,000 bytes in two fragments, which its buffer
+    // and allowance hold (`validate` checks that); A's MTU cuts them into 49,
+    // whose bookkeeping does not fit.
+    let b_cfg = Config {
+        receive_buffer: 4000,
+        mtu: 65_535,
+        max_message_size: 69_000,
+        ..Config::rfc9260()
+    };
+    assert!(b_cfg.validate().is_ok());
+    let mut p = Pair::new(ms(10), b_cfg);
+    p.connect(Config::rfc9260());
+    p.a_send(OutgoingMessage::new(0, vec![3; 69_000]));
+    p.run_for(ms(5_000));
+    let reason = p
+        .b_events
+        .iter()
+        .find_map(|(_, _, e)| match e {
+            brisk_proto::Event::Closed(brisk_proto::CloseReason::LocalAbort { reason }) => {
+                Some(reason.clone())
+            }
+            _ => None,
+        })
+        .expect("B aborted");
+    assert!(
+        reason.contains("larger than the receive buffer"),
+        "{reason}"
+    );
+    // The sender learns it from the ABORT.
+    assert!(p.a_events.iter().any(|(_, _, e)| matches!(
+        e,
+        brisk_proto::Event::Closed(brisk_proto::CloseReason::PeerAbort { .. })
+    )));
 }

@@ -24,7 +24,9 @@ struct Sender {
 impl App for Sender {
     fn start(&mut self, ctx: &mut AppCtx<'_>) {
         let cfg = Config {
-            send_buffer: COUNT * (SIZE + brisk_proto::tx::CHUNK_OVERHEAD),
+            // Room for every message with its bookkeeping (at most two chunks
+            // charged per queued message: brisk_proto::tx).
+            send_buffer: COUNT * (SIZE + 2 * brisk_proto::tx::CHUNK_OVERHEAD),
             heartbeats: false,
             ..Config::rfc9260()
         };

@@ -950,7 +950,10 @@ async fn a_sack_for_tsns_never_sent_aborts_the_association() {
         );
         let closed = eventually(STEP, || assoc.stats().is_none()).await;
         assert!(closed, "the association ended");
-        let err = assoc.recv().await.expect_err("recv on an aborted association");
+        let err = assoc
+            .recv()
+            .await
+            .expect_err("recv on an aborted association");
         assert!(
             err.to_string().contains("never sent") || err.to_string().contains("abort"),
             "{err}"

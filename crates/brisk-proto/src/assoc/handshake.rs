@@ -270,7 +270,7 @@ impl Association {
             self.emit(Event::SendFailed { id });
         }
         self.tracker = TsnTracker::new(peer_initial_tsn);
-        self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.max_message_size);
+        self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
         self.delivery = Delivery::new(inbound);
         self.peer_rwnd = peer_rwnd;
         self.path = Path::new(self.path.remote, &self.cfg, peer_rwnd);

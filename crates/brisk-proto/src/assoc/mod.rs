@@ -150,6 +150,10 @@ pub struct Association {
     pktdrop: bool,
     /// The peer's receive window as we model it (6.2.1).
     peer_rwnd: u32,
+    /// When the last SACK arrived, and the a_rwnd it advertised.
+    last_sack: Option<(Time, u32)>,
+    /// When T3 last expired.
+    last_t3_expiry: Option<Time>,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
     next_message_id: u64,
@@ -218,12 +222,14 @@ impl Association {
             small_unacked: None,
             pktdrop: false,
             peer_rwnd: 0,
+            last_sack: None,
+            last_t3_expiry: None,
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
             tracker: TsnTracker::new(0),
             sack_timer: SackTimer::new(cfg.sack_freq, cfg.sack_delay),
-            reassembly: Reassembly::new(0, cfg.max_message_size),
+            reassembly: Reassembly::new(0, cfg.largest_message_received()),
             delivery: Delivery::new(cfg.max_inbound_streams),
             advertised_rwnd: cfg.receive_buffer,
             sack_requested: false,
@@ -283,9 +289,11 @@ impl Association {
         // The send buffer holds queued and unacknowledged data alike.
         let held = self.send_held();
         let limit = self.cfg.send_buffer;
-        let len = msg.payload.len();
-        let fragments = 1 + len / self.max_payload();
-        if held.saturating_add(crate::tx::held(len, fragments)) > limit
+        let with_it = self.send_charge(
+            self.send_queue.buffered_bytes() + msg.payload.len(),
+            self.send_queue.len() + 1,
+        );
+        if with_it > limit
             && !msg.payload.is_empty()
             && msg.payload.len() <= self.cfg.max_message_size
         {
@@ -420,10 +428,15 @@ impl Association {
     /// may renege), each with its bookkeeping overhead (`tx::CHUNK_OVERHEAD`).
     /// `send` refuses a message that would take it past `Config::send_buffer`.
     pub fn send_held(&self) -> usize {
-        // A queued message becomes one chunk per fragment: count at most one
-        // more than its bytes fill, so that sending it never raises the charge.
-        let queued = self.send_queue.buffered_bytes();
-        let fragments = self.send_queue.len() + queued / self.max_payload();
+        self.send_charge(self.send_queue.buffered_bytes(), self.send_queue.len())
+    }
+
+    /// The send buffer's charge with `queued` bytes in `messages` messages
+    /// waiting. A queued message becomes one chunk per fragment: each is
+    /// counted as at most one more chunk than its bytes fill, so that sending
+    /// it never raises the charge.
+    fn send_charge(&self, queued: usize, messages: usize) -> usize {
+        let fragments = messages + queued / self.max_payload();
         crate::tx::held(
             queued + self.outstanding.payload_bytes(),
             fragments + self.outstanding.len(),

@@ -64,8 +64,10 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
         }
     }
     if !admit(a, d) {
-        a.stats.data_dropped_window_full += 1;
-        seen.dropped = true;
+        if a.state != State::Closed {
+            a.stats.data_dropped_window_full += 1;
+            seen.dropped = true;
+        }
         return;
     }
     a.tracker.record(d.tsn);
@@ -114,9 +116,29 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
 fn admit(a: &mut Association, d: &Data<'_>) -> bool {
     let charge = window::charge(d.payload.len());
     let buffer = usize::try_from(a.cfg.receive_buffer).unwrap_or(usize::MAX);
-    let is_next = a.tracker.is_next(d.tsn);
-    let above_highest = lt32(a.tracker.highest_received(), d.tsn);
-    match window::admit(a.receive_held(), charge, buffer, is_next, above_highest) {
+    let partial = a.reassembly.partial_before(d.tsn);
+    let next = window::Next {
+        is_next: a.tracker.is_next(d.tsn),
+        above_highest: lt32(a.tracker.highest_received(), d.tsn),
+        continues_message: partial.is_some(),
+    };
+    if let Some((bytes, fragments)) = partial {
+        let message = window::held(bytes + d.payload.len(), fragments + 1);
+        if message > buffer.saturating_add(window::NEXT_TSN_ALLOWANCE) {
+            // It could never be reassembled: say so rather than stall.
+            let info = format!(
+                "a message on stream {} is larger than the receive buffer of {buffer} bytes \
+                 can hold (at least {message} bytes with bookkeeping)",
+                d.stream_id
+            );
+            a.abort_with(
+                ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
+                &info,
+            );
+            return false;
+        }
+    }
+    match window::admit(a.receive_held(), charge, buffer, next) {
         Admission::Accept => true,
         Admission::Drop => false,
         Admission::MakeRoom { mut need } => {
@@ -159,6 +181,12 @@ pub(super) fn after_data_packet(a: &mut Association, now: Time, seen: &PacketDat
         gaps_after,
     );
     if seen.dropped {
+        a.sack_requested = true;
+    }
+    // A window too small for a full packet means the sender is probing it one
+    // chunk at a time (RFC 9260 6.1 A): a delayed SACK would add SACK.Delay
+    // to every probe. Acknowledge at once.
+    if seen.any_new && (a.our_rwnd() as usize) < a.path.mtu {
         a.sack_requested = true;
     }
     // 9.2: in SHUTDOWN-SENT, every packet with DATA is answered by SHUTDOWN.

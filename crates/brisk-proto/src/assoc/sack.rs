@@ -34,6 +34,7 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) {
         return;
     }
     a.stats.sacks_received += 1;
+    a.last_sack = Some((now, sack.a_rwnd));
     apply(a, now, sack);
 }
 
@@ -70,6 +71,14 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
         // 8.3: acknowledged DATA resets the error counters.
         a.clear_errors();
         a.tail_probe.on_new_ack();
+    } else if a
+        .outstanding
+        .earliest_unacked()
+        .is_some_and(|c| sack.a_rwnd < crate::tx::outstanding::window_cost(c.size()))
+    {
+        // RFC 9260 6.1 A: SACKs that keep answering a zero window probe show
+        // the peer alive; the unanswered probes are not errors.
+        a.clear_errors();
     }
     // Minshall's Nagle: the small packet is acknowledged.
     if a.small_unacked.is_some_and(|t| {

@@ -4,7 +4,7 @@ use super::{Association, Ctx, handshake, heartbeat, sack, shutdown};
 use crate::events::RetransmitCause;
 use crate::recovery::{t3, thin};
 use crate::time::Time;
-use crate::tx::outstanding::ChunkState;
+use crate::tx::outstanding::{ChunkState, window_cost};
 
 pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
     if a.handshake.t1.poll_expired(now) {
@@ -40,7 +40,16 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
         return;
     }
     a.stats.t3_expirations += 1;
-    if !a.count_error() {
+    // RFC 9260 6.1 A: while the sender probes a closed window and keeps
+    // receiving SACKs (one since the last expiry, its window still closed),
+    // the expiry is no sign of an unreachable peer. (Those SACKs also clear
+    // the error count: `sack::on_sack`.)
+    let since = a.last_t3_expiry.replace(now);
+    let answered_probe = a.outstanding.earliest_unacked().is_some_and(|c| {
+        a.last_sack
+            .is_some_and(|(at, rwnd)| since.is_none_or(|t| at > t) && rwnd < window_cost(c.size()))
+    });
+    if !answered_probe && !a.count_error() {
         return;
     }
     // Seed 001 4.2.2: a thin stream's timeouts stay linear.

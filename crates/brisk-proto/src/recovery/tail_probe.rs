@@ -21,10 +21,15 @@ pub struct TailProbe {
     pub probing: bool,
 }
 
+/// The shortest PTO: the clock's granularity (as RFC 9002 6.1.2's
+/// kGranularity), so that an RTT sample of 0 never arms a probe due at once.
+pub const MIN_PTO: Duration = Duration::from_millis(1);
+
 /// RFC 8985 7.2: PTO = 2 SRTT, plus the peer's delayed-SACK allowance when a
-/// single packet is outstanding (its SACK may wait for a second one).
+/// single packet is outstanding (its SACK may wait for a second one); never
+/// below [`MIN_PTO`].
 pub fn pto(srtt: Option<Duration>, packets_outstanding: u32, delayed_sack: Duration) -> Duration {
-    let base = srtt.map_or(PTO_WITHOUT_SRTT, |s| 2 * s);
+    let base = srtt.map_or(PTO_WITHOUT_SRTT, |s| (2 * s).max(MIN_PTO));
     if packets_outstanding == 1 {
         base + delayed_sack
     } else {

@@ -177,6 +177,23 @@ impl Reassembly {
         self.fragments.len()
     }
 
+    /// The run of fragments of one unfinished message that the fragment with
+    /// `tsn` would continue (the held fragment at `tsn - 1` has no E bit):
+    /// its payload bytes and fragment count.
+    pub fn partial_before(&self, tsn: u32) -> Option<(usize, usize)> {
+        let key = self.unwrapper.peek(tsn).checked_sub(1)?;
+        if self.fragments.get(&key)?.flags.ending {
+            return None;
+        }
+        let (&start, seg) = self.segments.range(..=key).next_back()?;
+        (seg.end == key).then(|| {
+            (
+                seg.bytes,
+                usize::try_from(key - start + 1).unwrap_or(usize::MAX),
+            )
+        })
+    }
+
     /// Whether the fragments held above `above` (serial arithmetic), taken
     /// from the highest down, amount to `need` once each is weighed by
     /// `charge` (its payload size in, its charge out).

@@ -13,9 +13,14 @@
 //! - a chunk below it may take the place of the highest fragments waiting for
 //!   reassembly, which the receiver reneges on (RFC 9260 6.2: "SHOULD drop the
 //!   largest TSN held for reordering"): the highest TSNs are kept last;
-//! - the chunk the cumulative point waits for, when later TSNs arrived, gets
-//!   [`NEXT_TSN_ALLOWANCE`] beyond the buffer, so a full buffer of later data
-//!   can never block the one chunk that lets delivery move on.
+//! - the chunk the cumulative point waits for, when later TSNs arrived or when
+//!   it continues the unfinished message held, gets [`NEXT_TSN_ALLOWANCE`]
+//!   beyond the buffer, so a full buffer of later data can never block the one
+//!   chunk that lets delivery move on;
+//! - an empty receiver takes any one chunk;
+//! - a message whose fragments alone would exceed the buffer plus the
+//!   allowance can never be reassembled: the association aborts and says so
+//!   (`Reassembly::partial_before` tells the association its size).
 //!
 //! So an association never holds more than its receive buffer plus
 //! [`NEXT_TSN_ALLOWANCE`] in charged bytes, whatever a peer sends.
@@ -48,19 +53,31 @@ pub fn held(payload: usize, items: usize) -> usize {
     payload.saturating_add(items.saturating_mul(CHUNK_OVERHEAD))
 }
 
+/// Where a new chunk's TSN stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Next {
+    /// The cumulative TSN waits for it.
+    pub is_next: bool,
+    /// It is above every TSN received.
+    pub above_highest: bool,
+    /// It continues an unfinished message held for reassembly.
+    pub continues_message: bool,
+}
+
 /// Decides on a new chunk of charge `charge`, given what is `held` and the
-/// `buffer`; `is_next` when the cumulative TSN waits for it, `above_highest`
-/// when its TSN is above every TSN received.
-pub fn admit(
-    held: usize,
-    charge: usize,
-    buffer: usize,
-    is_next: bool,
-    above_highest: bool,
-) -> Admission {
-    // The allowance is for the chunk that fills the first hole; a chunk above
-    // everything received (a zero window probe) gets none (RFC 9260 6.2).
-    let limit = if is_next && !above_highest {
+/// `buffer`, and where its TSN stands.
+pub fn admit(held: usize, charge: usize, buffer: usize, next: Next) -> Admission {
+    if held == 0 {
+        // An empty receiver takes any one chunk, however small its buffer: it
+        // is all the peer may send into a closed window (RFC 9260 6.1 A).
+        return Admission::Accept;
+    }
+    let (is_next, above_highest) = (next.is_next, next.above_highest);
+    // The allowance is for the chunk the cumulative point waits for: one that
+    // fills the first hole, or that continues the unfinished message it
+    // holds. A new chunk above everything received (a zero window probe of a
+    // new message) gets none (RFC 9260 6.2).
+    let limit = if is_next && (!above_highest || next.continues_message) {
         buffer.saturating_add(NEXT_TSN_ALLOWANCE)
     } else {
         buffer
@@ -82,40 +99,74 @@ pub fn admit(
 mod tests {
     use super::*;
 
+    /// A chunk above every TSN received, and one below the highest.
+    const NEW: Next = Next {
+        is_next: false,
+        above_highest: true,
+        continues_message: false,
+    };
+    const BELOW: Next = Next {
+        is_next: false,
+        above_highest: false,
+        continues_message: false,
+    };
+
     #[test]
     fn a_chunk_that_fits_is_accepted() {
-        assert_eq!(admit(0, charge(1000), 2000, false, true), Admission::Accept);
+        assert_eq!(admit(10, charge(1000), 2000, NEW), Admission::Accept);
         assert_eq!(
-            admit(1000 - CHUNK_OVERHEAD, charge(1000), 2000, false, false),
+            admit(1000 - CHUNK_OVERHEAD, charge(1000), 2000, BELOW),
             Admission::Accept
         );
     }
 
     #[test]
     fn a_full_buffer_drops_chunks_above_the_highest_tsn() {
-        assert_eq!(admit(2000, charge(1), 2000, false, true), Admission::Drop);
+        assert_eq!(admit(2000, charge(1), 2000, NEW), Admission::Drop);
     }
 
     #[test]
     fn a_full_buffer_makes_room_for_a_lower_tsn() {
         assert_eq!(
-            admit(2000, charge(10), 2000, false, false),
+            admit(2000, charge(10), 2000, BELOW),
             Admission::MakeRoom { need: charge(10) }
         );
     }
 
     #[test]
     fn the_next_tsn_may_exceed_the_buffer_by_one_chunk_only() {
+        let fills_hole = Next {
+            is_next: true,
+            ..BELOW
+        };
         assert_eq!(
-            admit(2000, charge(1400), 2000, true, false),
+            admit(2000, charge(1400), 2000, fills_hole),
             Admission::Accept
         );
-        // A zero window probe is above everything received: no allowance.
-        assert_eq!(admit(2000, charge(1400), 2000, true, true), Admission::Drop);
+        // A zero window probe is above everything received: no allowance...
+        let probe = Next {
+            is_next: true,
+            ..NEW
+        };
+        assert_eq!(admit(2000, charge(1400), 2000, probe), Admission::Drop);
+        // ...unless it continues the message held.
+        let continues = Next {
+            continues_message: true,
+            ..probe
+        };
+        assert_eq!(
+            admit(2000, charge(1400), 2000, continues),
+            Admission::Accept
+        );
         let at_limit = 2000 + NEXT_TSN_ALLOWANCE;
         assert_eq!(
-            admit(at_limit, charge(1), 2000, true, false),
+            admit(at_limit, charge(1), 2000, fills_hole),
             Admission::MakeRoom { need: charge(1) }
         );
+    }
+
+    #[test]
+    fn an_empty_receiver_takes_any_one_chunk() {
+        assert_eq!(admit(0, charge(60_000), 1500, NEW), Admission::Accept);
     }
 }

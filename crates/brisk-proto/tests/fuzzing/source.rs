@@ -6,6 +6,9 @@
 //! [`Dice`], so the same bytes always give the same run, and the bytes a seeded
 //! run consumed (see [`Recorder`]) replay that run as a fuzz input.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 /// A stream of decision bytes.
 pub trait Source {
     /// The next byte.
@@ -42,19 +45,32 @@ impl Source for SliceSource<'_> {
     }
 }
 
-/// Records every byte another source hands out: the recording replays the run
-/// through [`SliceSource`].
+/// A fixed xorshift sequence, for worlds that need no outside decisions.
+#[derive(Debug, Clone)]
+pub struct XorShift(pub u64);
+
+impl Source for XorShift {
+    fn byte(&mut self) -> u8 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 24) as u8
+    }
+}
+
+/// Records every byte another source hands out, into a buffer the caller
+/// keeps a handle on: the recording replays the run through [`SliceSource`].
 #[derive(Debug, Clone)]
 pub struct Recorder<S> {
     pub inner: S,
-    pub bytes: Vec<u8>,
+    pub bytes: Rc<RefCell<Vec<u8>>>,
 }
 
 impl<S: Source> Recorder<S> {
     pub fn new(inner: S) -> Self {
         Self {
             inner,
-            bytes: Vec::new(),
+            bytes: Rc::default(),
         }
     }
 }
@@ -62,7 +78,7 @@ impl<S: Source> Recorder<S> {
 impl<S: Source> Source for Recorder<S> {
     fn byte(&mut self) -> u8 {
         let b = self.inner.byte();
-        self.bytes.push(b);
+        self.bytes.borrow_mut().push(b);
         b
     }
 
@@ -73,11 +89,11 @@ impl<S: Source> Source for Recorder<S> {
 
 /// Typed decisions read from a [`Source`].
 pub struct Dice<'s> {
-    src: &'s mut dyn Source,
+    src: Box<dyn Source + 's>,
 }
 
 impl<'s> Dice<'s> {
-    pub fn new(src: &'s mut dyn Source) -> Self {
+    pub fn new(src: Box<dyn Source + 's>) -> Self {
         Self { src }
     }
 
