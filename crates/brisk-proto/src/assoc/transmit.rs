@@ -75,7 +75,7 @@ impl Association {
         }
         let mut p = PacketBuilder::new(buf, &self.header(self.peer_tag), mtu);
         // 5.1: COOKIE ECHO and COOKIE ACK lead their packet.
-        while self
+        if self
             .control
             .front()
             .is_some_and(|c| !c.is_alone() && c.chunk.must_lead())
@@ -83,11 +83,7 @@ impl Association {
             self.push_control(&mut p);
         }
         if self.state == State::Closed {
-            while self.control.front().is_some_and(|c| !c.is_alone()) {
-                if !self.push_control(&mut p) {
-                    break;
-                }
-            }
+            self.push_controls(&mut p);
             return if p.is_empty() { None } else { p.finish().ok() };
         }
         let data_allowed = matches!(
@@ -109,11 +105,7 @@ impl Association {
                 self.stats.malformed_chunks += 1;
             }
         }
-        while self.control.front().is_some_and(|c| !c.is_alone()) {
-            if !self.push_control(&mut p) {
-                break;
-            }
-        }
+        self.push_controls(&mut p);
         if data_ready {
             self.add_data(now, &mut p);
         }
@@ -121,6 +113,20 @@ impl Association {
             return None;
         }
         p.finish().ok()
+    }
+
+    /// Moves control chunks into the packet while they fit, up to one that
+    /// needs a packet of its own or must lead one (5.1, 6.10).
+    fn push_controls(&mut self, p: &mut PacketBuilder<'_>) {
+        while self
+            .control
+            .front()
+            .is_some_and(|c| !c.is_alone() && (p.is_empty() || !c.chunk.must_lead()))
+        {
+            if !self.push_control(p) {
+                break;
+            }
+        }
     }
 
     /// Moves the next control chunk into the packet if it fits. A chunk too
