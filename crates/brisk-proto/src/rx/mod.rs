@@ -33,7 +33,7 @@ pub use tracker::{
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, VecDeque};
 
     use bytes::Bytes;
     use proptest::prelude::*;
@@ -119,11 +119,26 @@ mod tests {
             let mut reassembly = Reassembly::new(initial, usize::MAX);
             let mut delivery = Delivery::new(4);
             let mut out = Vec::new();
-            for (step, f) in frags.into_iter().enumerate() {
-                prop_assert_eq!(tracker.record(f.tsn), Received::New);
-                let now = Time(step as u64);
+            // A TSN that would open more gap ranges than the tracker keeps is
+            // refused, as a receiver drops it; it comes again later, as the
+            // sender's retransmission would, once holes below it filled.
+            let mut pending: VecDeque<Fragment> = frags.into();
+            let mut step = 0u64;
+            let mut refused_in_a_row = 0;
+            while let Some(f) = pending.pop_front() {
+                match tracker.record(f.tsn) {
+                    Received::New => refused_in_a_row = 0,
+                    Received::TooManyGaps => {
+                        refused_in_a_row += 1;
+                        prop_assert!(refused_in_a_row <= pending.len() + 1, "no progress");
+                        pending.push_back(f);
+                        continue;
+                    }
+                    other => prop_assert!(false, "TSN {} was {:?}", f.tsn, other),
+                }
+                step += 1;
                 if let Some(m) = reassembly.push(f).unwrap() {
-                    delivery.push(m, now);
+                    delivery.push(m, Time(step));
                 }
                 out.extend(std::iter::from_fn(|| delivery.pop()));
             }
