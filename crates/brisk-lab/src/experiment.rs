@@ -107,7 +107,10 @@ pub enum ExperimentError {
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// Seed 000's method: for each position k, run the whole flow with exactly
-    /// the k-th DATA packet dropped and measure that message.
+    /// one packet dropped, the one carrying the first transmission of message
+    /// k's first chunk (found by TSN: retransmissions and redundant copies sent
+    /// before it do not count), and measure the message(s) whose first
+    /// transmission the link's record shows was dropped.
     LossPosition,
     /// Run the flow under the configured impairments and measure everything.
     Flow,

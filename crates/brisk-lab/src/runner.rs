@@ -195,6 +195,30 @@ pub fn expand(exp: &Experiment) -> Vec<RunKey> {
     keys
 }
 
+/// The number (1-based, in TSN order) of each planned message's first chunk,
+/// when messages go out in plan order cut into chunks of `payload` bytes.
+fn first_chunk_numbers(plan: &[Planned], payload: usize) -> Vec<u64> {
+    let mut next = 1u64;
+    plan.iter()
+        .map(|m| {
+            let first = next;
+            next += m.size.div_ceil(payload.max(1)).max(1) as u64;
+            first
+        })
+        .collect()
+}
+
+/// The planned messages (0-based) that the dropped chunks belong to.
+fn lost_messages(dropped: &[u64], first_chunks: &[u64]) -> Vec<usize> {
+    let mut out: Vec<usize> = dropped
+        .iter()
+        .filter_map(|&c| first_chunks.partition_point(|&f| f <= c).checked_sub(1))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// What one run produced.
 struct Outcome {
     records: Vec<Record>,
@@ -264,6 +288,9 @@ fn run_one(
 
     let mut sim = Sim::new(sim_seed);
     let mut pairs = Vec::new();
+    // The largest DATA payload of flow 0's sender: how its messages are cut
+    // into chunks, which the loss-position method numbers.
+    let mut chunk_payload = 1;
     for f in 0..flows {
         let v = &exp.variants[variant_of(f)];
         let (mut sender_config, mut receiver_config) = v.configs(f as usize);
@@ -271,6 +298,9 @@ fn run_one(
             let sctp = mtu.saturating_sub(exp.topology.overhead_bytes);
             sender_config.mtu = sctp;
             receiver_config.mtu = sctp;
+        }
+        if f == 0 {
+            chunk_payload = sender_config.max_data_payload();
         }
         let n = (f + 1) as u8;
         let sender_addr = SocketAddr::from(([10, 0, 1, n], 9899));
@@ -324,10 +354,15 @@ fn run_one(
         impairments,
     };
     let mut forward: Vec<Impairment> = Vec::new();
-    if let Some(k) = key.position {
-        forward.push(Impairment::DropOrdinals {
-            ordinals: vec![k],
-            data_only: true,
+    // Loss-position runs drop the first transmission of message k's first
+    // chunk, found by TSN: retransmissions and redundant copies sent before
+    // it do not move the loss onto another message.
+    let first_chunks = first_chunk_numbers(&planned, chunk_payload);
+    if let Some(k) = key.position
+        && let Some(&chunk) = first_chunks.get((k - 1) as usize)
+    {
+        forward.push(Impairment::DropNewChunks {
+            chunks: vec![chunk],
         });
     }
     for line in &exp.impairments {
@@ -428,6 +463,7 @@ fn run_one(
     let events = sim.stats().events;
     let virtual_time = Duration::from_micros(sim.now().as_micros());
     let link_bytes = sim.link_stats(bottleneck).bytes;
+    let link_dropped = sim.link_stats(bottleneck).dropped_new_chunks.clone();
 
     let mut records = Vec::new();
     let mut complete = true;
@@ -478,10 +514,13 @@ fn run_one(
         let per_message = exp.method == Method::LossPosition
             || matches!(exp.figure, crate::experiment::Figure::MttPerTsn);
         match key.position {
-            // Loss-position runs measure the message in the dropped packet.
-            Some(k) if f == 0 => {
-                if let Some(v) = mtt((k - 1) as usize) {
-                    records.push(record(Some(k), "mtt_ms", v));
+            // Loss-position runs measure the messages whose first transmission
+            // the link actually dropped (its record, not an assumption).
+            Some(_) if f == 0 => {
+                for i in lost_messages(&link_dropped, &first_chunks) {
+                    if let Some(v) = mtt(i) {
+                        records.push(record(Some(i as u64 + 1), "mtt_ms", v));
+                    }
                 }
             }
             _ if per_message => {

@@ -22,8 +22,15 @@ use crate::rng::{Stream, stream};
 pub enum Impairment {
     /// Drop the listed 1-based ordinals of packets on this link direction;
     /// with `data_only`, count only packets carrying a DATA or I-DATA chunk
-    /// (KauNet-style packet-driven loss).
+    /// (KauNet-style packet-driven loss: retransmissions and redundant copies
+    /// count too).
     DropOrdinals { ordinals: Vec<u64>, data_only: bool },
+    /// Drop the packet that carries the first transmission of the k-th new
+    /// DATA chunk, for each listed 1-based k: chunks are numbered by TSN from
+    /// the first one the link sees, and only a TSN above all seen before is
+    /// new, so retransmissions and redundant copies never shift the count.
+    /// This is what a loss-position study means (seed 000).
+    DropNewChunks { chunks: Vec<u64> },
     /// Drop every packet entering at a time `t` with `from <= t < to`.
     DropWindow { from: Duration, to: Duration },
     /// Drop each packet with probability `p`.
@@ -68,6 +75,7 @@ impl Impairment {
             Impairment::BandwidthChange { .. } => 8,
             Impairment::Reorder { .. } => 9,
             Impairment::Duplicate { .. } => 10,
+            Impairment::DropNewChunks { .. } => 11,
         }
     }
 }
@@ -101,7 +109,7 @@ pub fn data_tsns(packet: &[u8]) -> Vec<u32> {
 }
 
 /// What the impairment chain decided for one packet.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Verdict {
     pub drop: bool,
     /// A random word choosing the corrupted byte and its bit mask.
@@ -109,6 +117,8 @@ pub(crate) struct Verdict {
     pub duplicate: bool,
     /// Extra delay from reordering.
     pub extra: Duration,
+    /// DropNewChunks dropped the packet: the new chunks it carried.
+    pub dropped_new_chunks: Vec<u64>,
 }
 
 /// One impairment with its random stream and state.
@@ -118,6 +128,9 @@ struct Stage {
     rng: ChaCha8Rng,
     /// Gilbert-Elliott: in the bad state.
     bad: bool,
+    /// DropNewChunks: the first TSN seen, and the highest chunk number seen.
+    first_tsn: Option<u32>,
+    highest_chunk: u64,
 }
 
 /// The impairments of one link direction, applied in order.
@@ -153,7 +166,8 @@ impl Chain {
                 let nth = impairments[..i].iter().filter(|o| o.kind() == kind).count() as u64;
                 let mut imp = imp.clone();
                 if let Impairment::DropOrdinals { ordinals, .. }
-                | Impairment::CorruptOrdinals { ordinals, .. } = &mut imp
+                | Impairment::CorruptOrdinals { ordinals, .. }
+                | Impairment::DropNewChunks { chunks: ordinals } = &mut imp
                 {
                     ordinals.sort_unstable();
                     ordinals.dedup();
@@ -162,19 +176,56 @@ impl Chain {
                     imp,
                     rng: stream(seed, Stream::Impairment, link, (kind << 32) | nth),
                     bad: false,
+                    first_tsn: None,
+                    highest_chunk: 0,
                 }
             })
             .collect();
         Self { stages }
     }
 
-    /// Applies the chain to a packet entering at `now`. Stops at the first
-    /// impairment that drops it.
-    pub fn apply(&mut self, now: Time, ordinal: u64, data_ordinal: Option<u64>) -> Verdict {
+    /// Whether some impairment needs the TSNs of the packets.
+    pub fn needs_tsns(&self) -> bool {
+        self.stages
+            .iter()
+            .any(|s| matches!(s.imp, Impairment::DropNewChunks { .. }))
+    }
+
+    /// Applies the chain to a packet entering at `now` that carries DATA
+    /// chunks with `tsns` (given when [`Chain::needs_tsns`]). Stops at the
+    /// first impairment that drops it.
+    pub fn apply(
+        &mut self,
+        now: Time,
+        ordinal: u64,
+        data_ordinal: Option<u64>,
+        tsns: &[u32],
+    ) -> Verdict {
         let mut v = Verdict::default();
         let at = now.as_micros();
         for s in &mut self.stages {
             match &s.imp {
+                Impairment::DropNewChunks { chunks } => {
+                    let mut new = Vec::new();
+                    for &tsn in tsns {
+                        let first = *s.first_tsn.get_or_insert(tsn);
+                        // Chunk numbers from the first TSN, 1-based; TSNs
+                        // below it (serial arithmetic) are not new.
+                        let offset = tsn.wrapping_sub(first);
+                        if offset >= 1 << 31 {
+                            continue;
+                        }
+                        let chunk = u64::from(offset) + 1;
+                        if chunk > s.highest_chunk {
+                            s.highest_chunk = chunk;
+                            new.push(chunk);
+                        }
+                    }
+                    v.drop = new.iter().any(|c| chunks.binary_search(c).is_ok());
+                    if v.drop {
+                        v.dropped_new_chunks = new;
+                    }
+                }
                 Impairment::DropOrdinals {
                     ordinals,
                     data_only,
@@ -230,6 +281,7 @@ impl Chain {
             if v.drop {
                 return Verdict {
                     drop: true,
+                    dropped_new_chunks: std::mem::take(&mut v.dropped_new_chunks),
                     ..Verdict::default()
                 };
             }
@@ -288,7 +340,7 @@ mod tests {
                     data_count += 1;
                     data_count
                 });
-                chain.apply(Time::ZERO, i, d).drop
+                chain.apply(Time::ZERO, i, d, &[]).drop
             })
             .collect()
     }
@@ -336,7 +388,7 @@ mod tests {
             1,
             0,
         );
-        let mut at = |ms| chain.apply(Time::from_millis(ms), 1, None).drop;
+        let mut at = |ms| chain.apply(Time::from_millis(ms), 1, None, &[]).drop;
         assert!(!at(1499));
         assert!(at(1500));
         assert!(at(1999));
@@ -390,7 +442,12 @@ mod tests {
         let marks: Vec<bool> = [None, Some(1), Some(2), None, Some(3)]
             .into_iter()
             .enumerate()
-            .map(|(i, d)| chain.apply(Time::ZERO, i as u64 + 1, d).corrupt.is_some())
+            .map(|(i, d)| {
+                chain
+                    .apply(Time::ZERO, i as u64 + 1, d, &[])
+                    .corrupt
+                    .is_some()
+            })
             .collect();
         assert_eq!(marks, [false, false, true, false, false]);
     }
@@ -435,7 +492,7 @@ mod tests {
         );
         let (mut c, mut r, mut d) = (0, 0, 0);
         for i in 1..=20_000 {
-            let v = chain.apply(Time::ZERO, i, None);
+            let v = chain.apply(Time::ZERO, i, None, &[]);
             assert!(!v.drop);
             c += u32::from(v.corrupt.is_some());
             d += u32::from(v.duplicate);
@@ -462,9 +519,9 @@ mod tests {
             1,
             0,
         );
-        assert!(chain.apply(Time::ZERO, 1, None).duplicate);
+        assert!(chain.apply(Time::ZERO, 1, None, &[]).duplicate);
         assert_eq!(
-            chain.apply(Time::ZERO, 2, None),
+            chain.apply(Time::ZERO, 2, None, &[]),
             Verdict {
                 drop: true,
                 ..Verdict::default()
@@ -480,7 +537,7 @@ mod tests {
             imps.extend(after);
             let mut chain = Chain::new(&imps, 4, 2);
             (1..=500)
-                .map(|i| chain.apply(Time::ZERO, i, None).drop)
+                .map(|i| chain.apply(Time::ZERO, i, None, &[]).drop)
                 .collect::<Vec<_>>()
         };
         let alone = pattern(vec![], vec![]);
@@ -493,8 +550,27 @@ mod tests {
         // Another link direction draws differently.
         let mut other_link = Chain::new(&[Impairment::Bernoulli { p: 0.3 }], 4, 3);
         let other: Vec<bool> = (1..=500)
-            .map(|i| other_link.apply(Time::ZERO, i, None).drop)
+            .map(|i| other_link.apply(Time::ZERO, i, None, &[]).drop)
             .collect();
         assert_ne!(alone, other);
+    }
+
+    #[test]
+    fn drop_new_chunks_counts_first_transmissions_by_tsn_only() {
+        let mut chain = Chain::new(&[Impairment::DropNewChunks { chunks: vec![3] }], 1, 0);
+        let first = u32::MAX - 1; // across the wrap
+        let t = |k: u32| first.wrapping_add(k - 1);
+        let mut apply = |tsns: &[u32]| chain.apply(Time::ZERO, 1, Some(1), tsns);
+        assert!(!apply(&[t(1)]).drop);
+        assert!(!apply(&[t(2)]).drop);
+        // A retransmission of chunk 1 (a redundant copy, say) is not new.
+        assert!(!apply(&[t(1)]).drop);
+        // The third new chunk, bundled after a copy of the second.
+        let v = apply(&[t(2), t(3), t(4)]);
+        assert!(v.drop);
+        assert_eq!(v.dropped_new_chunks, vec![3, 4]);
+        // Its retransmission passes.
+        assert!(!apply(&[t(3)]).drop);
+        assert!(!apply(&[t(5)]).drop);
     }
 }

@@ -107,6 +107,10 @@ pub struct LinkStats {
     pub data_packets: u64,
     /// SCTP bytes that entered the direction (overhead not included).
     pub bytes: u64,
+    /// The new chunks (numbered from the first TSN seen, 1-based) in the
+    /// packets that `DropNewChunks` dropped: which first transmissions were
+    /// lost, for the loss-position method to measure their messages.
+    pub dropped_new_chunks: Vec<u64>,
 }
 
 /// What became of one packet, as recorded by [`crate::Sim::trace`].
@@ -264,11 +268,15 @@ impl Link {
             self.data_ordinal
         });
         // Read before the impairments act: corruption may garble the TSNs.
-        let tsns = match (&self.trace, data) {
-            (Some(_), true) => data_tsns(packet),
-            _ => Vec::new(),
+        let tsns = if data && (self.trace.is_some() || self.chain.needs_tsns()) {
+            data_tsns(packet)
+        } else {
+            Vec::new()
         };
-        let verdict = self.chain.apply(now, self.ordinal, data_ordinal);
+        let verdict = self.chain.apply(now, self.ordinal, data_ordinal, &tsns);
+        self.stats
+            .dropped_new_chunks
+            .extend_from_slice(&verdict.dropped_new_chunks);
         let (outcome, fate) = if verdict.drop {
             self.stats.impairment_drops += 1;
             (Outcome::Dropped, Fate::ImpairmentDrop)

@@ -18,7 +18,8 @@
 //! | line | effect |
 //! | --- | --- |
 //! | `drop N...` | drop the packets with these ordinals |
-//! | `drop-data N...` | drop the DATA packets with these ordinals |
+//! | `drop-data N...` | drop the DATA packets with these ordinals (retransmissions and copies count) |
+//! | `drop-new-chunk K...` | drop the packet carrying the first transmission of the K-th new DATA chunk (numbered by TSN; retransmissions never count) |
 //! | `window FROM TO` | drop every packet entering at FROM <= t < TO |
 //! | `bernoulli P` | drop each packet with probability P |
 //! | `gilbert P R [LOSS_GOOD LOSS_BAD]` | Gilbert-Elliott: per packet go good->bad with P, bad->good with R, then drop with the state's loss probability (default 0 and 1) |
@@ -57,7 +58,7 @@ pub struct PatternError {
 }
 
 /// Every form a line may take, for error messages.
-const FORMS: &str = "drop, drop-data, window, bernoulli, gilbert, corrupt, corrupt-at, \
+const FORMS: &str = "drop, drop-data, drop-new-chunk, window, bernoulli, gilbert, corrupt, corrupt-at, \
 corrupt-data-at, delay-at, bandwidth-at, reorder, duplicate";
 
 /// Parses a pattern file (see the module documentation).
@@ -115,6 +116,9 @@ fn parse_line(keyword: &str, args: &[&str]) -> Result<Impairment, String> {
                 }
             }
         }
+        "drop-new-chunk" => Impairment::DropNewChunks {
+            chunks: ordinals(keyword, args)?,
+        },
         "window" => {
             count(2, "FROM TO, e.g. `window 1.5s 2s`")?;
             let (from, to) = (dur(args[0])?, dur(args[1])?);
