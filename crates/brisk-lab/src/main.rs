@@ -51,38 +51,32 @@ enum Command {
         /// UDP address to listen on
         #[arg(long, default_value = "0.0.0.0:9899")]
         listen: SocketAddr,
-        /// Stop after this many messages
-        #[arg(long)]
+        /// After this many messages, shut the association down gracefully and
+        /// exit (waiting at most 10 s for the shutdown to complete)
+        #[arg(long, value_name = "N")]
         count: Option<u64>,
         #[command(flatten)]
         common: CommonArgs,
     },
     /// Associate with a peer, send messages, close gracefully
     Send {
-        /// The peer's UDP address
-        #[arg(long)]
-        to: SocketAddr,
-        /// Local UDP address
-        #[arg(long, default_value = "0.0.0.0:0")]
-        bind: SocketAddr,
+        #[command(flatten)]
+        target: TargetArgs,
         #[command(flatten)]
         load: LoadArgs,
         #[command(flatten)]
         common: CommonArgs,
     },
-    /// Measure throughput and (against an echoing peer) round-trip latency
+    /// Measure throughput and, against a peer that echoes each message on its
+    /// stream with its PPID (`brisk echo`), round-trip latency
     Bench {
-        /// The peer's UDP address (`brisk echo`, or any stack that echoes)
-        #[arg(long)]
-        to: SocketAddr,
-        /// Local UDP address
-        #[arg(long, default_value = "0.0.0.0:0")]
-        bind: SocketAddr,
+        #[command(flatten)]
+        target: TargetArgs,
         /// The peer does not echo (`brisk recv`): measure until all is acknowledged
         #[arg(long)]
         sink: bool,
-        /// Messages sent but not yet echoed, at most
-        #[arg(long, default_value_t = 256)]
+        /// Messages sent but not yet echoed, at most (1 or more)
+        #[arg(long, value_name = "W", default_value = "256", value_parser = brisk_lab::net::parse_window)]
         window: u64,
         #[command(flatten)]
         load: LoadArgs,
@@ -96,8 +90,13 @@ enum Command {
 /// Protocol configuration, shared by the network commands.
 #[derive(Debug, Args)]
 struct CommonArgs {
-    /// Config preset: rfc9260 or lksctp-2.6.15
-    #[arg(long = "config", value_name = "PRESET", default_value = "rfc9260")]
+    /// Config preset: the protocol's settings before any --set
+    #[arg(
+        long = "config",
+        value_name = "PRESET",
+        default_value = "rfc9260",
+        value_parser = clap::builder::PossibleValuesParser::new(brisk_proto::PRESETS.iter().copied())
+    )]
     preset: String,
     /// Override one knob, e.g. --set rto_min=200ms (repeatable; see the README for the knobs)
     #[arg(long = "set", value_name = "KNOB=VALUE")]
@@ -117,30 +116,54 @@ impl CommonArgs {
     }
 }
 
+/// The peer of `send` and `bench`, and how to reach it.
+#[derive(Debug, Args)]
+struct TargetArgs {
+    /// The peer's UDP address
+    #[arg(long, value_name = "ADDR")]
+    to: SocketAddr,
+    /// Local UDP address, of the same family as --to [default: 0.0.0.0:0, or [::]:0 for an IPv6 peer]
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<SocketAddr>,
+    /// Give up if the handshake has not completed within this time (e.g. 10s, 500ms)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = brisk_lab::net::parse_timeout)]
+    connect_timeout: std::time::Duration,
+}
+
+impl TargetArgs {
+    fn target(&self) -> brisk_lab::net::Target {
+        brisk_lab::net::Target {
+            to: self.to,
+            bind: self.bind,
+            connect_timeout: self.connect_timeout,
+        }
+    }
+}
+
 /// What to send.
 #[derive(Debug, Args)]
 struct LoadArgs {
-    /// Message size in bytes
-    #[arg(long, default_value_t = 100)]
-    size: usize,
+    /// Message size in bytes (1 or more)
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    size: u32,
     /// Number of messages
     #[arg(long, default_value_t = 10_000)]
     count: u64,
-    /// Spread messages round robin over this many streams
-    #[arg(long, default_value_t = 1)]
+    /// Spread messages round robin over this many streams (1 or more)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     streams: u16,
     /// Send unordered
     #[arg(long)]
     unordered: bool,
-    /// Messages per second (default: as fast as possible)
-    #[arg(long)]
+    /// Messages per second, above 0 (default: as fast as possible)
+    #[arg(long, value_parser = brisk_lab::net::parse_rate)]
     rate: Option<f64>,
 }
 
 impl LoadArgs {
     fn load(&self) -> brisk_lab::net::Load {
         brisk_lab::net::Load {
-            size: self.size,
+            size: self.size as usize,
             count: self.count,
             streams: self.streams,
             unordered: self.unordered,
@@ -183,29 +206,32 @@ fn main() -> ExitCode {
             common,
         } => block_on(brisk_lab::net::recv(listen, &common.common(), count)),
         Command::Send {
-            to,
-            bind,
+            target,
             load,
             common,
         } => block_on(brisk_lab::net::send(
-            to,
-            bind,
+            &target.target(),
             &common.common(),
             &load.load(),
         )),
         Command::Bench {
-            to,
-            bind,
+            target,
             sink,
             window,
             load,
             common,
         } => block_on(async {
-            let report =
-                brisk_lab::net::bench(to, bind, &common.common(), &load.load(), !sink, window)
-                    .await?;
+            let report = brisk_lab::net::bench(
+                &target.target(),
+                &common.common(),
+                &load.load(),
+                !sink,
+                window,
+            )
+            .await?;
             println!("{report}");
-            Ok(())
+            // Echoes that match no message sent fail the run, after the report.
+            report.check()
         }),
     };
     match result {

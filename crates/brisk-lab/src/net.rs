@@ -2,14 +2,29 @@
 //!
 //! Every message carries its sequence number as its PPID, so an echoing peer
 //! (Brisk's `echo`, or a foreign stack that echoes on the same stream with the
-//! same PPID) lets `bench` time each message's round trip.
+//! same PPID) lets `bench` time each message's round trip. Against an echoing
+//! peer, `bench` also writes the sequence number into the first bytes of each
+//! payload and accepts an echo only if its PPID names a message sent and not yet
+//! echoed, on the stream it was sent on, with the payload it was sent with.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
-use brisk::{Association, Config, Endpoint, EndpointConfig, Error, SendOptions};
+use anyhow::{Context, Result, anyhow, bail};
+use brisk::{Association, Config, Endpoint, EndpointConfig, Error, IncomingMessage, SendOptions};
 use bytes::Bytes;
+
+/// How long `send` and `bench` wait for the handshake unless told otherwise
+/// (`--connect-timeout`); the protocol alone would retry INIT for minutes
+/// (Max.Init.Retransmits).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a command waits for a graceful shutdown it started to complete;
+/// then it aborts the association and fails.
+pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The byte that fills payloads (after `bench`'s sequence number).
+const FILL: u8 = 0xa5;
 
 /// Options every network command shares.
 #[derive(Debug, Clone)]
@@ -43,6 +58,96 @@ impl Common {
             accept_config: self.config()?,
             ..EndpointConfig::default()
         })
+    }
+}
+
+/// The peer `send` and `bench` associate with, and how.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The peer's UDP address.
+    pub to: SocketAddr,
+    /// The local UDP address; `None` is any port on the unspecified address of
+    /// `to`'s family (`0.0.0.0:0` or `[::]:0`).
+    pub bind: Option<SocketAddr>,
+    /// How long the handshake may take.
+    pub connect_timeout: Duration,
+}
+
+impl Target {
+    /// `to`, bound to the unspecified address of its family, with the default
+    /// connect timeout.
+    pub fn new(to: SocketAddr) -> Self {
+        Self {
+            to,
+            bind: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+
+    /// The local address to bind: `bind`, which must be of `to`'s address
+    /// family, or the unspecified address of that family.
+    pub fn bind_addr(&self) -> Result<SocketAddr> {
+        let family = |a: &SocketAddr| if a.is_ipv4() { "IPv4" } else { "IPv6" };
+        match self.bind {
+            None if self.to.is_ipv4() => Ok((Ipv4Addr::UNSPECIFIED, 0).into()),
+            None => Ok((Ipv6Addr::UNSPECIFIED, 0).into()),
+            Some(bind) if bind.is_ipv4() == self.to.is_ipv4() => Ok(bind),
+            Some(bind) => bail!(
+                "--to {} is an {} address but --bind {bind} is an {} address: \
+                 bind an {} address (such as {}) or leave --bind out",
+                self.to,
+                family(&self.to),
+                family(&bind),
+                family(&self.to),
+                if self.to.is_ipv4() {
+                    "0.0.0.0:0"
+                } else {
+                    "[::]:0"
+                },
+            ),
+        }
+    }
+}
+
+/// Parses `--rate`: messages per second, a finite number above 0.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let expected = "expected messages per second, a number greater than 0 (such as 1000 or 0.5)";
+    let rate: f64 = s.trim().parse().map_err(|_| expected.to_string())?;
+    if !(rate.is_finite() && rate > 0.0) || Duration::try_from_secs_f64(1.0 / rate).is_err() {
+        return Err(expected.to_string());
+    }
+    Ok(rate)
+}
+
+/// Parses `--window`: at least one message sent but not yet echoed.
+pub fn parse_window(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(w) if w >= 1 => Ok(w),
+        _ => Err("expected a whole number of at least 1 (messages sent but not yet echoed)".into()),
+    }
+}
+
+/// Parses `--connect-timeout`: a duration with its unit, above zero.
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let expected = "expected a duration above zero with its unit, such as 10s, 2.5s or 500ms";
+    let v = s.trim();
+    if !v.ends_with('s') {
+        return Err(expected.into());
+    }
+    match brisk_proto::config::parse_duration(v) {
+        Some(d) if !d.is_zero() => Ok(d),
+        _ => Err(expected.into()),
+    }
+}
+
+/// A duration for people: `10 s`, `500 ms`, `2.5 s`.
+fn human(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_secs_f64() * 1e3)
+    } else {
+        format!("{} s", d.as_secs_f64())
     }
 }
 
@@ -87,7 +192,9 @@ async fn echo_one(assoc: Association) -> Result<(u64, String)> {
     }
 }
 
-/// `brisk recv`: accept one association and read until it ends (or `count`).
+/// `brisk recv`: accept one association and read until it ends, or until
+/// `count` messages have arrived: then shut it down gracefully, waiting at most
+/// [`CLOSE_TIMEOUT`] for the shutdown to complete.
 pub async fn recv(listen: SocketAddr, common: &Common, count: Option<u64>) -> Result<()> {
     let ep = Endpoint::bind(listen, common.endpoint_config(true)?)
         .await
@@ -96,9 +203,11 @@ pub async fn recv(listen: SocketAddr, common: &Common, count: Option<u64>) -> Re
     let assoc = ep.accept().await?;
     let (mut msgs, mut bytes) = (0u64, 0u64);
     let mut start = None;
+    let mut reached = false;
     let end = loop {
         if count.is_some_and(|c| msgs >= c) {
-            break "count reached".to_string();
+            reached = true;
+            break String::new();
         }
         match assoc.recv().await {
             Ok(m) => {
@@ -110,12 +219,41 @@ pub async fn recv(listen: SocketAddr, common: &Common, count: Option<u64>) -> Re
         }
     };
     let secs = start.map_or(0.0, |s| s.elapsed().as_secs_f64());
+    let (end, closed) = if reached {
+        match close(&assoc).await {
+            Ok(()) => (
+                "count reached; association shut down gracefully".into(),
+                Ok(()),
+            ),
+            Err(e) => ("count reached; the shutdown failed".into(), Err(e)),
+        }
+    } else {
+        (end, Ok(()))
+    };
     println!(
         "received {msgs} messages, {bytes} bytes in {secs:.3} s: {:.0} msgs/s, {:.1} Mbit/s ({end})",
         rate(msgs as f64, secs),
         rate(bytes as f64 * 8.0 / 1e6, secs)
     );
-    Ok(())
+    closed
+}
+
+/// Shuts `assoc` down gracefully, waiting at most [`CLOSE_TIMEOUT`]; past
+/// that, aborts it and fails.
+async fn close(assoc: &Association) -> Result<()> {
+    let peer = assoc.remote();
+    match tokio::time::timeout(CLOSE_TIMEOUT, assoc.close()).await {
+        Ok(result) => result.with_context(|| format!("shutting down the association with {peer}")),
+        Err(_) => {
+            assoc.abort("shutdown timed out");
+            // Let the driver send the ABORT before the endpoint goes.
+            let _ = tokio::time::timeout(Duration::from_secs(1), assoc.close()).await;
+            Err(anyhow!(
+                "the association with {peer} did not shut down within {}: aborted it",
+                human(CLOSE_TIMEOUT)
+            ))
+        }
+    }
 }
 
 fn rate(x: f64, secs: f64) -> f64 {
@@ -133,17 +271,46 @@ pub struct Load {
     pub rate: Option<f64>,
 }
 
-async fn connect(
-    to: SocketAddr,
-    bind: SocketAddr,
-    common: &Common,
-) -> Result<(Endpoint, Association)> {
-    let ep = Endpoint::bind(bind, common.endpoint_config(false)?).await?;
-    let assoc = ep
-        .connect_to_port(to, common.sctp_port, common.config()?)
+impl Load {
+    /// The stream message `seq` goes on.
+    fn stream(&self, seq: u64) -> u16 {
+        (seq % u64::from(self.streams.max(1))) as u16
+    }
+
+    /// When message `seq` is due: `None` at once (no `rate`).
+    fn due(&self, start: Instant, seq: u64) -> Result<Option<Instant>> {
+        let Some(rate) = self.rate else {
+            return Ok(None);
+        };
+        Duration::try_from_secs_f64(seq as f64 / rate)
+            .ok()
+            .and_then(|d| start.checked_add(d))
+            .map(Some)
+            .ok_or_else(|| anyhow!("--rate {rate}: message {seq} would be due beyond the clock"))
+    }
+}
+
+/// Binds, then associates with `target.to` within `target.connect_timeout`.
+async fn connect(target: &Target, common: &Common) -> Result<(Endpoint, Association)> {
+    let bind = target.bind_addr()?;
+    let cfg = common.config()?;
+    let ep = Endpoint::bind(bind, common.endpoint_config(false)?)
         .await
-        .with_context(|| format!("associating with {to}"))?;
-    Ok((ep, assoc))
+        .with_context(|| format!("binding {bind}"))?;
+    let (to, port) = (target.to, common.sctp_port);
+    let handshake = ep.connect_to_port(to, port, cfg);
+    match tokio::time::timeout(target.connect_timeout, handshake).await {
+        Ok(assoc) => {
+            let assoc =
+                assoc.with_context(|| format!("associating with {to} (SCTP port {port})"))?;
+            Ok((ep, assoc))
+        }
+        Err(_) => bail!(
+            "no association with {to} (SCTP port {port}): the handshake did not complete \
+             within the connect timeout of {} (--connect-timeout)",
+            human(target.connect_timeout)
+        ),
+    }
 }
 
 fn options(seq: u64, load: &Load) -> SendOptions {
@@ -157,26 +324,29 @@ fn options(seq: u64, load: &Load) -> SendOptions {
 }
 
 /// `brisk send`: send `count` messages, then close gracefully.
-pub async fn send(to: SocketAddr, bind: SocketAddr, common: &Common, load: &Load) -> Result<()> {
-    let (_ep, assoc) = connect(to, bind, common).await?;
-    let payload = Bytes::from(vec![0x5a; load.size]);
+pub async fn send(target: &Target, common: &Common, load: &Load) -> Result<()> {
+    let (_ep, assoc) = connect(target, common).await?;
+    let payload = Bytes::from(vec![FILL; load.size]);
     let start = Instant::now();
-    let gap = load.rate.map(|r| Duration::from_secs_f64(1.0 / r));
     for seq in 0..load.count {
-        if let Some(gap) = gap {
-            tokio::time::sleep_until((start + gap.mul_f64(seq as f64)).into()).await;
+        if let Some(due) = load.due(start, seq)? {
+            tokio::time::sleep_until(due.into()).await;
         }
-        let stream = (seq % u64::from(load.streams.max(1))) as u16;
         assoc
-            .send(stream, payload.clone(), options(seq, load))
-            .await?;
+            .send(load.stream(seq), payload.clone(), options(seq, load))
+            .await
+            .with_context(|| format!("message {} of {} not sent", seq + 1, load.count))?;
     }
-    assoc.flush().await?;
+    assoc
+        .flush()
+        .await
+        .context("waiting for acknowledgements")?;
     let secs = start.elapsed().as_secs_f64();
-    assoc.close().await?;
+    close(&assoc).await?;
     let bytes = load.count as f64 * load.size as f64;
     println!(
-        "sent {} messages of {} bytes in {secs:.3} s: {:.0} msgs/s, {:.1} Mbit/s, all acknowledged",
+        "sent {} messages of {} bytes in {secs:.3} s: {:.0} msgs/s, {:.1} Mbit/s, all acknowledged; \
+         association shut down gracefully",
         load.count,
         load.size,
         rate(load.count as f64, secs),
@@ -185,16 +355,48 @@ pub async fn send(to: SocketAddr, bind: SocketAddr, common: &Common, load: &Load
     Ok(())
 }
 
+/// Echoes `bench` did not accept, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rejected {
+    /// The PPID names no message sent.
+    pub never_sent: u64,
+    /// The message was echoed already.
+    pub duplicate: u64,
+    /// The PPID names a message sent, but the stream or the payload (its
+    /// sequence number, length or fill) is not what was sent.
+    pub altered: u64,
+}
+
+impl Rejected {
+    pub fn total(&self) -> u64 {
+        self.never_sent + self.duplicate + self.altered
+    }
+}
+
+impl std::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} never sent, {} already echoed, {} altered (stream or payload not as sent)",
+            self.never_sent, self.duplicate, self.altered
+        )
+    }
+}
+
 /// The result of `brisk bench`.
 #[derive(Debug, Clone)]
 pub struct BenchReport {
+    /// Messages sent.
     pub messages: u64,
     pub size: usize,
     pub seconds: f64,
     pub msgs_per_sec: f64,
     pub mbit_per_sec: f64,
-    /// Round-trip times in microseconds, sorted; empty in sink mode.
+    /// Round-trip times in microseconds of the echoes accepted, sorted; empty
+    /// in sink mode.
     pub rtts_us: Vec<u64>,
+    /// Echoes not accepted (against an echoing peer).
+    pub rejected: Rejected,
     pub cpu_seconds: Option<f64>,
 }
 
@@ -205,6 +407,21 @@ impl BenchReport {
         }
         let i = ((self.rtts_us.len() - 1) as f64 * p).round() as usize;
         Some(self.rtts_us[i] as f64 / 1000.0)
+    }
+
+    /// Fails if the peer sent back echoes that match no message sent: its
+    /// echoes cannot be trusted, nor the round trips timed from them.
+    pub fn check(&self) -> Result<()> {
+        let bad = self.rejected.total();
+        if bad > 0 {
+            bail!(
+                "the peer sent back {bad} echo(es) that match no message sent ({}); \
+                 the round-trip times cover only the {} echoes that matched",
+                self.rejected,
+                self.rtts_us.len()
+            );
+        }
+        Ok(())
     }
 }
 
@@ -229,7 +446,16 @@ impl std::fmt::Display for BenchReport {
                 f,
                 "latency (round trip): p50 {p50:.3} ms, p99 {p99:.3} ms, max {max:.3} ms"
             )?,
+            _ if self.rejected.total() > 0 => writeln!(f, "latency: no echo matched")?,
             _ => writeln!(f, "latency: not measured (the peer does not echo)")?,
+        }
+        if self.rejected.total() > 0 {
+            writeln!(
+                f,
+                "rejected echoes: {} ({})",
+                self.rejected.total(),
+                self.rejected
+            )?;
         }
         match self.cpu_seconds {
             Some(cpu) => write!(f, "cpu: {cpu:.3} s (user + system, this process)"),
@@ -249,78 +475,202 @@ pub fn cpu_seconds() -> Option<f64> {
     Some((utime + stime) / 100.0)
 }
 
+/// The payload of message `seq` against an echoing peer: `seq` big-endian in
+/// the first (up to) 8 bytes, then [`FILL`].
+fn numbered_payload(seq: u64, size: usize) -> Bytes {
+    let mut p = vec![FILL; size];
+    let n = size.min(8);
+    p[..n].copy_from_slice(&seq.to_be_bytes()[8 - n..]);
+    Bytes::from(p)
+}
+
+/// Whether `payload` is exactly [`numbered_payload`]`(seq, size)`.
+fn is_numbered_payload(payload: &[u8], seq: u64, size: usize) -> bool {
+    let n = size.min(8);
+    payload.len() == size
+        && payload[..n] == seq.to_be_bytes()[8 - n..]
+        && payload[n..].iter().all(|&b| b == FILL)
+}
+
+/// The messages `bench` has sent to an echoing peer and what came back.
+struct Echoes {
+    /// The send time of each message sent, until its echo is accepted.
+    sent_at: Vec<Option<Instant>>,
+    /// Echoes read, accepted or not: a correct peer sends one per message.
+    received: u64,
+    rtts_us: Vec<u64>,
+    rejected: Rejected,
+}
+
+impl Echoes {
+    fn new(count: u64) -> Self {
+        let cap = count.min(1 << 20) as usize;
+        Self {
+            sent_at: Vec::with_capacity(cap),
+            received: 0,
+            rtts_us: Vec::with_capacity(cap),
+            rejected: Rejected::default(),
+        }
+    }
+
+    fn sent(&self) -> u64 {
+        self.sent_at.len() as u64
+    }
+
+    /// Accounts for one echo, timing its round trip if it is the first echo
+    /// of a message sent, as sent.
+    fn accept(&mut self, m: &IncomingMessage, load: &Load) {
+        let now = Instant::now();
+        self.received += 1;
+        let seq = u64::from(m.ppid);
+        let Some(slot) = self.sent_at.get_mut(seq as usize) else {
+            self.rejected.never_sent += 1;
+            return;
+        };
+        let Some(t) = *slot else {
+            self.rejected.duplicate += 1;
+            return;
+        };
+        if m.stream_id != load.stream(seq) || !is_numbered_payload(&m.payload, seq, load.size) {
+            self.rejected.altered += 1;
+            return;
+        }
+        *slot = None;
+        self.rtts_us.push(now.duration_since(t).as_micros() as u64);
+    }
+}
+
 /// `brisk bench`: throughput and, against an echoing peer, round-trip latency.
 /// `window` bounds the messages sent but not yet echoed.
+///
+/// Against an echoing peer, echoes are read as they arrive, also while waiting
+/// for the next message to be due under `rate`, so that each round trip runs
+/// from its message's own send to its own echo. It ends once as many echoes
+/// arrived as messages are to be sent, accepted or not (see [`Rejected`]).
 pub async fn bench(
-    to: SocketAddr,
-    bind: SocketAddr,
+    target: &Target,
     common: &Common,
     load: &Load,
     echo: bool,
     window: u64,
 ) -> Result<BenchReport> {
-    let (_ep, assoc) = connect(to, bind, common).await?;
-    let payload = Bytes::from(vec![0xa5; load.size]);
+    if window == 0 {
+        bail!("--window must be at least 1");
+    }
+    if echo && load.count > 1 << 32 {
+        bail!(
+            "--count {} is more than bench can number against an echoing peer: the 32-bit PPID \
+             numbers each message, so at most {}",
+            load.count,
+            1u64 << 32
+        );
+    }
+    let (_ep, assoc) = connect(target, common).await?;
     let cpu0 = cpu_seconds();
     let start = Instant::now();
-    let mut sent_at = Vec::with_capacity(load.count as usize);
-    let mut rtts = Vec::with_capacity(if echo { load.count as usize } else { 0 });
-    let (mut sent, mut echoed) = (0u64, 0u64);
-    let gap = load.rate.map(|r| Duration::from_secs_f64(1.0 / r));
-    while echoed < if echo { load.count } else { 0 } || sent < load.count {
-        while sent < load.count && (!echo || sent - echoed < window) {
-            if let Some(gap) = gap {
-                tokio::time::sleep_until((start + gap.mul_f64(sent as f64)).into()).await;
+    let mut echoes = Echoes::new(if echo { load.count } else { 0 });
+    if echo {
+        bench_echo(&assoc, load, window, start, &mut echoes).await?;
+    } else {
+        let payload = Bytes::from(vec![FILL; load.size]);
+        for seq in 0..load.count {
+            if let Some(due) = load.due(start, seq)? {
+                tokio::time::sleep_until(due.into()).await;
             }
-            let stream = (sent % u64::from(load.streams.max(1))) as u16;
-            sent_at.push(Instant::now());
             assoc
-                .send(stream, payload.clone(), options(sent, load))
+                .send(load.stream(seq), payload.clone(), options(seq, load))
                 .await?;
-            sent += 1;
         }
-        if echo && echoed < load.count {
-            let m = assoc.recv().await?;
-            let seq = m.ppid as usize;
-            let Some(t) = sent_at.get(seq) else {
-                bail!("the peer echoed PPID {} which was never sent", m.ppid);
-            };
-            rtts.push(t.elapsed().as_micros() as u64);
-            echoed += 1;
-        }
-    }
-    if !echo {
-        assoc.flush().await?;
+        assoc
+            .flush()
+            .await
+            .context("waiting for acknowledgements")?;
     }
     let seconds = start.elapsed().as_secs_f64();
     let cpu_seconds = cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
-    assoc.close().await?;
+    close(&assoc).await?;
+    let messages = if echo { echoes.sent() } else { load.count };
+    let mut rtts = echoes.rtts_us;
     rtts.sort_unstable();
-    let bytes = load.count as f64 * load.size as f64;
+    let bytes = messages as f64 * load.size as f64;
     Ok(BenchReport {
-        messages: load.count,
+        messages,
         size: load.size,
         seconds,
-        msgs_per_sec: rate(load.count as f64, seconds),
+        msgs_per_sec: rate(messages as f64, seconds),
         mbit_per_sec: rate(bytes * 8.0 / 1e6, seconds),
         rtts_us: rtts,
+        rejected: echoes.rejected,
         cpu_seconds,
     })
+}
+
+/// The sending and echo-reading loop of `bench` against an echoing peer.
+async fn bench_echo(
+    assoc: &Association,
+    load: &Load,
+    window: u64,
+    start: Instant,
+    echoes: &mut Echoes,
+) -> Result<()> {
+    let recv_err = |e: Error| anyhow::Error::new(e).context("waiting for echoes");
+    while echoes.received < load.count {
+        // Echoes already here are timed before anything else happens.
+        while echoes.received < load.count {
+            match assoc.try_recv() {
+                Some(m) => echoes.accept(&m, load),
+                None => break,
+            }
+        }
+        if echoes.received >= load.count {
+            break;
+        }
+        let seq = echoes.sent();
+        let in_flight = seq.saturating_sub(echoes.received);
+        if seq >= load.count || in_flight >= window {
+            let m = assoc.recv().await.map_err(recv_err)?;
+            echoes.accept(&m, load);
+            continue;
+        }
+        let due = load.due(start, seq)?;
+        if let Some(due) = due.filter(|&due| due > Instant::now()) {
+            // Not due yet: read echoes while waiting.
+            tokio::select! {
+                biased;
+                m = assoc.recv() => echoes.accept(&m.map_err(recv_err)?, load),
+                () = tokio::time::sleep_until(due.into()) => {}
+            }
+            continue;
+        }
+        echoes.sent_at.push(Some(Instant::now()));
+        assoc
+            .send(
+                load.stream(seq),
+                numbered_payload(seq, load.size),
+                options(seq, load),
+            )
+            .await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_the_last_message_asks_for_an_immediate_sack() {
-        let load = Load {
+    fn load(count: u64) -> Load {
+        Load {
             size: 1200,
-            count: 3,
+            count,
             streams: 1,
             unordered: false,
             rate: None,
-        };
+        }
+    }
+
+    #[test]
+    fn only_the_last_message_asks_for_an_immediate_sack() {
+        let load = load(3);
         let flags: Vec<bool> = (0..3)
             .map(|seq| options(seq, &load).immediate_sack)
             .collect();
@@ -328,6 +678,108 @@ mod tests {
             flags,
             [false, false, true],
             "flush() must not wait for a delayed SACK"
+        );
+    }
+
+    #[test]
+    fn rate_window_and_timeout_reject_what_cannot_work() {
+        for bad in ["0", "-1", "0.0", "inf", "NaN", "fast", "1e-320"] {
+            assert!(parse_rate(bad).is_err(), "--rate {bad}");
+        }
+        assert_eq!(parse_rate("2500"), Ok(2500.0));
+        assert_eq!(parse_rate("0.5"), Ok(0.5));
+        for bad in ["0", "-3", "many", "1.5"] {
+            assert!(parse_window(bad).is_err(), "--window {bad}");
+        }
+        assert_eq!(parse_window("1"), Ok(1));
+        for bad in ["0s", "0ms", "10", "soon", "-1s"] {
+            assert!(parse_timeout(bad).is_err(), "--connect-timeout {bad}");
+        }
+        assert_eq!(parse_timeout("10s"), Ok(DEFAULT_CONNECT_TIMEOUT));
+        assert_eq!(parse_timeout("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_timeout("2.5s"), Ok(Duration::from_millis(2500)));
+    }
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(human(Duration::from_secs(10)), "10 s");
+        assert_eq!(human(Duration::from_millis(250)), "250 ms");
+        assert_eq!(human(Duration::from_millis(2500)), "2.5 s");
+    }
+
+    #[test]
+    fn the_bind_address_follows_the_target_family() {
+        let v4: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let v6: SocketAddr = "[::1]:9".parse().unwrap();
+        assert_eq!(
+            Target::new(v4).bind_addr().unwrap(),
+            "0.0.0.0:0".parse::<SocketAddr>().unwrap()
+        );
+        assert_eq!(
+            Target::new(v6).bind_addr().unwrap(),
+            "[::]:0".parse::<SocketAddr>().unwrap()
+        );
+        let mixed = Target {
+            bind: Some("127.0.0.1:0".parse().unwrap()),
+            ..Target::new(v6)
+        };
+        let err = mixed.bind_addr().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--to [::1]:9 is an IPv6 address but --bind 127.0.0.1:0 is an IPv4 address: \
+             bind an IPv6 address (such as [::]:0) or leave --bind out"
+        );
+    }
+
+    #[test]
+    fn the_payload_carries_the_sequence_number() {
+        for size in [1, 3, 8, 100] {
+            for seq in [0, 7, 300, 1 << 40] {
+                let p = numbered_payload(seq, size);
+                assert_eq!(p.len(), size);
+                assert!(is_numbered_payload(&p, seq, size));
+                assert!(!is_numbered_payload(&p, seq + 1, size), "{seq} {size}");
+                assert!(!is_numbered_payload(&p[..size - 1], seq, size));
+            }
+        }
+        assert_eq!(&numbered_payload(0x0102, 4)[..], [0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn an_echo_counts_once_and_only_as_sent() {
+        let load = Load {
+            size: 100,
+            streams: 2,
+            ..load(4)
+        };
+        let mut echoes = Echoes::new(load.count);
+        let t0 = Instant::now();
+        echoes.sent_at.extend([Some(t0), Some(t0), Some(t0)]);
+        let echo = |seq: u64, stream: u16, payload: Bytes| IncomingMessage {
+            stream_id: stream,
+            ppid: seq as u32,
+            unordered: false,
+            ssn: 0,
+            first_tsn: 0,
+            payload,
+            completed_at: brisk_proto::Time(0),
+            deliverable_at: brisk_proto::Time(0),
+        };
+        echoes.accept(&echo(0, 0, numbered_payload(0, 100)), &load);
+        echoes.accept(&echo(0, 0, numbered_payload(0, 100)), &load);
+        echoes.accept(&echo(3, 1, numbered_payload(3, 100)), &load);
+        echoes.accept(&echo(1, 0, numbered_payload(1, 100)), &load);
+        echoes.accept(&echo(2, 0, numbered_payload(1, 100)), &load);
+        echoes.accept(&echo(1, 1, numbered_payload(1, 100)), &load);
+        assert_eq!(echoes.received, 6);
+        assert_eq!(echoes.rtts_us.len(), 2, "messages 0 and 1 (on stream 1)");
+        assert_eq!(
+            echoes.rejected,
+            Rejected {
+                never_sent: 1,
+                duplicate: 1,
+                altered: 2,
+            }
         );
     }
 }
