@@ -145,9 +145,9 @@ fn human(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{} s", d.as_secs())
     } else if d < Duration::from_secs(1) {
-        format!("{} ms", d.as_secs_f64() * 1e3)
+        format!("{} ms", d.as_nanos() as f64 / 1e6)
     } else {
-        format!("{} s", d.as_secs_f64())
+        format!("{} s", d.as_nanos() as f64 / 1e9)
     }
 }
 
@@ -203,11 +203,10 @@ pub async fn recv(listen: SocketAddr, common: &Common, count: Option<u64>) -> Re
     let assoc = ep.accept().await?;
     let (mut msgs, mut bytes) = (0u64, 0u64);
     let mut start = None;
-    let mut reached = false;
-    let end = loop {
+    // Why reading stopped: `None` once `count` messages are in.
+    let ended = loop {
         if count.is_some_and(|c| msgs >= c) {
-            reached = true;
-            break String::new();
+            break None;
         }
         match assoc.recv().await {
             Ok(m) => {
@@ -215,20 +214,19 @@ pub async fn recv(listen: SocketAddr, common: &Common, count: Option<u64>) -> Re
                 msgs += 1;
                 bytes += m.payload.len() as u64;
             }
-            Err(e) => break e.to_string(),
+            Err(e) => break Some(e.to_string()),
         }
     };
     let secs = start.map_or(0.0, |s| s.elapsed().as_secs_f64());
-    let (end, closed) = if reached {
-        match close(&assoc).await {
+    let (end, closed) = match ended {
+        Some(why) => (why, Ok(())),
+        None => match close(&assoc).await {
             Ok(()) => (
                 "count reached; association shut down gracefully".into(),
                 Ok(()),
             ),
             Err(e) => ("count reached; the shutdown failed".into(), Err(e)),
-        }
-    } else {
-        (end, Ok(()))
+        },
     };
     println!(
         "received {msgs} messages, {bytes} bytes in {secs:.3} s: {:.0} msgs/s, {:.1} Mbit/s ({end})",
@@ -705,6 +703,8 @@ mod tests {
         assert_eq!(human(Duration::from_secs(10)), "10 s");
         assert_eq!(human(Duration::from_millis(250)), "250 ms");
         assert_eq!(human(Duration::from_millis(2500)), "2.5 s");
+        assert_eq!(human(Duration::from_millis(100)), "100 ms");
+        assert_eq!(human(Duration::from_micros(1500)), "1.5 ms");
     }
 
     #[test]
