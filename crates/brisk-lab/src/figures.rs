@@ -469,6 +469,14 @@ pub fn section(
         }
     }
     flowfigs::add_paper_series(exp, &mut charts);
+    if exp.method == crate::experiment::Method::LossPosition
+        && let Some(t) = cost_table(exp, records)
+    {
+        tables.push((
+            "Cost beside latency (means over every loss-position run)".to_owned(),
+            t,
+        ));
+    }
 
     // The paper's numbers beside ours.
     let mut rows = Vec::new();
@@ -595,6 +603,48 @@ pub(crate) fn trim_number(x: f64) -> String {
     let s = format!("{x:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" { "0".into() } else { s.into() }
+}
+
+/// Each variant's latency beside what it costs, over all its loss-position
+/// runs: the mean MTT of the lost messages, the bytes and packets that
+/// crossed the bottleneck per message delivered, and the retransmissions
+/// that were not needed. `None` when no run recorded the cost.
+fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
+    let mean_of = |variant: &str, metric: &str| -> Option<f64> {
+        let values: Vec<f64> = records
+            .iter()
+            .filter(|r| r.variant == variant && r.metric == metric)
+            .map(|r| r.value)
+            .collect();
+        crate::stats::mean(&values)
+    };
+    let mut rows = Vec::new();
+    for v in exp.variants.iter().filter(|v| !v.no_loss) {
+        let name = v.name.as_str();
+        let Some(bytes) = mean_of(name, "bottleneck_bytes_per_message") else {
+            continue;
+        };
+        let cell = |x: Option<f64>, digits: usize| {
+            x.map_or_else(|| "no data".to_owned(), |x| format!("{x:.digits$}"))
+        };
+        rows.push(vec![
+            name.to_owned(),
+            cell(mean_of(name, "mtt_ms"), 1),
+            cell(Some(bytes), 1),
+            cell(mean_of(name, "bottleneck_packets_per_message"), 3),
+            cell(mean_of(name, "spurious_retransmissions"), 2),
+        ]);
+    }
+    (!rows.is_empty()).then(|| Table {
+        headers: vec![
+            "variant".into(),
+            "mean MTT of lost messages (ms)".into(),
+            "bottleneck bytes per message".into(),
+            "bottleneck packets per message".into(),
+            "spurious retransmissions per run".into(),
+        ],
+        rows,
+    })
 }
 
 #[cfg(test)]

@@ -35,7 +35,8 @@ pub struct Record {
     pub bandwidth_kbps: u64,
     pub delay_ms: f64,
     pub replication: u32,
-    /// The DATA packet dropped (loss-position runs).
+    /// The loss position: the message whose first transmission the run
+    /// dropped (loss-position runs).
     pub position: Option<u64>,
     /// The flow (sender/receiver pair) measured; 0 on a point-to-point link.
     pub flow: u32,
@@ -463,7 +464,10 @@ fn run_one(
     let events = sim.stats().events;
     let virtual_time = Duration::from_micros(sim.now().as_micros());
     let link_bytes = sim.link_stats(bottleneck).bytes;
-    let link_dropped = sim.link_stats(bottleneck).dropped_new_chunks.clone();
+    let link_packets = sim.link_stats(bottleneck).sent;
+    let link_dropped: Vec<brisk_sim::NewChunk> =
+        sim.link_stats(bottleneck).dropped_new_chunks.clone();
+    let dropped_numbers: Vec<u64> = link_dropped.iter().map(|c| c.number).collect();
 
     let mut records = Vec::new();
     let mut complete = true;
@@ -517,7 +521,7 @@ fn run_one(
             // Loss-position runs measure the messages whose first transmission
             // the link actually dropped (its record, not an assumption).
             Some(_) if f == 0 => {
-                for i in lost_messages(&link_dropped, &first_chunks) {
+                for i in lost_messages(&dropped_numbers, &first_chunks) {
                     if let Some(v) = mtt(i) {
                         records.push(record(Some(i as u64 + 1), "mtt_ms", v));
                     }
@@ -571,6 +575,32 @@ fn run_one(
                     goodputs.push((f, goodput));
                 }
             }
+        }
+        // The cost beside the latency: what crossed the bottleneck per message
+        // delivered, and the retransmissions that were not needed (in a
+        // loss-position run exactly one packet is lost, so every
+        // retransmission but the first of each dropped chunk is spurious).
+        if key.position.is_some() && f == 0 {
+            let delivered = r.read.iter().flatten().count();
+            if delivered > 0 {
+                let n = delivered as f64;
+                records.push(record(
+                    None,
+                    "bottleneck_bytes_per_message",
+                    link_bytes as f64 / n,
+                ));
+                records.push(record(
+                    None,
+                    "bottleneck_packets_per_message",
+                    link_packets as f64 / n,
+                ));
+            }
+            let needed = link_dropped
+                .iter()
+                .filter(|c| s.retransmissions.iter().any(|x| x.tsn == c.tsn))
+                .count();
+            let spurious = s.retransmissions.len().saturating_sub(needed);
+            records.push(record(None, "spurious_retransmissions", spurious as f64));
         }
         // Retransmissions by cause, and the delay of each first retransmission.
         for cause in RetransmitCause::ALL {

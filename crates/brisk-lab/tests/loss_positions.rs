@@ -118,3 +118,35 @@ fn a_standard_variant_loses_exactly_the_message_of_each_position() {
         assert!(mtt > 150.0, "position {position}: {mtt} ms");
     }
 }
+
+fn values(records: &[Record], metric: &str) -> Vec<f64> {
+    records
+        .iter()
+        .filter(|r| r.metric == metric)
+        .map(|r| r.value)
+        .collect()
+}
+
+#[test]
+fn each_run_records_its_cost_beside_its_latency() {
+    let standard = run("");
+    // One loss, recovered once: nothing spurious; a bit over one packet of
+    // 100-byte payload per message on the bottleneck.
+    assert_eq!(values(&standard, "spurious_retransmissions"), vec![0.0; 6]);
+    for b in values(&standard, "bottleneck_bytes_per_message") {
+        assert!((128.0..300.0).contains(&b), "{b} bytes per message");
+    }
+    for p in values(&standard, "bottleneck_packets_per_message") {
+        assert!((1.0..2.5).contains(&p), "{p} packets per message");
+    }
+    // The spurious timeouts show up as their cost.
+    let spurious = run(SPURIOUS);
+    let extra: f64 = values(&spurious, "spurious_retransmissions").iter().sum();
+    assert!(extra >= 6.0, "{extra} spurious retransmissions");
+    let bytes = |r: &[Record]| {
+        values(r, "bottleneck_bytes_per_message")
+            .iter()
+            .sum::<f64>()
+    };
+    assert!(bytes(&spurious) > 1.5 * bytes(&standard));
+}

@@ -108,6 +108,14 @@ pub fn data_tsns(packet: &[u8]) -> Vec<u32> {
         .collect()
 }
 
+/// A DATA chunk's first transmission: its number (1-based, by TSN from the
+/// first the link saw) and its TSN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewChunk {
+    pub number: u64,
+    pub tsn: u32,
+}
+
 /// What the impairment chain decided for one packet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Verdict {
@@ -118,7 +126,7 @@ pub(crate) struct Verdict {
     /// Extra delay from reordering.
     pub extra: Duration,
     /// DropNewChunks dropped the packet: the new chunks it carried.
-    pub dropped_new_chunks: Vec<u64>,
+    pub dropped_new_chunks: Vec<NewChunk>,
 }
 
 /// One impairment with its random stream and state.
@@ -218,10 +226,10 @@ impl Chain {
                         let chunk = u64::from(offset) + 1;
                         if chunk > s.highest_chunk {
                             s.highest_chunk = chunk;
-                            new.push(chunk);
+                            new.push(NewChunk { number: chunk, tsn });
                         }
                     }
-                    v.drop = new.iter().any(|c| chunks.binary_search(c).is_ok());
+                    v.drop = new.iter().any(|c| chunks.binary_search(&c.number).is_ok());
                     if v.drop {
                         v.dropped_new_chunks = new;
                     }
@@ -568,7 +576,9 @@ mod tests {
         // The third new chunk, bundled after a copy of the second.
         let v = apply(&[t(2), t(3), t(4)]);
         assert!(v.drop);
-        assert_eq!(v.dropped_new_chunks, vec![3, 4]);
+        let numbers: Vec<u64> = v.dropped_new_chunks.iter().map(|c| c.number).collect();
+        assert_eq!(numbers, vec![3, 4]);
+        assert_eq!(v.dropped_new_chunks[0].tsn, t(3));
         // Its retransmission passes.
         assert!(!apply(&[t(3)]).drop);
         assert!(!apply(&[t(5)]).drop);

@@ -57,7 +57,7 @@ mod topology;
 
 pub use capture::CAPTURE_UDP_PORT;
 pub use host::{App, AppCtx};
-pub use impair::{Impairment, carries_data, data_tsns};
+pub use impair::{Impairment, NewChunk, carries_data, data_tsns};
 pub use link::{DEFAULT_OVERHEAD, Fate, LinkParams, LinkStats, PacketRecord, QueueLimit};
 pub use pattern::{PatternError, parse_pattern};
 pub use sim::{HostId, LinkId, NodeId, Sim, SimStats};

@@ -110,7 +110,7 @@ pub struct LinkStats {
     /// The new chunks (numbered from the first TSN seen, 1-based) in the
     /// packets that `DropNewChunks` dropped: which first transmissions were
     /// lost, for the loss-position method to measure their messages.
-    pub dropped_new_chunks: Vec<u64>,
+    pub dropped_new_chunks: Vec<crate::impair::NewChunk>,
 }
 
 /// What became of one packet, as recorded by [`crate::Sim::trace`].
