@@ -79,8 +79,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use brisk_proto::Config;
-use brisk_proto::config::parse_duration;
+use brisk_proto::config::{format_duration, parse_duration};
+use brisk_proto::{Config, ConfigError};
 use serde::Deserialize;
 
 /// Why an experiment file was refused.
@@ -91,6 +91,8 @@ pub enum ExperimentError {
         file: PathBuf,
         source: std::io::Error,
     },
+    /// Not TOML, or not the fields an experiment has: the toml crate's message,
+    /// which shows the line with a caret under the place.
     #[error("{file}: {message}")]
     Syntax { file: PathBuf, message: String },
     #[error("{file}: key `{key}`: expected {expected}, found {found}")]
@@ -100,6 +102,96 @@ pub enum ExperimentError {
         expected: String,
         found: String,
     },
+    /// A key that is refused for a reason of its own (an unknown knob).
+    #[error("{file}: key `{key}`: {message}")]
+    Refused {
+        file: PathBuf,
+        key: String,
+        message: String,
+    },
+    /// An impairment pattern line that does not parse, with the line of the
+    /// experiment file it is on.
+    #[error(
+        "{}{}: key `{key}`: {message}, in `{text}`",
+        file.display(),
+        line.map(|l| format!(":{l}")).unwrap_or_default()
+    )]
+    Pattern {
+        file: PathBuf,
+        /// 1-based line of the experiment file, when it could be found.
+        line: Option<usize>,
+        key: String,
+        /// The pattern line.
+        text: String,
+        message: String,
+    },
+}
+
+/// Where the impairment entries of an experiment file are, read again only
+/// to report an error (`impairments[i]`, `topology.access_impairments[f][j]`).
+#[derive(Deserialize)]
+struct PatternSpans {
+    #[serde(default)]
+    impairments: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    topology: Option<TopologySpans>,
+}
+
+#[derive(Deserialize)]
+struct TopologySpans {
+    #[serde(default)]
+    access_impairments: Vec<Vec<toml::Spanned<String>>>,
+}
+
+/// The error for a pattern entry `entry` (the text of `key`) whose line
+/// `error.line` does not parse: names the line of the file it is on.
+fn pattern_error(
+    file: &Path,
+    text: &str,
+    key: String,
+    entry: &str,
+    span: Option<std::ops::Range<usize>>,
+    error: brisk_sim::PatternError,
+) -> ExperimentError {
+    let within = error.line.saturating_sub(1);
+    let line = span.and_then(|span| {
+        let before = text.get(..span.start)?;
+        let start = before.matches('\n').count() + 1;
+        // A multi-line string drops the newline right after its opening quotes.
+        let raw = text.get(span)?;
+        let skipped = ["\"\"\"\n", "\"\"\"\r\n", "'''\n", "'''\r\n"]
+            .iter()
+            .any(|open| raw.starts_with(open));
+        Some(start + within + usize::from(skipped))
+    });
+    ExperimentError::Pattern {
+        file: file.to_owned(),
+        line,
+        key,
+        text: entry.lines().nth(within).unwrap_or(entry).trim().to_owned(),
+        message: error.message,
+    }
+}
+
+/// A count as it is written in the file: `0`, `{ uniform = [3, 1] }`.
+fn raw_count_text(count: &RawCount) -> String {
+    match count {
+        RawCount::Fixed(n) => n.to_string(),
+        RawCount::Uniform { uniform: [a, b] } => format!("{{ uniform = [{a}, {b}] }}"),
+    }
+}
+
+/// A sweep dimension as it is written in the file.
+fn dim_name(d: Dim) -> &'static str {
+    match d {
+        Dim::Bandwidth => "bandwidth",
+        Dim::Delay => "delay",
+        Dim::MessageSize => "message_size",
+        Dim::Loss => "loss",
+        Dim::Corrupt => "corrupt",
+        Dim::Rate => "rate",
+        Dim::Mtu => "mtu",
+    }
 }
 
 /// How runs are organised.
@@ -887,8 +979,10 @@ impl Experiment {
     pub fn parse(path: &Path, text: &str) -> Result<Experiment, ExperimentError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ExperimentError::Syntax {
             file: path.to_owned(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            // Kept on its lines: the toml crate shows the line and a caret.
+            message: e.to_string().trim_end().to_owned(),
         })?;
+        let spans = || toml::from_str::<PatternSpans>(text).ok();
         let invalid = |key: &str, expected: &str, found: String| ExperimentError::Invalid {
             file: path.to_owned(),
             key: key.to_owned(),
@@ -957,14 +1051,22 @@ impl Experiment {
                         format!("{} lists", access_impairments.len()),
                     ));
                 }
-                for line in access_impairments.iter().flatten() {
-                    brisk_sim::parse_pattern(line).map_err(|e| {
-                        invalid(
-                            "topology.access_impairments",
-                            &format!("a pattern line ({e})"),
-                            format!("`{line}`"),
-                        )
-                    })?;
+                for (f, lines) in access_impairments.iter().enumerate() {
+                    for (j, line) in lines.iter().enumerate() {
+                        brisk_sim::parse_pattern(line).map_err(|e| {
+                            let span = spans().and_then(|s| s.topology).and_then(|t| {
+                                t.access_impairments.get(f)?.get(j).map(|s| s.span())
+                            });
+                            pattern_error(
+                                path,
+                                text,
+                                format!("topology.access_impairments[{f}][{j}]"),
+                                line,
+                                span,
+                                e,
+                            )
+                        })?;
+                    }
                 }
                 Some(Dumbbell {
                     flows,
@@ -1155,7 +1257,7 @@ impl Experiment {
                         return Err(invalid(
                             "traffic.burst_size",
                             "a count of at least 1, or { uniform = [low, high] } with 1 <= low <= high",
-                            format!("{other:?}"),
+                            format!("`{}`", raw_count_text(&other)),
                         ));
                     }
                 };
@@ -1197,7 +1299,11 @@ impl Experiment {
                         return Err(invalid(
                             "traffic.warmup",
                             "less than traffic.duration",
-                            format!("{warmup:?} of {duration:?}"),
+                            format!(
+                                "`{}` (duration `{}`)",
+                                format_duration(warmup),
+                                format_duration(duration)
+                            ),
                         ));
                     }
                     Traffic::Saturated {
@@ -1310,17 +1416,25 @@ impl Experiment {
                         toml::Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    config.set(knob, &text).map_err(|e| {
-                        invalid(
-                            &key(&format!("{k}.{knob}")),
-                            &e.to_string(),
-                            format!("`{text}`"),
-                        )
+                    config.set(knob, &text).map_err(|e| match e {
+                        ConfigError::BadValue { expected, .. } => {
+                            invalid(&key(&format!("{k}.{knob}")), expected, format!("`{text}`"))
+                        }
+                        other => ExperimentError::Refused {
+                            file: path.to_owned(),
+                            key: key(&format!("{k}.{knob}")),
+                            message: other.to_string(),
+                        },
                     })?;
                 }
-                config
-                    .validate()
-                    .map_err(|e| invalid(&key(k), &e.to_string(), "values out of range".into()))
+                config.validate().map_err(|e| match e {
+                    ConfigError::Invalid { field, expected } => invalid(
+                        &key(&format!("{k}.{field}")),
+                        &format!("{field} {expected}"),
+                        format!("`{}`", config.get(field).unwrap_or_default()),
+                    ),
+                    other => invalid(&key(k), "valid settings", other.to_string()),
+                })
             };
             let mut config = base("preset", &v.preset)?;
             apply(&mut config, "set", &v.set)?;
@@ -1377,7 +1491,7 @@ impl Experiment {
                 return Err(invalid(
                     &format!("models[{i}].loss"),
                     "a probability above 0 and at most 1",
-                    format!("{:?}", m.loss),
+                    m.loss.map(|p| p.to_string()).unwrap_or_default(),
                 ));
             }
         }
@@ -1404,17 +1518,14 @@ impl Experiment {
                 return Err(invalid(
                     "sweep.axis",
                     "a dimension the sweep lists",
-                    format!("{axis:?}"),
+                    format!("`{}`", dim_name(axis)),
                 ));
             }
         }
-        for line in &raw.impairments {
+        for (i, line) in raw.impairments.iter().enumerate() {
             brisk_sim::parse_pattern(line).map_err(|e| {
-                invalid(
-                    "impairments",
-                    &format!("a pattern line ({e})"),
-                    format!("`{line}`"),
-                )
+                let span = spans().and_then(|s| s.impairments.get(i).map(|s| s.span()));
+                pattern_error(path, text, format!("impairments[{i}]"), line, span, e)
             })?;
         }
         Ok(Experiment {

@@ -24,7 +24,7 @@ enum Command {
     Run {
         /// The experiment file (TOML)
         file: PathBuf,
-        /// Report directory (default target/brisk-report)
+        /// Report directory [default: ./brisk-report in the working directory]
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Parallel runs (default: the number of cores)
@@ -85,6 +85,8 @@ enum Command {
     },
     /// Run the built-in experiment suite (experiments/*.toml) in the simulator and write the report
     Reproduce(ReproduceArgs),
+    /// List every config knob: its unit, its value in each preset, and what it does
+    Knobs,
 }
 
 /// Protocol configuration, shared by the network commands.
@@ -98,7 +100,7 @@ struct CommonArgs {
         value_parser = clap::builder::PossibleValuesParser::new(brisk_proto::PRESETS.iter().copied())
     )]
     preset: String,
-    /// Override one knob, e.g. --set rto_min=200ms (repeatable; see the README for the knobs)
+    /// Override one knob, e.g. --set rto_min=200ms (repeatable; `brisk knobs` lists them)
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     set: Vec<String>,
     /// SCTP port, ours and the peer's
@@ -177,7 +179,7 @@ struct ReproduceArgs {
     /// Run only the experiment with this name (file stem of experiments/NAME.toml)
     #[arg(long, value_name = "NAME")]
     only: Option<String>,
-    /// Directory to write the report into
+    /// Directory to write the report into [default: ./brisk-report in the working directory]
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Number of replications to run in parallel (at least 1)
@@ -189,6 +191,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Reproduce(args) => run_reproduce(args),
+        Command::Knobs => {
+            print!("{}", knobs_table());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Run {
             file,
             out,
@@ -271,7 +277,11 @@ fn run_one_file(
     if let Some(pcap) = pcap {
         let exp = brisk_lab::experiment::Experiment::load(&file)?;
         let key = brisk_lab::runner::capture_first_run(&exp, &pcap).map_err(anyhow::Error::msg)?;
-        eprintln!("pcap of run {key:?} written to {}", pcap.display());
+        eprintln!(
+            "pcap of the run ({}) written to {}",
+            describe_run(&exp, &key),
+            pcap.display()
+        );
     }
     let suite = reproduce::run_files(&[file], &dir, &opts)?;
     println!("{suite}");
@@ -292,4 +302,88 @@ fn run_reproduce(args: ReproduceArgs) -> Result<ExitCode> {
     let suite = reproduce::reproduce(&dir, &opts)?;
     println!("{suite}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A run in words, numbered as in `runs.csv`: `variant standard, 2000kbit/s, 15ms,
+/// replication 0, loss position 3`.
+fn describe_run(
+    exp: &brisk_lab::experiment::Experiment,
+    key: &brisk_lab::runner::RunKey,
+) -> String {
+    let point = exp.point(&key.point);
+    let variant = exp
+        .variants
+        .get(key.variant)
+        .map_or("?", |v| v.name.as_str());
+    let mut words = vec![
+        format!("variant {variant}"),
+        format!("{}kbit/s", point.bandwidth_bps / 1000),
+        brisk_proto::config::format_duration(point.delay),
+    ];
+    if let Some(size) = point.message_size {
+        words.push(format!("{size}-byte messages"));
+    }
+    for (name, value) in [
+        ("loss", point.loss),
+        ("corrupt", point.corrupt),
+        ("rate", point.rate),
+    ] {
+        if let Some(v) = value {
+            words.push(format!("{name} {v}"));
+        }
+    }
+    if let Some(mtu) = point.mtu {
+        words.push(format!("MTU {mtu}"));
+    }
+    words.push(format!("replication {}", key.replication));
+    words.push(match key.position {
+        Some(k) => format!("loss position {k}"),
+        None => "no loss position".to_owned(),
+    });
+    words.join(", ")
+}
+
+/// `brisk knobs`: every knob of [`brisk_proto::Config`] as declared in
+/// `config.rs`, with its unit, its value in each preset (the lab's included)
+/// and the first sentence of its doc.
+fn knobs_table() -> String {
+    use brisk_lab::experiment::{LAB_PRESETS, preset};
+    use brisk_proto::config::KNOB_TABLE;
+    let presets: Vec<(&str, brisk_proto::Config)> = LAB_PRESETS
+        .iter()
+        .filter_map(|&name| preset(name).map(|c| (name, c)))
+        .collect();
+    let mut header = vec!["KNOB".to_owned(), "UNIT".to_owned()];
+    header.extend(presets.iter().map(|(name, _)| (*name).to_owned()));
+    header.push("WHAT IT DOES".to_owned());
+    let mut rows = vec![header];
+    for knob in KNOB_TABLE {
+        let mut row = vec![knob.name.to_owned(), knob.unit.to_owned()];
+        row.extend(presets.iter().map(|(_, c)| knob.get(c)));
+        row.push(knob.summary());
+        rows.push(row);
+    }
+    let columns = rows[0].len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == columns {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str(
+        "\nThe network commands start from rfc9260 (--config picks another preset) and take\n\
+         --set KNOB=VALUE; an experiment's [[variants]] take `set = { KNOB = VALUE }`.\n\
+         Values are written as in the table.\n",
+    );
+    out
 }

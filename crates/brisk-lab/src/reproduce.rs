@@ -20,12 +20,16 @@ use crate::runner::{self, Record, RunTotals};
 /// Name of the directory that holds the experiment files.
 pub const EXPERIMENTS_DIR: &str = "experiments";
 
+/// Where the report goes without `--out`: this directory, under the working
+/// directory of the command.
+pub const DEFAULT_OUT_DIR: &str = "brisk-report";
+
 /// Options of `brisk reproduce`, as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     /// Run only the experiments whose file stem or name contains this.
     pub only: Option<String>,
-    /// Report directory (default `target/brisk-report`).
+    /// Report directory (default [`DEFAULT_OUT_DIR`] in the working directory).
     pub out: Option<PathBuf>,
     /// Parallel runs (default: the number of cores).
     pub jobs: Option<NonZeroUsize>,
@@ -95,6 +99,13 @@ pub struct SuiteSummary {
     pub out_dir: String,
 }
 
+impl SuiteSummary {
+    /// The report's page: `index.html` in the (canonical) report directory.
+    pub fn report_path(&self) -> PathBuf {
+        Path::new(&self.out_dir).join("index.html")
+    }
+}
+
 /// Runs the experiments of `dir` (filtered by `opts.only`) and writes the report.
 pub fn reproduce(dir: &Path, opts: &Options) -> Result<SuiteSummary> {
     let files = list_experiment_files(dir)
@@ -130,11 +141,15 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
             ),
         }
     }
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/brisk-report"));
+    let out = match &opts.out {
+        Some(out) => out.clone(),
+        None => std::env::current_dir()
+            .context("cannot determine the current directory for the report")?
+            .join(DEFAULT_OUT_DIR),
+    };
     fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    // Named in full at the end of the run, wherever the command ran from.
+    let out = fs::canonicalize(&out).with_context(|| format!("resolving {}", out.display()))?;
     let jobs = opts
         .jobs
         .map(NonZeroUsize::get)
@@ -291,14 +306,14 @@ impl std::fmt::Display for SuiteSummary {
                 e.virtual_seconds / e.wall_seconds.max(1e-9)
             )?;
         }
-        write!(
+        writeln!(
             f,
-            "{} runs, {} simulated events in {:.1} s ({:.2} M events/s); report: {}/index.html",
+            "{} runs, {} simulated events in {:.1} s ({:.2} M events/s)",
             self.runs,
             self.sim_events,
             self.wall_seconds,
             self.events_per_second / 1e6,
-            self.out_dir
-        )
+        )?;
+        write!(f, "report: {}", self.report_path().display())
     }
 }

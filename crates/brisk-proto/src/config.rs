@@ -6,105 +6,350 @@
 
 use std::time::Duration;
 
-/// Configuration of one association.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
-    // --- Timers (RFC 9260 6.3, 16) ---
-    /// RTO before the first RTT measurement.
-    pub rto_initial: Duration,
-    /// Lower bound of RTO (RFC 9260 6.3.1 C6).
-    pub rto_min: Duration,
-    /// Upper bound of RTO, also of its back-off (C7, E2).
-    pub rto_max: Duration,
-    /// INIT and COOKIE ECHO retransmissions before giving up (5.1).
-    pub max_init_retransmits: u32,
-    /// Consecutive unanswered retransmissions or heartbeats before the
-    /// association is considered unreachable (8.1).
-    pub assoc_max_retrans: u32,
-    /// Consecutive errors before a destination is marked inactive (8.2).
-    pub path_max_retrans: u32,
-    /// Lifetime of the state cookie we hand out (5.1.3).
-    pub valid_cookie_life: Duration,
-    /// Heartbeats on idle paths (8.3).
-    pub heartbeats: bool,
-    /// Added to RTO (with jitter) between heartbeats on an idle path.
-    pub hb_interval: Duration,
+/// Declares [`Config`] and its knob table from one list, so that each knob's
+/// name, type, unit and doc are written once: [`Config::set`], [`Config::get`],
+/// [`KNOBS`], [`KNOB_TABLE`] and `brisk knobs` all read this declaration.
+macro_rules! declare_config {
+    (
+        $(#[$meta:meta])*
+        pub struct Config {
+            $(
+                $(#[doc = $doc:literal])*
+                #[unit = $unit:literal]
+                pub $field:ident: $ty:ty,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct Config {
+            $(
+                $(#[doc = $doc])*
+                pub $field: $ty,
+            )*
+        }
 
-    // --- Acknowledgement (RFC 9260 6.2) ---
-    /// Delay of a delayed SACK (at most 500 ms).
-    pub sack_delay: Duration,
-    /// SACK at least every this many packets carrying DATA (2; 1 disables delayed SACK).
-    pub sack_freq: u32,
+        /// Names of the knobs [`Config::set`] knows: the fields of [`Config`].
+        pub const KNOBS: &[&str] = &[$(stringify!($field)),*];
 
-    // --- Loss recovery (RFC 9260 7.2.4) ---
-    /// Miss indications that trigger fast retransmit: 3 in RFC 9260, 4 in
-    /// RFC 2960 and Linux lksctp 2.6.15, the baseline of the research we reproduce.
-    pub fast_retransmit_threshold: u32,
+        /// Every knob of [`Config`], in declaration order: name, unit, doc, and
+        /// how to read and write its value as text.
+        pub const KNOB_TABLE: &[Knob] = &[$(
+            Knob {
+                name: stringify!($field),
+                unit: $unit,
+                doc: concat!($($doc),*),
+                get: |config| KnobValue::render(&config.$field),
+                set: |config, text| {
+                    config.$field = KnobValue::parse(text)?;
+                    Ok(())
+                },
+            }
+        ),*];
+    };
+}
 
-    // --- Congestion and flow control (RFC 9260 6.1, 7.2) ---
-    /// New-data packets one transmission opportunity may send (0 = no limit).
-    pub max_burst: u32,
-    /// Initial cwnd in bytes; `None` = RFC 9260 7.2.1: min(4*MTU, max(2*MTU, 4404)).
-    pub initial_cwnd: Option<u32>,
-    /// Largest SCTP packet (common header included) we send: the path MTU less
-    /// the IP and, with RFC 6951 encapsulation, UDP headers. The default, 1452,
-    /// fits a 1500-byte path with IPv6 and UDP headers (1472 would be the IPv4
-    /// figure, which usrsctp assumes).
-    pub mtu: usize,
-    /// Our receive buffer, advertised as a_rwnd.
-    pub receive_buffer: u32,
-    /// Bytes the application may queue before `send` is refused.
-    pub send_buffer: usize,
-    /// Largest user message we send or accept.
-    pub max_message_size: usize,
+declare_config! {
+    /// Configuration of one association.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Config {
+        // --- Timers (RFC 9260 6.3, 16) ---
+        /// RTO before the first RTT measurement.
+        #[unit = "duration"]
+        pub rto_initial: Duration,
+        /// Lower bound of RTO (RFC 9260 6.3.1 C6).
+        #[unit = "duration"]
+        pub rto_min: Duration,
+        /// Upper bound of RTO, also of its back-off (C7, E2).
+        #[unit = "duration"]
+        pub rto_max: Duration,
+        /// INIT and COOKIE ECHO retransmissions before giving up (5.1).
+        #[unit = "count"]
+        pub max_init_retransmits: u32,
+        /// Consecutive unanswered retransmissions or heartbeats before the
+        /// association is considered unreachable (8.1).
+        #[unit = "count"]
+        pub assoc_max_retrans: u32,
+        /// Consecutive errors before a destination is marked inactive (8.2).
+        #[unit = "count"]
+        pub path_max_retrans: u32,
+        /// Lifetime of the state cookie we hand out (5.1.3).
+        #[unit = "duration"]
+        pub valid_cookie_life: Duration,
+        /// Heartbeats on idle paths (8.3).
+        #[unit = "true|false"]
+        pub heartbeats: bool,
+        /// Added to RTO (with jitter) between heartbeats on an idle path.
+        #[unit = "duration"]
+        pub hb_interval: Duration,
 
-    // --- Streams (RFC 9260 5.1.1) ---
-    /// Outbound streams we ask for.
-    pub outbound_streams: u16,
-    /// Inbound streams we accept at most.
-    pub max_inbound_streams: u16,
+        // --- Acknowledgement (RFC 9260 6.2) ---
+        /// Delay of a delayed SACK (at most 500 ms).
+        #[unit = "duration"]
+        pub sack_delay: Duration,
+        /// SACK at least every this many packets carrying DATA (2; 1 disables delayed SACK).
+        #[unit = "packets"]
+        pub sack_freq: u32,
 
-    // --- Latency mechanisms (all off in `rfc9260()`) ---
-    /// Early Retransmit (RFC 5827): byte-based (3.1) or packet-based (3.2,
-    /// seed 000's modification).
-    pub early_retransmit: EarlyRetransmit,
-    /// Delay an early retransmission by max(SRTT/4, 2 ms), cancelled if a SACK
-    /// resolves it (reordering mitigation, RFC 5827 6).
-    pub early_retransmit_delay: bool,
-    /// RTO restart (RFC 7765): with fewer than 4 packets outstanding and no unsent
-    /// data, restart T3 at RTO less the age of the earliest outstanding chunk.
-    pub rto_restart: bool,
-    /// Thin-stream mode (seed 001) holds while fewer than this many packets are
-    /// outstanding.
-    pub thin_threshold: u32,
-    /// Thin: T3 expiry does not double RTO (linear timeouts, seed 001 4.2.2).
-    pub thin_linear_timeouts: bool,
-    /// Thin: fast retransmit on the first miss indication (seed 001 4.3).
-    pub thin_fast_retransmit: bool,
-    /// Thin: a lower RTO.Min (seed 001 uses 200 ms).
-    pub thin_rto_min: Option<Duration>,
-    /// Thin: a fast retransmission fills its packet with the earliest
-    /// outstanding chunks (seed 001 4.4).
-    pub thin_aggressive_bundling: bool,
-    /// Thin: new packets with room carry unacknowledged chunks in front of the
-    /// new ones (redundant bundling, seed 001 4.4; cause `Bundled`).
-    pub thin_redundant_bundling: bool,
-    /// Thin: set the I bit on DATA sent while thin, so a standard receiver
-    /// SACKs at once (ours, not the seed's).
-    pub thin_immediate_sack: bool,
-    /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
-    pub tail_loss_probe: bool,
-    /// Nagle's algorithm for messages: off (SCTP_NODELAY), classic, or
-    /// Minshall's (hold a small packet only while a small one is unacknowledged).
-    pub nagle: Nagle,
-    /// PKTDROP (draft-stewart-sctp-pktdrprep): offered in INIT/INIT ACK; used
-    /// only with a peer that offers it too.
-    pub pktdrop: bool,
+        // --- Loss recovery (RFC 9260 7.2.4) ---
+        /// Miss indications that trigger fast retransmit: 3 in RFC 9260, 4 in
+        /// RFC 2960 and Linux lksctp 2.6.15, the baseline of the research we reproduce.
+        #[unit = "count"]
+        pub fast_retransmit_threshold: u32,
 
-    // --- Observability ---
-    /// Record per-message and per-retransmission events (`Event::MessageAcked`,
-    /// `Event::Retransmission`). Counters in `Stats` are kept regardless.
-    pub events: bool,
+        // --- Congestion and flow control (RFC 9260 6.1, 7.2) ---
+        /// New-data packets one transmission opportunity may send (0 = no limit).
+        #[unit = "packets"]
+        pub max_burst: u32,
+        /// Initial cwnd in bytes; `none`: RFC 9260 7.2.1's min(4*MTU, max(2*MTU, 4404)).
+        #[unit = "bytes|none"]
+        pub initial_cwnd: Option<u32>,
+        /// Largest SCTP packet (common header included) we send: the path MTU less
+        /// the IP and, with RFC 6951 encapsulation, UDP headers. The default, 1452,
+        /// fits a 1500-byte path with IPv6 and UDP headers (1472 would be the IPv4
+        /// figure, which usrsctp assumes).
+        #[unit = "bytes"]
+        pub mtu: usize,
+        /// Our receive buffer, advertised as a_rwnd.
+        #[unit = "bytes"]
+        pub receive_buffer: u32,
+        /// Bytes the application may queue before `send` is refused.
+        #[unit = "bytes"]
+        pub send_buffer: usize,
+        /// Largest user message we send or accept.
+        #[unit = "bytes"]
+        pub max_message_size: usize,
+
+        // --- Streams (RFC 9260 5.1.1) ---
+        /// Outbound streams we ask for.
+        #[unit = "streams"]
+        pub outbound_streams: u16,
+        /// Inbound streams we accept at most.
+        #[unit = "streams"]
+        pub max_inbound_streams: u16,
+
+        // --- Latency mechanisms (all off in `rfc9260()`) ---
+        /// Early Retransmit (RFC 5827): byte-based (3.1) or packet-based (3.2,
+        /// seed 000's modification).
+        #[unit = "off|bytes|packets"]
+        pub early_retransmit: EarlyRetransmit,
+        /// Delay an early retransmission by max(SRTT/4, 2 ms), cancelled if a SACK
+        /// resolves it (reordering mitigation, RFC 5827 6).
+        #[unit = "true|false"]
+        pub early_retransmit_delay: bool,
+        /// RTO restart (RFC 7765): with fewer than 4 packets outstanding and no unsent
+        /// data, restart T3 at RTO less the age of the earliest outstanding chunk.
+        #[unit = "true|false"]
+        pub rto_restart: bool,
+        /// Thin-stream mode (seed 001) holds while fewer than this many packets are
+        /// outstanding.
+        #[unit = "packets"]
+        pub thin_threshold: u32,
+        /// Thin: T3 expiry does not double RTO (linear timeouts, seed 001 4.2.2).
+        #[unit = "true|false"]
+        pub thin_linear_timeouts: bool,
+        /// Thin: fast retransmit on the first miss indication (seed 001 4.3).
+        #[unit = "true|false"]
+        pub thin_fast_retransmit: bool,
+        /// Thin: a lower RTO.Min (seed 001 uses 200 ms); `none`: `rto_min` holds.
+        #[unit = "duration|none"]
+        pub thin_rto_min: Option<Duration>,
+        /// Thin: a fast retransmission fills its packet with the earliest
+        /// outstanding chunks (seed 001 4.4).
+        #[unit = "true|false"]
+        pub thin_aggressive_bundling: bool,
+        /// Thin: new packets with room carry unacknowledged chunks in front of the
+        /// new ones (redundant bundling, seed 001 4.4; cause `Bundled`).
+        #[unit = "true|false"]
+        pub thin_redundant_bundling: bool,
+        /// Thin: set the I bit on DATA sent while thin, so a standard receiver
+        /// SACKs at once (ours, not the seed's).
+        #[unit = "true|false"]
+        pub thin_immediate_sack: bool,
+        /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
+        #[unit = "true|false"]
+        pub tail_loss_probe: bool,
+        /// Nagle's algorithm for messages: off (SCTP_NODELAY), classic, or
+        /// Minshall's (hold a small packet only while a small one is unacknowledged).
+        #[unit = "off|classic|minshall"]
+        pub nagle: Nagle,
+        /// PKTDROP (draft-stewart-sctp-pktdrprep): offered in INIT/INIT ACK; used
+        /// only with a peer that offers it too.
+        #[unit = "true|false"]
+        pub pktdrop: bool,
+
+        // --- Observability ---
+        /// Record per-message and per-retransmission events (`Event::MessageAcked`,
+        /// `Event::Retransmission`). Counters in `Stats` are kept regardless.
+        #[unit = "true|false"]
+        pub events: bool,
+    }
+}
+
+/// One knob of [`Config`], as declared: its name, the unit (or the words) its
+/// values take, its doc, and its value as text in the syntax [`Config::set`]
+/// accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct Knob {
+    /// The field's name, which [`Config::set`] and [`Config::get`] take.
+    pub name: &'static str,
+    /// What a value is: `duration`, `bytes`, `packets`, `streams`, `count`,
+    /// `true|false`, or the words it takes (`off|bytes|packets`); `|none`
+    /// where it may be unset.
+    pub unit: &'static str,
+    /// The field's documentation, its lines joined.
+    pub doc: &'static str,
+    get: fn(&Config) -> String,
+    set: fn(&mut Config, &str) -> Result<(), &'static str>,
+}
+
+impl Knob {
+    /// Finds a knob by name.
+    pub fn named(name: &str) -> Option<&'static Knob> {
+        KNOB_TABLE.iter().find(|k| k.name == name)
+    }
+
+    /// The knob's value in `config`, as [`Config::set`] accepts it.
+    pub fn get(&self, config: &Config) -> String {
+        (self.get)(config)
+    }
+
+    /// The first sentence of the doc, on one line.
+    pub fn summary(&self) -> String {
+        let doc = self.doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        match doc.find(". ") {
+            Some(end) => doc[..=end].to_owned(),
+            None => doc,
+        }
+    }
+}
+
+/// A knob's value type: parsed from text, rendered back in the same syntax.
+trait KnobValue: Sized {
+    /// The value, or what was expected instead (completing "is not ...").
+    fn parse(text: &str) -> Result<Self, &'static str>;
+    fn render(&self) -> String;
+}
+
+const DURATION: &str = "a duration such as 200ms or 1s";
+
+fn whole_number(text: &str) -> Result<u64, &'static str> {
+    text.trim().parse::<u64>().map_err(|_| "a whole number")
+}
+
+impl KnobValue for Duration {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        parse_duration(text).ok_or(DURATION)
+    }
+    fn render(&self) -> String {
+        format_duration(*self)
+    }
+}
+
+impl KnobValue for u32 {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        u32::try_from(whole_number(text)?).map_err(|_| "a 32-bit number")
+    }
+    fn render(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl KnobValue for u16 {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        u16::try_from(whole_number(text)?).map_err(|_| "a 16-bit number")
+    }
+    fn render(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl KnobValue for usize {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        usize::try_from(whole_number(text)?).map_err(|_| "a size")
+    }
+    fn render(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl KnobValue for bool {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "true" | "on" | "yes" => Ok(true),
+            "false" | "off" | "no" => Ok(false),
+            _ => Err("true or false"),
+        }
+    }
+    fn render(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl KnobValue for Option<u32> {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "none" => Ok(None),
+            _ => match whole_number(text) {
+                Ok(n) => u32::try_from(n).map(Some).map_err(|_| "a 32-bit number"),
+                Err(_) => Err("none or a whole number"),
+            },
+        }
+    }
+    fn render(&self) -> String {
+        self.map_or_else(|| "none".to_owned(), |v| v.to_string())
+    }
+}
+
+impl KnobValue for Option<Duration> {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "none" => Ok(None),
+            _ => parse_duration(text)
+                .map(Some)
+                .ok_or("none or a duration such as 200ms or 1s"),
+        }
+    }
+    fn render(&self) -> String {
+        self.map_or_else(|| "none".to_owned(), format_duration)
+    }
+}
+
+impl KnobValue for EarlyRetransmit {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "off" | "none" => Ok(EarlyRetransmit::Off),
+            "bytes" => Ok(EarlyRetransmit::Bytes),
+            "packets" => Ok(EarlyRetransmit::Packets),
+            _ => Err("off, bytes or packets"),
+        }
+    }
+    fn render(&self) -> String {
+        match self {
+            EarlyRetransmit::Off => "off",
+            EarlyRetransmit::Bytes => "bytes",
+            EarlyRetransmit::Packets => "packets",
+        }
+        .to_owned()
+    }
+}
+
+impl KnobValue for Nagle {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "off" => Ok(Nagle::Off),
+            "classic" => Ok(Nagle::Classic),
+            "minshall" => Ok(Nagle::Minshall),
+            _ => Err("off, classic or minshall"),
+        }
+    }
+    fn render(&self) -> String {
+        match self {
+            Nagle::Off => "off",
+            Nagle::Classic => "classic",
+            Nagle::Minshall => "minshall",
+        }
+        .to_owned()
+    }
 }
 
 /// Early Retransmit variants (RFC 5827).
@@ -283,8 +528,11 @@ impl Config {
                 "at least 1500 bytes (RFC 9260 6.2.1 a_rwnd)",
             );
         }
-        if self.outbound_streams == 0 || self.max_inbound_streams == 0 {
-            return fail("outbound_streams", "at least one stream each way");
+        if self.outbound_streams == 0 {
+            return fail("outbound_streams", "at least 1");
+        }
+        if self.max_inbound_streams == 0 {
+            return fail("max_inbound_streams", "at least 1");
         }
         if self.max_message_size == 0 || self.max_message_size > self.send_buffer {
             return fail("max_message_size", "at least 1 and at most send_buffer");
@@ -303,8 +551,15 @@ pub enum ConfigError {
     },
     #[error("unknown config preset `{name}`; known presets: {known}")]
     UnknownPreset { name: String, known: String },
-    #[error("unknown config knob `{key}`; known knobs: {known}")]
-    UnknownKnob { key: String, known: String },
+    #[error(
+        "unknown config knob `{key}`{hint}; `brisk knobs` lists every knob",
+        hint = did_you_mean(.suggestions)
+    )]
+    UnknownKnob {
+        key: String,
+        /// The knobs whose names are closest to `key`, best first.
+        suggestions: Vec<&'static str>,
+    },
     #[error("config knob `{key}`: `{value}` is not {expected}")]
     BadValue {
         key: String,
@@ -320,44 +575,6 @@ pub const PRESETS: &[&str] = &[
     "signaling",
     "thin-stream",
     "low-latency",
-];
-
-/// Names of the knobs [`Config::set`] knows: the fields of [`Config`].
-pub const KNOBS: &[&str] = &[
-    "rto_initial",
-    "rto_min",
-    "rto_max",
-    "max_init_retransmits",
-    "assoc_max_retrans",
-    "path_max_retrans",
-    "valid_cookie_life",
-    "heartbeats",
-    "hb_interval",
-    "sack_delay",
-    "sack_freq",
-    "fast_retransmit_threshold",
-    "max_burst",
-    "initial_cwnd",
-    "mtu",
-    "receive_buffer",
-    "send_buffer",
-    "max_message_size",
-    "outbound_streams",
-    "max_inbound_streams",
-    "early_retransmit",
-    "early_retransmit_delay",
-    "rto_restart",
-    "thin_threshold",
-    "thin_linear_timeouts",
-    "thin_fast_retransmit",
-    "thin_rto_min",
-    "thin_aggressive_bundling",
-    "thin_redundant_bundling",
-    "thin_immediate_sack",
-    "tail_loss_probe",
-    "nagle",
-    "pktdrop",
-    "events",
 ];
 
 /// Parses a duration: `250ms`, `1.5s`, `800us`, or a bare number of milliseconds.
@@ -393,98 +610,105 @@ impl Config {
     }
 
     /// Sets one knob by name from text: durations as `250ms`/`1s`, numbers,
-    /// `true`/`false`, and `none` for `initial_cwnd`.
+    /// `true`/`false`, the words of the knob's unit (`packets`, `minshall`),
+    /// and `none` for a knob that may be unset. [`KNOB_TABLE`] lists them.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let bad = |expected: &'static str| ConfigError::BadValue {
+        let Some(knob) = Knob::named(key) else {
+            return Err(ConfigError::UnknownKnob {
+                key: key.to_owned(),
+                suggestions: closest_knobs(key),
+            });
+        };
+        (knob.set)(self, value).map_err(|expected| ConfigError::BadValue {
             key: key.to_owned(),
             value: value.to_owned(),
             expected,
-        };
-        let duration =
-            || parse_duration(value).ok_or_else(|| bad("a duration such as 200ms or 1s"));
-        let uint = || {
-            value
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| bad("a whole number"))
-        };
-        let u32v = || uint().and_then(|v| u32::try_from(v).map_err(|_| bad("a 32-bit number")));
-        let u16v = || uint().and_then(|v| u16::try_from(v).map_err(|_| bad("a 16-bit number")));
-        let usizev = || uint().and_then(|v| usize::try_from(v).map_err(|_| bad("a size")));
-        let boolean = || match value.trim() {
-            "true" | "on" | "yes" => Ok(true),
-            "false" | "off" | "no" => Ok(false),
-            _ => Err(bad("true or false")),
-        };
-        match key {
-            "rto_initial" => self.rto_initial = duration()?,
-            "rto_min" => self.rto_min = duration()?,
-            "rto_max" => self.rto_max = duration()?,
-            "max_init_retransmits" => self.max_init_retransmits = u32v()?,
-            "assoc_max_retrans" => self.assoc_max_retrans = u32v()?,
-            "path_max_retrans" => self.path_max_retrans = u32v()?,
-            "valid_cookie_life" => self.valid_cookie_life = duration()?,
-            "heartbeats" => self.heartbeats = boolean()?,
-            "hb_interval" => self.hb_interval = duration()?,
-            "sack_delay" => self.sack_delay = duration()?,
-            "sack_freq" => self.sack_freq = u32v()?,
-            "fast_retransmit_threshold" => self.fast_retransmit_threshold = u32v()?,
-            "max_burst" => self.max_burst = u32v()?,
-            "initial_cwnd" => {
-                self.initial_cwnd = if value.trim() == "none" {
-                    None
-                } else {
-                    Some(u32v()?)
-                }
+        })
+    }
+
+    /// One knob's value by name, in the syntax [`Config::set`] accepts
+    /// (`200ms`, `none`, `packets`, ...); `None` for an unknown name.
+    pub fn get(&self, key: &str) -> Option<String> {
+        Knob::named(key).map(|knob| knob.get(self))
+    }
+}
+
+/// Renders a duration as [`parse_duration`] reads it: the largest unit of `s`,
+/// `ms` and `us` that holds it whole (`1s`, `200ms`, `800us`, `1.5us`).
+pub fn format_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns == 0 {
+        "0ms".to_owned()
+    } else if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        let frac = format!("{:03}", ns % 1_000);
+        format!("{}.{}us", ns / 1_000, frac.trim_end_matches('0'))
+    }
+}
+
+/// The knobs a mistyped name most likely meant: those within a few edits of it
+/// (case and `-` for `_` ignored), or else those it is part of, at most three.
+fn closest_knobs(key: &str) -> Vec<&'static str> {
+    let key = key.trim().to_ascii_lowercase().replace('-', "_");
+    if key.is_empty() {
+        return Vec::new();
+    }
+    let limit = (key.chars().count() / 3).max(2);
+    let mut near: Vec<(usize, &'static str)> = KNOBS
+        .iter()
+        .map(|&name| (edit_distance(&key, name), name))
+        .filter(|&(d, _)| d <= limit)
+        .collect();
+    near.sort();
+    if let Some(&(best, _)) = near.first() {
+        near.retain(|&(d, _)| d == best);
+    } else if key.len() >= 3 {
+        near = KNOBS
+            .iter()
+            .filter(|name| name.contains(key.as_str()) || key.contains(*name))
+            .map(|&name| (0, name))
+            .collect();
+    }
+    near.into_iter().take(3).map(|(_, name)| name).collect()
+}
+
+/// Edit distance by characters, a swap of neighbours counting as one edit
+/// (optimal string alignment), so `rto_mni` is nearer `rto_min` than `rto_max`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // d[i][j]: the distance between the first i characters of a and j of b.
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let substitute = d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut best = substitute.min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
             }
-            "mtu" => self.mtu = usizev()?,
-            "receive_buffer" => self.receive_buffer = u32v()?,
-            "send_buffer" => self.send_buffer = usizev()?,
-            "max_message_size" => self.max_message_size = usizev()?,
-            "outbound_streams" => self.outbound_streams = u16v()?,
-            "max_inbound_streams" => self.max_inbound_streams = u16v()?,
-            "early_retransmit" => {
-                self.early_retransmit = match value.trim() {
-                    "off" | "none" => EarlyRetransmit::Off,
-                    "bytes" => EarlyRetransmit::Bytes,
-                    "packets" => EarlyRetransmit::Packets,
-                    _ => return Err(bad("off, bytes or packets")),
-                }
-            }
-            "early_retransmit_delay" => self.early_retransmit_delay = boolean()?,
-            "rto_restart" => self.rto_restart = boolean()?,
-            "thin_threshold" => self.thin_threshold = u32v()?,
-            "thin_linear_timeouts" => self.thin_linear_timeouts = boolean()?,
-            "thin_fast_retransmit" => self.thin_fast_retransmit = boolean()?,
-            "thin_rto_min" => {
-                self.thin_rto_min = if value.trim() == "none" {
-                    None
-                } else {
-                    Some(duration()?)
-                }
-            }
-            "thin_aggressive_bundling" => self.thin_aggressive_bundling = boolean()?,
-            "thin_redundant_bundling" => self.thin_redundant_bundling = boolean()?,
-            "thin_immediate_sack" => self.thin_immediate_sack = boolean()?,
-            "tail_loss_probe" => self.tail_loss_probe = boolean()?,
-            "nagle" => {
-                self.nagle = match value.trim() {
-                    "off" => Nagle::Off,
-                    "classic" => Nagle::Classic,
-                    "minshall" => Nagle::Minshall,
-                    _ => return Err(bad("off, classic or minshall")),
-                }
-            }
-            "pktdrop" => self.pktdrop = boolean()?,
-            "events" => self.events = boolean()?,
-            _ => {
-                return Err(ConfigError::UnknownKnob {
-                    key: key.to_owned(),
-                    known: KNOBS.join(", "),
-                });
-            }
+            d[i][j] = best;
         }
-        Ok(())
+    }
+    d[a.len()][b.len()]
+}
+
+/// ` (did you mean `a`?)`, or nothing without suggestions.
+fn did_you_mean(suggestions: &[&str]) -> String {
+    let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => format!(" (did you mean {one}?)"),
+        [rest @ .., last] => format!(" (did you mean {} or {last}?)", rest.join(", ")),
     }
 }
 
@@ -607,6 +831,156 @@ mod tests {
         ));
         assert_eq!(parse_duration("800us"), Some(Duration::from_micros(800)));
         assert_eq!(parse_duration("-1s"), None);
+    }
+
+    /// Every preset, and one config with every knob away from its default
+    /// (each enum's other words, `Some` where the default is `none`, odd
+    /// durations).
+    fn every_kind_of_value() -> Vec<(String, Config)> {
+        let mut configs: Vec<(String, Config)> = PRESETS
+            .iter()
+            .map(|&p| (p.to_owned(), Config::preset(p).unwrap()))
+            .collect();
+        let odd = Config {
+            rto_initial: Duration::from_micros(1500),
+            rto_min: Duration::from_nanos(1_234_567),
+            rto_max: Duration::from_secs(90),
+            hb_interval: Duration::from_nanos(1),
+            valid_cookie_life: Duration::ZERO,
+            heartbeats: false,
+            initial_cwnd: Some(9000),
+            early_retransmit: EarlyRetransmit::Bytes,
+            early_retransmit_delay: true,
+            thin_rto_min: Some(Duration::from_millis(250)),
+            nagle: Nagle::Minshall,
+            events: false,
+            mtu: 9000,
+            outbound_streams: u16::MAX,
+            receive_buffer: u32::MAX,
+            ..Config::low_latency()
+        };
+        configs.push(("odd".to_owned(), odd));
+        configs.push((
+            "classic".to_owned(),
+            Config {
+                nagle: Nagle::Classic,
+                ..Config::rfc9260()
+            },
+        ));
+        configs
+    }
+
+    #[test]
+    fn get_renders_every_knob_of_every_preset_so_that_set_reads_it_back() {
+        let configs = every_kind_of_value();
+        for (from_name, from) in &configs {
+            for (to_name, to) in &configs {
+                // Start from another config, so that `set` has to change the value.
+                let mut c = from.clone();
+                for knob in KNOBS {
+                    let text = to.get(knob).unwrap();
+                    c.set(knob, &text)
+                        .unwrap_or_else(|e| panic!("{to_name}: {knob} = {text}: {e}"));
+                    assert_eq!(c.get(knob).as_deref(), Some(text.as_str()), "{knob}");
+                }
+                assert_eq!(&c, to, "{from_name} set to every knob of {to_name}");
+            }
+        }
+        assert_eq!(Config::rfc9260().get("nope"), None);
+    }
+
+    #[test]
+    fn get_uses_the_syntax_of_set() {
+        let c = Config::signaling();
+        let get = |k: &str| c.get(k).unwrap();
+        assert_eq!(get("rto_initial"), "200ms");
+        assert_eq!(get("rto_max"), "400ms");
+        assert_eq!(get("hb_interval"), "30s");
+        assert_eq!(get("early_retransmit"), "packets");
+        assert_eq!(get("initial_cwnd"), "none");
+        assert_eq!(get("thin_rto_min"), "none");
+        assert_eq!(get("nagle"), "off");
+        assert_eq!(get("rto_restart"), "true");
+        assert_eq!(get("mtu"), "1452");
+        assert_eq!(Config::thin_stream().get("thin_rto_min").unwrap(), "200ms");
+        assert_eq!(format_duration(Duration::from_micros(800)), "800us");
+        assert_eq!(format_duration(Duration::from_nanos(1_500)), "1.5us");
+        assert_eq!(
+            format_duration(Duration::from_nanos(1_234_567)),
+            "1234.567us"
+        );
+        assert_eq!(format_duration(Duration::ZERO), "0ms");
+    }
+
+    #[test]
+    fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
+        let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
+        assert_eq!(names, KNOBS);
+        assert_eq!(KNOBS.len(), 34);
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len());
+        for k in KNOB_TABLE {
+            let summary = k.summary();
+            assert!(!k.unit.is_empty(), "{}", k.name);
+            assert!(
+                summary.ends_with('.') && !summary.contains('\n'),
+                "{}: {summary}",
+                k.name
+            );
+        }
+        let mtu = Knob::named("mtu").unwrap();
+        assert_eq!(mtu.unit, "bytes");
+        assert_eq!(
+            mtu.summary(),
+            "Largest SCTP packet (common header included) we send: the path MTU less \
+             the IP and, with RFC 6951 encapsulation, UDP headers."
+        );
+        assert_eq!(
+            Knob::named("rto_min").unwrap().summary(),
+            "Lower bound of RTO (RFC 9260 6.3.1 C6)."
+        );
+    }
+
+    #[test]
+    fn an_unknown_knob_names_the_closest_knobs_and_points_to_brisk_knobs() {
+        let mut c = Config::rfc9260();
+        let msg = |c: &mut Config, key: &str| c.set(key, "1").unwrap_err().to_string();
+        assert_eq!(
+            msg(&mut c, "sack_dely"),
+            "unknown config knob `sack_dely` (did you mean `sack_delay`?); `brisk knobs` lists every knob"
+        );
+        assert_eq!(
+            msg(&mut c, "RTO-Min"),
+            "unknown config knob `RTO-Min` (did you mean `rto_min`?); `brisk knobs` lists every knob"
+        );
+        assert_eq!(
+            msg(&mut c, "delay"),
+            "unknown config knob `delay` (did you mean `sack_delay` or `early_retransmit_delay`?); \
+             `brisk knobs` lists every knob"
+        );
+        assert_eq!(
+            msg(&mut c, "colour"),
+            "unknown config knob `colour`; `brisk knobs` lists every knob"
+        );
+        assert_eq!(
+            c.set("rto_mni", "1s"),
+            Err(ConfigError::UnknownKnob {
+                key: "rto_mni".into(),
+                suggestions: vec!["rto_min"],
+            })
+        );
+        assert_eq!(
+            c.set("initial_cwnd", "lots").unwrap_err().to_string(),
+            "config knob `initial_cwnd`: `lots` is not none or a whole number"
+        );
+        assert_eq!(
+            c.set("nagle", "on").unwrap_err().to_string(),
+            "config knob `nagle`: `on` is not off, classic or minshall"
+        );
+        assert_eq!(
+            c.set("outbound_streams", "70000").unwrap_err().to_string(),
+            "config knob `outbound_streams`: `70000` is not a 16-bit number"
+        );
     }
 
     #[test]
