@@ -89,6 +89,11 @@ declare_config! {
         /// SACK at least every this many packets carrying DATA (2; 1 disables delayed SACK).
         #[unit = "packets"]
         pub sack_freq: u32,
+        /// Receiver: SACK at once for DATA with the I bit set (RFC 7053, in
+        /// RFC 9260 6.2). Off models receivers older than RFC 7053, such as
+        /// Linux 2.6.15, which ignore the bit.
+        #[unit = "true|false"]
+        pub honor_i_bit: bool,
 
         // --- Loss recovery (RFC 9260 7.2.4) ---
         /// Miss indications that trigger fast retransmit: 3 in RFC 9260, 4 in
@@ -397,6 +402,7 @@ impl Config {
             hb_interval: Duration::from_secs(30),
             sack_delay: Duration::from_millis(200),
             sack_freq: 2,
+            honor_i_bit: true,
             fast_retransmit_threshold: 3,
             max_burst: 4,
             initial_cwnd: None,
@@ -470,12 +476,12 @@ impl Config {
     pub fn lksctp_2_6_15() -> Self {
         Self {
             fast_retransmit_threshold: 4,
+            // Linux 2.6.15 (2006) predates RFC 7053's I bit.
+            honor_i_bit: false,
             ..Self::rfc9260()
         }
     }
 
-    /// Largest DATA payload that fits one packet: MTU less the common header
-    /// and the DATA chunk header.
     /// The largest message this side can receive: `max_message_size`, or less
     /// when the receive buffer cannot hold it whole. A message is held until
     /// its last fragment arrives (no partial delivery), each fragment charged
@@ -495,6 +501,8 @@ impl Config {
         len.min(self.max_message_size)
     }
 
+    /// Largest DATA payload that fits one packet: MTU less the common header
+    /// and the DATA chunk header.
     pub fn max_data_payload(&self) -> usize {
         self.mtu.saturating_sub(12 + 16).max(1)
     }
@@ -796,7 +804,7 @@ mod tests {
         assert_eq!((c.initial_cwnd, c.mtu), (Some(9000), 1452));
         for knob in KNOBS {
             let value = match *knob {
-                "heartbeats" | "events" => "true",
+                "heartbeats" | "events" | "honor_i_bit" => "true",
                 k if k.starts_with("thin_") && k != "thin_rto_min" && k != "thin_threshold" => {
                     "true"
                 }
@@ -916,7 +924,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 34);
+        assert_eq!(KNOBS.len(), 35);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {

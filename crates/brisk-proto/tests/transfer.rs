@@ -3,6 +3,8 @@
 
 mod harness;
 
+use std::time::Duration;
+
 use brisk_proto::wire::chunk::types;
 use brisk_proto::{Config, Event, OutgoingMessage, Time};
 use harness::{Dir, Fate, Pair, ms};
@@ -285,4 +287,39 @@ fn a_message_the_receive_buffer_can_never_hold_ends_the_association_with_a_reaso
         e,
         brisk_proto::Event::Closed(brisk_proto::CloseReason::PeerAbort { .. })
     )));
+}
+
+/// When B's SACK for A's one message left, after the message arrived.
+fn sack_wait_for_an_i_bit_message(b_honours: bool) -> Duration {
+    let b_cfg = Config {
+        honor_i_bit: b_honours,
+        ..Config::rfc9260()
+    };
+    let mut p = Pair::new(ms(10), b_cfg);
+    p.connect(Config::rfc9260());
+    let mark = p.log.len();
+    p.a_send(OutgoingMessage::new(0, &b"now"[..]).immediate_sack(true));
+    p.run_for(ms(1000));
+    let data_at = p.log[mark..]
+        .iter()
+        .find(|l| l.seen.dir == Dir::AtoB && l.seen.has_data())
+        .map(|l| l.seen.sent_at + ms(10))
+        .expect("DATA");
+    let sack_at = p.log[mark..]
+        .iter()
+        .find(|l| l.seen.dir == Dir::BtoA && l.seen.has_sack())
+        .map(|l| l.seen.sent_at)
+        .expect("SACK");
+    sack_at.since(data_at)
+}
+
+#[test]
+fn an_rfc_7053_receiver_sacks_an_i_bit_at_once_and_an_lksctp_2_6_15_one_delays() {
+    assert_eq!(sack_wait_for_an_i_bit_message(true), Duration::ZERO);
+    // Linux 2.6.15 predates the I bit: the delayed SACK waits SACK.Delay.
+    assert_eq!(
+        sack_wait_for_an_i_bit_message(false),
+        Config::rfc9260().sack_delay
+    );
+    assert!(!Config::lksctp_2_6_15().honor_i_bit);
 }

@@ -48,7 +48,8 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
         );
         return;
     }
-    seen.immediate |= d.flags.immediate;
+    // RFC 7053: the I bit asks for a SACK at once; an older receiver ignores it.
+    seen.immediate |= d.flags.immediate && a.cfg.honor_i_bit;
     match a.tracker.classify(d.tsn) {
         Received::New => {}
         Received::Duplicate => {
