@@ -47,6 +47,16 @@ impl Timer {
     }
 }
 
+/// `t` rounded up to the next multiple of `granularity` (a clock tick);
+/// unchanged for a granularity of zero.
+pub fn on_tick(t: Time, granularity: Duration) -> Time {
+    let g = u64::try_from(granularity.as_micros()).unwrap_or(u64::MAX);
+    if g <= 1 {
+        return t;
+    }
+    Time::from_micros(t.as_micros().div_ceil(g).saturating_mul(g))
+}
+
 /// The earliest of several optional deadlines.
 pub fn earliest(deadlines: impl IntoIterator<Item = Option<Time>>) -> Option<Time> {
     deadlines.into_iter().flatten().min()
@@ -64,6 +74,15 @@ mod tests {
         assert!(t.poll_expired(Time::from_millis(15)));
         assert!(!t.is_running());
         assert!(!t.poll_expired(Time::from_millis(16)));
+    }
+
+    #[test]
+    fn deadlines_round_up_to_the_next_tick() {
+        let g = Duration::from_millis(4);
+        assert_eq!(on_tick(Time::from_micros(4_001), g), Time::from_millis(8));
+        assert_eq!(on_tick(Time::from_millis(8), g), Time::from_millis(8));
+        assert_eq!(on_tick(Time::from_micros(1), g), Time::from_millis(4));
+        assert_eq!(on_tick(Time(12_345), Duration::ZERO), Time(12_345));
     }
 
     #[test]

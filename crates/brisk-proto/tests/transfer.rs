@@ -323,3 +323,35 @@ fn an_rfc_7053_receiver_sacks_an_i_bit_at_once_and_an_lksctp_2_6_15_one_delays()
     );
     assert!(!Config::lksctp_2_6_15().honor_i_bit);
 }
+
+/// When A's T3 retransmits its first, lost, DATA chunk: (first sent, retransmitted).
+fn t3_after_a_loss(granularity: Duration) -> (Time, Time) {
+    let cfg = Config {
+        timer_granularity: granularity,
+        ..Config::rfc9260()
+    };
+    let mut p = Pair::new(ms(10), cfg.clone());
+    p.connect(cfg);
+    // Off the 4 ms grid.
+    p.run_for(Duration::from_micros(1_234));
+    p.drop_data_packet(Dir::AtoB, 1);
+    p.a_send(OutgoingMessage::new(0, &b"lost once"[..]));
+    p.run_for(ms(3_000));
+    let (at, _, cause) = p.a_retransmissions()[0];
+    assert_eq!(cause, brisk_proto::RetransmitCause::T3Timeout);
+    let first = p.data_packets(Dir::AtoB)[0].seen.sent_at;
+    (first, at)
+}
+
+#[test]
+fn with_a_timer_granularity_t3_fires_on_the_next_tick() {
+    let rto = Config::rfc9260().rto_initial;
+    let (first, at) = t3_after_a_loss(Duration::ZERO);
+    assert_eq!(at, first + rto, "exactly on time without ticks");
+    let (first, at) = t3_after_a_loss(ms(4));
+    assert_eq!(at.as_micros() % 4_000, 0, "on a 4 ms tick: {at}");
+    assert!(
+        at >= first + rto && at < first + rto + ms(4),
+        "{first} {at}"
+    );
+}

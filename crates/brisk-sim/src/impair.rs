@@ -59,6 +59,13 @@ pub enum Impairment {
     /// With probability `p`, the packet is delivered twice (the copy arrives
     /// with the original and takes no extra link time).
     Duplicate { p: f64 },
+    /// Each packet is delayed by a uniform extra amount from 0 to `max`, but
+    /// never arrives before the packet in front of it: jitter without
+    /// reordering (a queue that varies, not a path that splits).
+    Jitter { max: Duration },
+    /// Packets leave the link only on ticks of `period` (arrivals round up
+    /// to the next multiple): Dummynet's clock at 1 ms (HZ 1000).
+    Tick { period: Duration },
 }
 
 impl Impairment {
@@ -76,6 +83,8 @@ impl Impairment {
             Impairment::Reorder { .. } => 9,
             Impairment::Duplicate { .. } => 10,
             Impairment::DropNewChunks { .. } => 11,
+            Impairment::Jitter { .. } => 12,
+            Impairment::Tick { .. } => 13,
         }
     }
 }
@@ -125,6 +134,10 @@ pub(crate) struct Verdict {
     pub duplicate: bool,
     /// Extra delay from reordering.
     pub extra: Duration,
+    /// Extra delay from jitter (never reorders).
+    pub jitter: Duration,
+    /// Arrivals round up to multiples of this (zero: no tick).
+    pub tick: Duration,
     /// DropNewChunks dropped the packet: the new chunks it carried.
     pub dropped_new_chunks: Vec<NewChunk>,
 }
@@ -283,6 +296,13 @@ impl Chain {
                         v.duplicate = true;
                     }
                 }
+                Impairment::Jitter { max } => {
+                    let max = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+                    if max > 0 {
+                        v.jitter += Duration::from_nanos(s.rng.random_range(0..=max));
+                    }
+                }
+                Impairment::Tick { period } => v.tick = v.tick.max(*period),
                 // Applied by the link at the start of transmission.
                 Impairment::DelayChange { .. } | Impairment::BandwidthChange { .. } => {}
             }

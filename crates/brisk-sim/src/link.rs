@@ -197,6 +197,9 @@ pub(crate) struct Link {
     chain: Chain,
     /// When the transmitter is free, ns.
     busy_until: u64,
+    /// Arrival (ns) of the last packet that jitter delayed: the next may not
+    /// arrive before it.
+    last_jittered_arrival: u64,
     /// Packets waiting for the transmitter: (start of transmission ns, wire bytes).
     waiting: VecDeque<(u64, usize)>,
     waiting_bytes: usize,
@@ -235,6 +238,7 @@ impl Link {
             bandwidth_changes,
             chain,
             busy_until: 0,
+            last_jittered_arrival: 0,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             ordinal: 0,
@@ -340,7 +344,18 @@ impl Link {
         self.busy_until = finish;
         let delay = value_at(self.delay_ns, &self.delay_changes, start);
         let extra = nanos(verdict.extra);
-        let arrival_ns = finish.saturating_add(delay).saturating_add(extra);
+        let mut arrival_ns = finish.saturating_add(delay).saturating_add(extra);
+        if !verdict.jitter.is_zero() {
+            // Jitter never lets a packet overtake the one in front of it.
+            arrival_ns = arrival_ns
+                .saturating_add(nanos(verdict.jitter))
+                .max(self.last_jittered_arrival);
+            self.last_jittered_arrival = arrival_ns;
+        }
+        let tick = nanos(verdict.tick);
+        if tick > 0 {
+            arrival_ns = arrival_ns.div_ceil(tick).saturating_mul(tick);
+        }
         let arrival = Time::from_micros(arrival_ns.div_ceil(1000));
         let corrupted = verdict.corrupt.is_some_and(|w| corrupt(packet, w));
         self.stats.corrupted += u64::from(corrupted);
@@ -382,6 +397,50 @@ mod tests {
         // (1000 + 28) * 8 bits at 1 Mbit/s = 8.224 ms.
         let a = arrival(link.transmit(Time::ZERO, &mut [0u8; 1000]));
         assert_eq!(a, Time::from_micros(18_224));
+    }
+
+    #[test]
+    fn jitter_delays_each_packet_by_up_to_its_maximum_and_never_reorders() {
+        let params = LinkParams::new(100_000_000, ms(10))
+            .with_impairments(vec![Impairment::Jitter { max: ms(5) }]);
+        let mut link = Link::new(&params, 7, 0);
+        // Packets 100 us apart: a delayed one holds back those behind it.
+        let mut last = Time::ZERO;
+        for i in 0..200u64 {
+            let sent = Time::from_micros(i * 100);
+            let a = arrival(link.transmit(sent, &mut [0u8; 100]));
+            assert!(a >= last, "packet {i} overtook the one before");
+            assert!(a >= sent + ms(10), "packet {i}");
+            last = a;
+        }
+        // Packets 20 ms apart: each gets its own uniform extra delay.
+        let mut spread = Vec::new();
+        for i in 0..200u64 {
+            let sent = Time::from_millis(100 + i * 20);
+            let a = arrival(link.transmit(sent, &mut [0u8; 100]));
+            // 128 bytes at 100 Mbit/s take 10.24 us.
+            spread.push(a.since(sent + ms(10)));
+        }
+        let max = spread.iter().max().copied().unwrap_or_default();
+        assert!(
+            max > ms(4) && max <= ms(5) + ms(1),
+            "extra delays up to {max:?}"
+        );
+        assert!(
+            spread.iter().any(|d| *d < ms(1)),
+            "some packets get little extra"
+        );
+    }
+
+    #[test]
+    fn a_tick_releases_packets_only_on_its_multiples() {
+        let params = LinkParams::new(0, Duration::from_micros(10_300))
+            .with_impairments(vec![Impairment::Tick { period: ms(1) }]);
+        let mut link = Link::new(&params, 1, 0);
+        let a = arrival(link.transmit(Time::from_micros(250), &mut [0u8; 100]));
+        assert_eq!(a, Time::from_millis(11));
+        let b = arrival(link.transmit(Time::from_millis(2), &mut [0u8; 100]));
+        assert_eq!(b, Time::from_millis(13));
     }
 
     #[test]

@@ -30,6 +30,8 @@
 //! | `bandwidth-at T RATE` | packets starting transmission at or after T are serialized at RATE |
 //! | `reorder P EXTRA` | with probability P, deliver the packet EXTRA later than normal |
 //! | `duplicate P` | with probability P, deliver the packet twice |
+//! | `jitter MAX` | delay each packet by a uniform 0 to MAX more, never letting it overtake the one before |
+//! | `tick PERIOD` | packets leave the link only on ticks of PERIOD (Dummynet: 1ms) |
 //!
 //! Times and durations are a decimal number and a unit: `s`, `ms`, `us`
 //! (`1.5s`, `20ms`, `250us`). Rates are a decimal number and a unit: `bit`,
@@ -59,7 +61,7 @@ pub struct PatternError {
 
 /// Every form a line may take, for error messages.
 const FORMS: &str = "drop, drop-data, drop-new-chunk, window, bernoulli, gilbert, corrupt, corrupt-at, \
-corrupt-data-at, delay-at, bandwidth-at, reorder, duplicate";
+corrupt-data-at, delay-at, bandwidth-at, reorder, duplicate, jitter, tick";
 
 /// Parses a pattern file (see the module documentation).
 pub fn parse_pattern(text: &str) -> Result<Vec<Impairment>, PatternError> {
@@ -119,6 +121,16 @@ fn parse_line(keyword: &str, args: &[&str]) -> Result<Impairment, String> {
         "drop-new-chunk" => Impairment::DropNewChunks {
             chunks: ordinals(keyword, args)?,
         },
+        "jitter" => {
+            count(1, "MAX, e.g. `jitter 2ms`")?;
+            Impairment::Jitter { max: dur(args[0])? }
+        }
+        "tick" => {
+            count(1, "PERIOD, e.g. `tick 1ms`")?;
+            Impairment::Tick {
+                period: dur(args[0])?,
+            }
+        }
         "window" => {
             count(2, "FROM TO, e.g. `window 1.5s 2s`")?;
             let (from, to) = (dur(args[0])?, dur(args[1])?);

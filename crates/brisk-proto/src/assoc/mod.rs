@@ -28,7 +28,7 @@ use crate::recovery::fast_retransmit::FastRecovery;
 use crate::recovery::pktdrop;
 use crate::rx::{Delivery, Reassembly, SackTimer, TsnTracker};
 use crate::time::Time;
-use crate::timer::earliest;
+use crate::timer::{earliest, on_tick};
 use crate::tx::outstanding::ChunkState;
 use crate::tx::outstanding::Outstanding;
 use crate::tx::send_queue::SendQueue;
@@ -383,15 +383,19 @@ impl Association {
         if self.state == State::Closed {
             return None;
         }
+        // Timers fire on the clock's ticks (Config::timer_granularity); a
+        // SACK due at once is not a timer.
+        let tick = |t: Option<Time>| t.map(|t| on_tick(t, self.cfg.timer_granularity));
         earliest([
-            self.handshake.t1.deadline(),
-            self.path.t3.deadline(),
-            self.early_retransmit_timer.deadline(),
-            self.tail_probe.timer.deadline(),
-            self.sack_timer.deadline(),
-            self.heartbeats.deadline(),
-            self.shutdown.t2.deadline(),
-            self.shutdown.guard.deadline(),
+            tick(self.handshake.t1.deadline()),
+            tick(self.path.t3.deadline()),
+            tick(self.early_retransmit_timer.deadline()),
+            tick(self.tail_probe.timer.deadline()),
+            self.sack_timer.immediate_since(),
+            tick(self.sack_timer.delayed_deadline()),
+            tick(self.heartbeats.deadline()),
+            tick(self.shutdown.t2.deadline()),
+            tick(self.shutdown.guard.deadline()),
         ])
     }
 

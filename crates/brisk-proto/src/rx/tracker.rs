@@ -355,6 +355,17 @@ impl SackTimer {
         }
     }
 
+    /// When a packet required an immediate SACK, if one did since the last
+    /// SACK (it is due at once, not on a timer).
+    pub fn immediate_since(&self) -> Option<Time> {
+        self.due_since
+    }
+
+    /// The delayed-SACK timer's deadline, if it runs.
+    pub fn delayed_deadline(&self) -> Option<Time> {
+        self.deadline
+    }
+
     /// A SACK went out: resets the packet count and disarms the timer.
     pub fn on_sack_sent(&mut self) {
         self.packets = 0;
