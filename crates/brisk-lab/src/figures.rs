@@ -336,17 +336,59 @@ fn smallest<'a>(values: impl Iterator<Item = (f64, &'a PointKey)>, unit: &str) -
     })
 }
 
-/// Whether a reference's check holds; `None` when it has no bounds.
-fn check(r: &Reference, q: &Quantity) -> Option<bool> {
+/// What one `[[reference]]` check came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Within the paper's bounds.
+    Agrees,
+    /// Outside the paper's bounds, inside the bounds on our own value that
+    /// the entry's `gap` records.
+    KnownGap,
+    /// Outside both.
+    Differs,
+    /// Outside the paper's bounds, waiting for a mechanism (`awaits`): listed
+    /// apart, and it does not fail a run.
+    Awaits(String),
+}
+
+impl Outcome {
+    /// The word the summaries use: `agrees`, `known gap`, `differs`, `awaits …`.
+    pub fn word(&self) -> String {
+        match self {
+            Outcome::Agrees => "agrees".into(),
+            Outcome::KnownGap => "known gap".into(),
+            Outcome::Differs => "differs".into(),
+            Outcome::Awaits(a) => format!("awaits {a}"),
+        }
+    }
+}
+
+fn within(q: &Quantity, lo: Option<f64>, hi: Option<f64>) -> bool {
+    lo.is_none_or(|m| q.low >= m) && hi.is_none_or(|m| q.high <= m)
+}
+
+/// A reference's outcome; `None` when it has no bounds (no check).
+fn check(r: &Reference, q: &Quantity) -> Option<Outcome> {
     if r.min.is_none() && r.max.is_none() {
         return None;
     }
-    Some(r.min.is_none_or(|m| q.low >= m) && r.max.is_none_or(|m| q.high <= m))
+    if within(q, r.min, r.max) {
+        return Some(Outcome::Agrees);
+    }
+    if let Some((lo, hi)) = r.gap.as_ref().and_then(|g| g.bounds())
+        && within(q, lo, hi)
+    {
+        return Some(Outcome::KnownGap);
+    }
+    Some(match &r.awaits {
+        Some(a) => Outcome::Awaits(a.clone()),
+        None => Outcome::Differs,
+    })
 }
 
 /// The outcome of every `[[reference]]` check (a row with `ours` and bounds):
-/// (label, passed).
-pub fn checks(exp: &Experiment, records: &[Record]) -> Vec<(String, Result<bool, String>)> {
+/// (label, outcome), or why ours could not be computed.
+pub fn checks(exp: &Experiment, records: &[Record]) -> Vec<(String, Result<Outcome, String>)> {
     exp.reference
         .iter()
         .filter_map(|r| {
@@ -355,7 +397,8 @@ pub fn checks(exp: &Experiment, records: &[Record]) -> Vec<(String, Result<bool,
                 .ours
                 .as_ref()
                 .filter(|_| r.min.is_some() || r.max.is_some())?;
-            let outcome = quantity(exp, records, spec).map(|q| check(r, &q).unwrap_or(true));
+            let outcome =
+                quantity(exp, records, spec).map(|q| check(r, &q).expect("a check has bounds"));
             Some((r.label.clone(), outcome))
         })
         .collect()
@@ -481,36 +524,52 @@ pub fn section(
     // The paper's numbers beside ours.
     let mut rows = Vec::new();
     let mut failed = Vec::new();
+    let mut gaps = Vec::new();
     let mut awaiting = Vec::new();
     for r in &exp.reference {
+        let context = |verdict: String| match &r.gap {
+            Some(g) => format!("{verdict}: {}", g.why()),
+            None => verdict,
+        };
         let (ours, verdict) = match &r.ours {
             Some(spec) => match quantity(exp, records, spec) {
                 Ok(q) => {
-                    let v = check(r, &q);
-                    if v == Some(false) {
-                        match &r.awaits {
-                            Some(a) => awaiting.push(format!("{} (awaits {a})", r.label)),
-                            None => failed.push(r.label.clone()),
+                    let expected = bounds(r.min, r.max);
+                    let verdict = match check(r, &q) {
+                        Some(Outcome::Agrees) => format!("agrees ({expected})"),
+                        Some(Outcome::KnownGap) => {
+                            gaps.push(r.label.clone());
+                            let (lo, hi) =
+                                r.gap.as_ref().and_then(|g| g.bounds()).unwrap_or_default();
+                            context(format!(
+                                "known gap (paper {expected}; ours known to lie {})",
+                                bounds(lo, hi)
+                            ))
                         }
-                    }
-                    let verdict = match (v, r.min, r.max) {
-                        (Some(true), lo, hi) => format!("agrees ({})", bounds(lo, hi)),
-                        (Some(false), lo, hi) => match &r.awaits {
-                            Some(a) => {
-                                format!("differs (expected {}; awaits {a})", bounds(lo, hi))
-                            }
-                            None => match &r.gap {
-                                Some(g) => {
-                                    format!("differs (expected {}): {g}", bounds(lo, hi))
+                        Some(Outcome::Differs) => {
+                            failed.push(r.label.clone());
+                            let known = match r.gap.as_ref().and_then(|g| g.bounds()) {
+                                Some((lo, hi)) => {
+                                    format!(", and outside the known gap's {}", bounds(lo, hi))
                                 }
-                                None => format!("differs (expected {})", bounds(lo, hi)),
-                            },
-                        },
-                        (None, ..) => String::new(),
+                                None => String::new(),
+                            };
+                            context(format!("differs (expected {expected}{known})"))
+                        }
+                        Some(Outcome::Awaits(a)) => {
+                            awaiting.push(format!("{} (awaits {a})", r.label));
+                            format!("differs (expected {expected}; awaits {a})")
+                        }
+                        None => String::new(),
                     };
                     (q.text, verdict)
                 }
-                Err(e) => (format!("not available: {e}"), String::new()),
+                Err(e) => {
+                    if r.min.is_some() || r.max.is_some() {
+                        failed.push(format!("{} (not available)", r.label));
+                    }
+                    (format!("not available: {e}"), String::new())
+                }
             },
             None => (String::new(), String::new()),
         };
@@ -561,20 +620,32 @@ pub fn section(
             String::new()
         }
     ));
-    let status = match (pending, failed.is_empty(), awaiting.is_empty()) {
-        (Some(p), ..) => Status::Pending(p.to_owned()),
-        (None, true, true) => Status::Reproduced,
-        (None, true, false) => Status::Pending(format!(
+    let status = if let Some(p) = pending {
+        Status::Pending(p.to_owned())
+    } else if records.is_empty() || totals.runs == 0 {
+        Status::NoData("the runs recorded no data".to_owned())
+    } else if !failed.is_empty() {
+        let mut why = format!("differs from the paper on: {}", failed.join(", "));
+        if !gaps.is_empty() {
+            why.push_str(&format!("; known gaps: {}", gaps.join(", ")));
+        }
+        if !awaiting.is_empty() {
+            why.push_str(&format!("; still waiting: {}", awaiting.join(", ")));
+        }
+        Status::Partial(why)
+    } else if !awaiting.is_empty() {
+        Status::Pending(format!(
             "checks that wait for protocol mechanisms still fail: {}",
             awaiting.join(", ")
-        )),
-        (None, false, _) => {
-            let mut why = format!("differs from the paper on: {}", failed.join(", "));
-            if !awaiting.is_empty() {
-                why.push_str(&format!("; still waiting: {}", awaiting.join(", ")));
-            }
-            Status::Partial(why)
-        }
+        ))
+    } else if !gaps.is_empty() {
+        Status::KnownGap(format!(
+            "every other check agrees; known gaps (outside the paper's bounds, inside the bounds \
+             recorded on ours): {}",
+            gaps.join(", ")
+        ))
+    } else {
+        Status::Reproduced
     };
     Section {
         id: exp.name.clone(),
@@ -665,6 +736,64 @@ mod tests {
             value,
             sweep: None,
         }
+    }
+
+    fn fig2() -> Experiment {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../experiments/seed000-fig02.toml");
+        Experiment::load(&path).unwrap()
+    }
+
+    #[test]
+    fn a_run_without_data_is_no_data_and_its_checks_are_not_available() {
+        let exp = fig2();
+        let section = section(&exp, &[], &RunTotals::default(), None);
+        assert!(
+            matches!(section.status, Status::NoData(_)),
+            "{:?}",
+            section.status
+        );
+        let checks = checks(&exp, &[]);
+        assert!(!checks.is_empty());
+        assert!(checks.iter().all(|c| c.1.is_err()), "{checks:?}");
+    }
+
+    #[test]
+    fn a_gap_with_bounds_on_ours_is_a_known_gap_and_a_text_alone_is_not() {
+        let q = |x: f64| Quantity {
+            text: String::new(),
+            low: x,
+            high: x,
+        };
+        let mut r = Reference {
+            label: "L".into(),
+            value: "53%".into(),
+            ours: Some("reduction:standard:early-retransmit".into()),
+            min: Some(46.0),
+            max: Some(60.0),
+            awaits: None,
+            gap: Some(crate::experiment::KnownGap::Text("why".into())),
+        };
+        assert_eq!(check(&r, &q(50.0)), Some(Outcome::Agrees));
+        assert_eq!(check(&r, &q(62.0)), Some(Outcome::Differs));
+        r.gap = Some(crate::experiment::KnownGap::Bounded(
+            crate::experiment::BoundedGap {
+                why: "why".into(),
+                min: Some(59.4),
+                max: Some(65.4),
+            },
+        ));
+        assert_eq!(check(&r, &q(62.0)), Some(Outcome::KnownGap));
+        assert_eq!(check(&r, &q(70.0)), Some(Outcome::Differs));
+        assert_eq!(check(&r, &q(30.0)), Some(Outcome::Differs));
+        r.awaits = Some("a mechanism".into());
+        assert_eq!(
+            check(&r, &q(70.0)),
+            Some(Outcome::Awaits("a mechanism".into()))
+        );
+        r.min = None;
+        r.max = None;
+        assert_eq!(check(&r, &q(70.0)), None);
     }
 
     #[test]

@@ -16,34 +16,47 @@ use crate::plot::{self, Chart, PlotError};
 pub enum Status {
     /// Our numbers agree with the paper's.
     Reproduced,
-    /// Some of the figure agrees; the text says what does not.
+    /// Every check agrees or is a known gap (outside the paper's bounds,
+    /// inside the bounds the experiment file records on ours); the text
+    /// names the gaps.
+    KnownGap(String),
+    /// Some of the figure agrees; the text says what differs.
     Partial(String),
     /// Not run yet; the text says what it waits for (e.g. "the Early
     /// Retransmit series arrives with the latency mechanisms").
     Pending(String),
+    /// The runs produced no data: nothing was reproduced.
+    NoData(String),
 }
 
 impl Status {
     fn label(&self) -> &'static str {
         match self {
             Status::Reproduced => "Reproduced",
+            Status::KnownGap(_) => "Known gap",
             Status::Partial(_) => "Partial",
             Status::Pending(_) => "Pending",
+            Status::NoData(_) => "No data",
         }
     }
 
     fn class(&self) -> &'static str {
         match self {
             Status::Reproduced => "reproduced",
+            Status::KnownGap(_) => "known-gap",
             Status::Partial(_) => "partial",
             Status::Pending(_) => "pending",
+            Status::NoData(_) => "no-data",
         }
     }
 
     fn reason(&self) -> Option<&str> {
         match self {
             Status::Reproduced => None,
-            Status::Partial(why) | Status::Pending(why) => Some(why),
+            Status::KnownGap(why)
+            | Status::Partial(why)
+            | Status::Pending(why)
+            | Status::NoData(why) => Some(why),
         }
     }
 }
@@ -214,8 +227,13 @@ section.fig{border-top:1px solid #ddd;padding-top:1.2em;margin-top:2em}
 .badge{display:inline-block;font-size:.75em;font-weight:600;padding:.1em .6em;\
 border-radius:1em;vertical-align:middle;margin-left:.4em;white-space:nowrap}
 .badge.reproduced{background:#d8f3dc;color:#1b5e20;border:1px solid #74c69d}
-.badge.partial{background:#fff3cd;color:#7a4f01;border:1px solid #f0c36d}
+.badge.known-gap{background:#fff3cd;color:#7a4f01;border:1px solid #f0c36d}
+.badge.partial{background:#fde2e1;color:#8a1c1c;border:1px solid #e8a09a}
 .badge.pending{background:#e9ecef;color:#495057;border:1px solid #adb5bd}
+.badge.no-data{background:#e9ecef;color:#8a1c1c;border:1px solid #adb5bd}
+td.agrees{color:#1b5e20}
+td.known-gap{background:#fff3cd;color:#7a4f01}
+td.differs{background:#fde2e1;color:#8a1c1c}
 .status-reason{color:#555;font-style:italic}
 .source{color:#555;font-size:.9em}
 .claim{border-left:4px solid #0072b2;background:#f3f8fc;margin:1em 0;padding:.6em 1em}
@@ -239,6 +257,20 @@ fn is_numeric(cell: &str) -> bool {
         && t.chars().any(|c| c.is_ascii_digit())
         && t.chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+' | '±' | ' ' | '–'))
+}
+
+/// The class of a check cell: green when it agrees, amber for a known gap,
+/// red when it differs or ours is not available.
+fn check_class(cell: &str) -> Option<&'static str> {
+    if cell.starts_with("agrees") {
+        Some(" class=\"agrees\"")
+    } else if cell.starts_with("known gap") {
+        Some(" class=\"known-gap\"")
+    } else if cell.starts_with("differs") || cell.starts_with("not available") {
+        Some(" class=\"differs\"")
+    } else {
+        None
+    }
 }
 
 fn badge(status: &Status) -> String {
@@ -282,11 +314,14 @@ pub fn render_html(report: &Report) -> String {
     };
     let _ = writeln!(
         h,
-        "<p class=\"tally\">{} sections: {} reproduced, {} partial, {} pending.</p>",
+        "<p class=\"tally\">{} sections: {} reproduced, {} with known gaps only, {} partial \
+         (a check differs), {} pending, {} without data.</p>",
         report.sections.len(),
         count("reproduced"),
+        count("known-gap"),
         count("partial"),
-        count("pending")
+        count("pending"),
+        count("no-data")
     );
 
     if !report.sections.is_empty() {
@@ -395,7 +430,7 @@ fn table_html(h: &mut String, t: &Table) {
             let class = if is_numeric(cell) {
                 " class=\"num\""
             } else {
-                ""
+                check_class(cell).unwrap_or_default()
             };
             let _ = write!(h, "<td{class}>{}</td>", escape_html(cell));
         }
@@ -541,9 +576,42 @@ mod tests {
         assert!(html.contains(r#"<span class="badge reproduced">Reproduced</span>"#));
         assert!(html.contains("Pending: the thin-stream mechanisms arrive with the latency work"));
         assert!(html.contains("Partial: Early Retransmit series pending"));
-        assert!(html.contains("3 sections: 1 reproduced, 1 partial, 1 pending."));
+        assert!(html.contains(
+            "3 sections: 1 reproduced, 0 with known gaps only, 1 partial (a check differs), \
+             1 pending, 0 without data."
+        ));
         // Badges appear in the contents and in each section heading.
         assert_eq!(html.matches("badge pending").count(), 2);
+    }
+
+    #[test]
+    fn a_section_without_data_and_one_with_known_gaps_say_so_and_checks_are_coloured() {
+        let mut r = report();
+        r.sections[0].status = Status::NoData("the runs recorded no data".into());
+        r.sections[1].status = Status::KnownGap("Fig. 6".into());
+        r.sections[1].comparison.rows = vec![
+            vec!["a".into(), "1".into(), "1".into(), "agrees (0 to 2)".into()],
+            vec![
+                "b".into(),
+                "1".into(),
+                "5".into(),
+                "known gap (paper 0 to 2)".into(),
+            ],
+            vec![
+                "c".into(),
+                "1".into(),
+                "9".into(),
+                "differs (expected 0 to 2)".into(),
+            ],
+        ];
+        let html = render_html(&r);
+        assert!(html.contains(r#"<span class="badge no-data">No data</span>"#));
+        assert!(html.contains("No data: the runs recorded no data"));
+        assert!(!html.contains(">Reproduced<"));
+        assert!(html.contains(r#"<span class="badge known-gap">Known gap</span>"#));
+        assert!(html.contains(r#"<td class="agrees">agrees (0 to 2)</td>"#));
+        assert!(html.contains(r#"<td class="known-gap">known gap (paper 0 to 2)</td>"#));
+        assert!(html.contains(r#"<td class="differs">differs (expected 0 to 2)</td>"#));
     }
 
     #[test]

@@ -82,7 +82,8 @@ pub struct ExperimentSummary {
     pub sim_events: u64,
     pub virtual_seconds: f64,
     pub wall_seconds: f64,
-    /// Each `[[reference]]` check: label and outcome (`pass`, `fail`, or the error).
+    /// Each `[[reference]]` check: label and outcome (`agrees`, `known gap`,
+    /// `differs`, `awaits WHAT`, or `not available: WHY`).
     pub checks: Vec<(String, String)>,
     pub summary: Vec<SummaryRow>,
 }
@@ -183,15 +184,9 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         let checks = figures::checks(exp, &records)
             .into_iter()
             .map(|(label, r)| {
-                let reference = exp.reference.iter().find(|x| x.label == label);
-                let awaits = reference.and_then(|x| x.awaits.as_deref());
-                let explained = reference.is_some_and(|x| x.gap.is_some());
-                let outcome = match (r, awaits) {
-                    (Ok(true), _) => "pass".to_string(),
-                    (Ok(false), Some(a)) => format!("fail (awaits {a})"),
-                    (Ok(false), None) if explained => "fail (explained in the report)".to_string(),
-                    (Ok(false), None) => "fail".to_string(),
-                    (Err(e), _) => e,
+                let outcome = match r {
+                    Ok(o) => o.word(),
+                    Err(e) => format!("not available: {e}"),
                 };
                 (label, outcome)
             })
@@ -258,44 +253,68 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
     Ok(suite)
 }
 
+/// Whether a check's outcome fails a run: it differs, or ours could not be
+/// computed.
+fn fails(outcome: &str) -> bool {
+    outcome == "differs" || outcome.starts_with("not available")
+}
+
+impl ExperimentSummary {
+    /// How many checks came to each outcome: (agree, known gap, differ or not
+    /// available, await a mechanism).
+    pub fn tally(&self) -> (usize, usize, usize, usize) {
+        let n = |f: &dyn Fn(&str) -> bool| self.checks.iter().filter(|c| f(&c.1)).count();
+        (
+            n(&|o| o == "agrees"),
+            n(&|o| o == "known gap"),
+            n(&|o| fails(o)),
+            n(&|o| o.starts_with("awaits ")),
+        )
+    }
+}
+
+impl SuiteSummary {
+    /// Every check that differs or could not be computed, as
+    /// `experiment: label [outcome]`. A run with any fails.
+    pub fn failures(&self) -> Vec<String> {
+        self.experiments
+            .iter()
+            .flat_map(|e| {
+                e.checks
+                    .iter()
+                    .filter(|c| fails(&c.1))
+                    .map(move |c| format!("{}: {} [{}]", e.name, c.0, c.1))
+            })
+            .collect()
+    }
+}
+
 impl std::fmt::Display for SuiteSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut total = (0, 0, 0, 0);
         for e in &self.experiments {
-            let failed: Vec<String> = e
-                .checks
-                .iter()
-                .filter(|c| c.1 != "pass" && !c.1.starts_with("fail (awaits"))
-                .map(|c| match c.1.as_str() {
-                    "fail" => c.0.clone(),
-                    why => format!(
-                        "{} [{}]",
-                        c.0,
-                        why.trim_start_matches("fail (").trim_end_matches(')')
-                    ),
-                })
-                .collect();
-            let waiting: Vec<String> = e
-                .checks
-                .iter()
-                .filter(|c| c.1.starts_with("fail (awaits"))
-                .map(|c| format!("{} [{}]", c.0, &c.1[6..c.1.len() - 1]))
-                .collect();
-            let mut verdict = if failed.is_empty() {
-                format!("{} checks pass", e.checks.len() - waiting.len())
-            } else {
-                format!(
-                    "{} of {} checks differ: {}",
-                    failed.len(),
-                    e.checks.len(),
-                    failed.join("; ")
-                )
-            };
-            if !waiting.is_empty() {
+            let (agree, gap, differ, wait) = e.tally();
+            total = (
+                total.0 + agree,
+                total.1 + gap,
+                total.2 + differ,
+                total.3 + wait,
+            );
+            let mut verdict = format!("{agree} agree");
+            if gap > 0 {
                 verdict.push_str(&format!(
-                    "; {} await mechanisms: {}",
-                    waiting.len(),
-                    waiting.join("; ")
+                    ", {gap} known gap{}",
+                    if gap == 1 { "" } else { "s" }
                 ));
+            }
+            if differ > 0 {
+                verdict.push_str(&format!(", {differ} DIFFER"));
+            }
+            if wait > 0 {
+                verdict.push_str(&format!(", {wait} await mechanisms"));
+            }
+            if e.checks.is_empty() {
+                verdict = "no checks".into();
             }
             writeln!(
                 f,
@@ -314,6 +333,30 @@ impl std::fmt::Display for SuiteSummary {
             self.wall_seconds,
             self.events_per_second / 1e6,
         )?;
+        writeln!(
+            f,
+            "checks: {} agree, {} known gaps, {} differ or not available, {} await mechanisms",
+            total.0, total.1, total.2, total.3
+        )?;
+        for e in &self.experiments {
+            for c in e.checks.iter().filter(|c| c.1 == "known gap") {
+                writeln!(f, "  known gap: {}: {}", e.name, c.0)?;
+            }
+            for c in e.checks.iter().filter(|c| c.1.starts_with("awaits ")) {
+                writeln!(f, "  {}: {}: {}", c.1, e.name, c.0)?;
+            }
+        }
+        let failures = self.failures();
+        if !failures.is_empty() {
+            writeln!(
+                f,
+                "FAILED: {} checks differ from the paper or could not be computed:",
+                failures.len()
+            )?;
+            for x in &failures {
+                writeln!(f, "  {x}")?;
+            }
+        }
         write!(f, "report: {}", self.report_path().display())
     }
 }

@@ -41,9 +41,12 @@ fn reproduce_writes_csv_json_plots_and_the_report() {
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let text = stdout(&output);
-    // Every check of the file passes (however many it declares).
+    // Every check of the file agrees (however many it declares).
     assert!(
-        text.contains("seed000-fig02") && text.contains("checks pass") && !text.contains("differ"),
+        text.contains("seed000-fig02")
+            && text.contains(" agree")
+            && text.contains(", 0 differ or not available")
+            && !text.contains("FAILED"),
         "{text}"
     );
     for f in [
@@ -229,5 +232,39 @@ fn run_writes_a_pcap_of_the_first_run_that_tshark_opens() {
     assert_eq!(lines.len(), 50, "{text}");
     assert!(lines.iter().all(|l| l.ends_with("\t1")), "{text}");
     assert_eq!(lines.iter().filter(|l| l.starts_with("0\t")).count(), 48);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_exits_non_zero_and_names_the_checks_that_differ() {
+    // Fig. 2 with Early Retransmit switched off in its Early Retransmit variant.
+    let dir = temp_dir("differs");
+    let text = std::fs::read_to_string(workspace_root().join("experiments/seed000-fig02.toml"))
+        .unwrap()
+        .replace(
+            r#"set = { early_retransmit = "packets" }"#,
+            r#"set = { early_retransmit = "off" }"#,
+        );
+    let file = dir.join("fig02-no-er.toml");
+    std::fs::write(&file, text).unwrap();
+    let output = brisk(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            dir.join("out").to_str().unwrap(),
+        ],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("FAILED: ")
+            && text.contains("seed000-fig02: Early Retransmit: mean reduction [differs]"),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(dir.join("out/index.html")).unwrap();
+    assert!(html.contains(r#"<td class="differs">differs (expected"#));
+    assert!(!html.contains(r#"<span class="badge reproduced">"#));
     let _ = std::fs::remove_dir_all(&dir);
 }

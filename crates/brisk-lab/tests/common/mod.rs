@@ -27,11 +27,19 @@ pub fn run(file: &str) -> (Experiment, Vec<runner::Record>) {
     (exp, records)
 }
 
-/// Every check the file declares passes.
+/// Every check the file declares agrees with the paper, or is a known gap
+/// inside the bounds the file records on ours.
 pub fn assert_checks_pass(exp: &Experiment, records: &[runner::Record]) {
     let checks = figures::checks(exp, records);
     assert!(!checks.is_empty());
     for (label, outcome) in checks {
-        assert_eq!(outcome, Ok(true), "{}: {label}", exp.name);
+        assert!(
+            matches!(
+                outcome,
+                Ok(figures::Outcome::Agrees | figures::Outcome::KnownGap)
+            ),
+            "{}: {label}: {outcome:?}",
+            exp.name
+        );
     }
 }

@@ -1,0 +1,159 @@
+//! Mutation tests: the checks of the shipped experiment files can fail. Each
+//! test loads a file of `experiments/`, changes one protocol setting in its
+//! text (a variant's `set`) as a broken implementation or a wrong
+//! configuration would, runs it, and asserts that at least one check
+//! "differs"; the same subset unmutated agrees (or is a known gap).
+
+use std::path::{Path, PathBuf};
+
+use brisk_lab::experiment::Experiment;
+use brisk_lab::figures::{self, Outcome};
+use brisk_lab::runner;
+use indicatif::ProgressBar;
+
+fn experiment_path(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments")
+        .join(file)
+}
+
+/// The file's text with each `(from, to)` replaced once; every `from` must
+/// be there, so that a changed file cannot make a mutation a no-op.
+fn mutated(file: &str, edits: &[(&str, &str)]) -> Experiment {
+    let path = experiment_path(file);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{file}: `{from}` not found");
+        text = text.replacen(from, to, 1);
+    }
+    Experiment::parse(&path, &text).unwrap()
+}
+
+/// Runs the experiment and evaluates its checks.
+fn outcomes(exp: &Experiment) -> Vec<(String, Result<Outcome, String>)> {
+    let (records, _) = runner::run(exp, 2, &ProgressBar::hidden());
+    let checks = figures::checks(exp, &records);
+    assert!(!checks.is_empty(), "{}: no checks", exp.name);
+    checks
+}
+
+/// Every check agrees or is a known gap.
+fn assert_holds(exp: &Experiment) {
+    for (label, outcome) in outcomes(exp) {
+        assert!(
+            matches!(outcome, Ok(Outcome::Agrees | Outcome::KnownGap)),
+            "{} unmutated: {label}: {outcome:?}",
+            exp.name
+        );
+    }
+}
+
+/// At least one check differs; returns the labels of those that do.
+fn assert_differs(exp: &Experiment, mutation: &str) -> Vec<String> {
+    let checks = outcomes(exp);
+    let differ: Vec<String> = checks
+        .iter()
+        .filter(|c| c.1 == Ok(Outcome::Differs))
+        .map(|c| c.0.clone())
+        .collect();
+    assert!(
+        !differ.is_empty(),
+        "{}: {mutation}: every check still holds: {checks:#?}",
+        exp.name
+    );
+    differ
+}
+
+// Seed 001 Table 2, at RTT 0 only, 6 replications: its checks at that RTT.
+const TABLE2: &str = "seed001-table2.toml";
+const TABLE2_SUBSET: (&str, &str) = (
+    r#"delay = ["0ms", "50ms", "100ms", "200ms"]"#,
+    r#"delay = ["0ms"]"#,
+);
+const TABLE2_REPLICATIONS: (&str, &str) = ("replications = 24", "replications = 6");
+const LKSCTP: &str = r#"preset = "lksctp-2.6.15""#;
+
+fn table2(edits: &[(&str, &str)]) -> Experiment {
+    let mut all = vec![TABLE2_SUBSET, TABLE2_REPLICATIONS];
+    all.extend_from_slice(edits);
+    let mut exp = mutated(TABLE2, &all);
+    exp.reference.retain(|r| r.label.contains("RTT 0 ms"));
+    exp
+}
+
+#[test]
+fn table2_subset_agrees_unmutated() {
+    assert_holds(&table2(&[]));
+}
+
+#[test]
+fn table2_fails_with_rto_min_0_9_s() {
+    let exp = table2(&[(
+        LKSCTP,
+        r#"preset = "lksctp-2.6.15"
+set = { rto_min = "900ms" }"#,
+    )]);
+    let differ = assert_differs(&exp, "RTO.Min 0.9 s");
+    assert!(
+        differ.iter().any(|l| l.contains("by timeout")),
+        "the timeout delay moved by 100 ms: {differ:?}"
+    );
+}
+
+#[test]
+fn table2_fails_with_rto_min_1_15_s() {
+    // RTO.Initial may not be below RTO.Min: it moves with it (it bounds only
+    // the first RTO, before an RTT sample).
+    let exp = table2(&[(
+        LKSCTP,
+        r#"preset = "lksctp-2.6.15"
+set = { rto_min = "1150ms", rto_initial = "1150ms" }"#,
+    )]);
+    let differ = assert_differs(&exp, "RTO.Min 1.15 s");
+    assert!(
+        differ.iter().any(|l| l.contains("by timeout")),
+        "the timeout delay moved by 150 ms: {differ:?}"
+    );
+}
+
+// Seed 000 Fig. 2 (363 short runs): Standard (lksctp, threshold 4), packet-
+// based Early Retransmit, and Brisk's low-latency preset.
+const FIG2: &str = "seed000-fig02.toml";
+const FIG2_STANDARD: &str = "name = \"standard\"\npreset = \"signaling-lksctp\"\n";
+const FIG2_ER: &str = r#"set = { early_retransmit = "packets" }"#;
+
+#[test]
+fn fig2_agrees_unmutated() {
+    assert_holds(&mutated(FIG2, &[]));
+}
+
+#[test]
+fn fig2_fails_without_the_sack_delay() {
+    for (knob, value) in [("sack_freq", "1"), ("sack_delay", "\"0ms\"")] {
+        let standard = format!("{FIG2_STANDARD}set = {{ {knob} = {value} }}\n");
+        let er = format!(r#"set = {{ early_retransmit = "packets", {knob} = {value} }}"#);
+        let exp = mutated(FIG2, &[(FIG2_STANDARD, &standard), (FIG2_ER, &er)]);
+        assert_differs(&exp, &format!("{knob} = {value}"));
+    }
+}
+
+#[test]
+fn fig2_fails_without_early_retransmit() {
+    let exp = mutated(FIG2, &[(FIG2_ER, r#"set = { early_retransmit = "off" }"#)]);
+    let differ = assert_differs(&exp, "Early Retransmit off");
+    assert!(
+        differ.iter().any(|l| l.contains("Early Retransmit")),
+        "{differ:?}"
+    );
+}
+
+#[test]
+fn fig2_fails_with_fast_retransmit_after_three_misses_in_the_standard() {
+    let standard = format!("{FIG2_STANDARD}set = {{ fast_retransmit_threshold = 3 }}\n");
+    let exp = mutated(FIG2, &[(FIG2_STANDARD, &standard)]);
+    let differ = assert_differs(&exp, "fast-retransmit threshold 3");
+    assert!(
+        differ.iter().any(|l| l.starts_with("Standard")),
+        "{differ:?}"
+    );
+}
