@@ -335,8 +335,9 @@ pub struct PaperRow {
     /// The paper's name for it.
     pub label: String,
     pub number: u64,
-    /// Share of all first retransmissions, percent.
-    pub frequency: f64,
+    /// Share of all first retransmissions, percent, where the paper gives it.
+    #[serde(default)]
+    pub frequency: Option<f64>,
     pub min: f64,
     pub max: f64,
     pub mean: f64,

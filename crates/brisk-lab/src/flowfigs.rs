@@ -583,7 +583,8 @@ fn retransmission_figure(exp: &Experiment, records: &[Record]) -> Figures {
                 Some(pr) => cells.extend([
                     pr.label.clone(),
                     pr.number.to_string(),
-                    format!("{:.1}%", pr.frequency),
+                    pr.frequency
+                        .map_or_else(|| "not given".to_owned(), |f| format!("{f:.1}%")),
                     format!("{:.1}", pr.min),
                     format!("{:.1}", pr.max),
                     format!("{:.1}", pr.mean),

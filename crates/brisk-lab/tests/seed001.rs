@@ -34,3 +34,26 @@ fn the_nagle_study_checks() {
     let (exp, records) = run("seed002-nagle.toml");
     assert_checks_pass(&exp, &records);
 }
+
+#[test]
+fn table3_modification_rows_are_checked_and_carry_no_placeholder_frequencies() {
+    let (exp, _) = run("seed001-table3.toml");
+    let modification_rows: Vec<_> = exp
+        .reference
+        .iter()
+        .filter(|r| r.label.starts_with('+'))
+        .collect();
+    assert_eq!(modification_rows.len(), 6);
+    for r in modification_rows {
+        assert!(r.min.is_some() && r.max.is_some(), "{}: no bounds", r.label);
+    }
+    for row in &exp.paper_rows {
+        assert_ne!(
+            row.frequency,
+            Some(0.0),
+            "{} {}: a 0% placeholder",
+            row.variant,
+            row.cause
+        );
+    }
+}
