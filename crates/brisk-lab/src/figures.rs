@@ -386,22 +386,13 @@ fn check(r: &Reference, q: &Quantity) -> Option<Outcome> {
     })
 }
 
-/// The outcome of every `[[reference]]` check (a row with `ours` and bounds):
-/// (label, outcome), or why ours could not be computed.
-pub fn checks(exp: &Experiment, records: &[Record]) -> Vec<(String, Result<Outcome, String>)> {
-    exp.reference
-        .iter()
-        .filter_map(|r| {
-            // Rows without bounds only show ours beside the paper: no check.
-            let spec = r
-                .ours
-                .as_ref()
-                .filter(|_| r.min.is_some() || r.max.is_some())?;
-            let outcome =
-                quantity(exp, records, spec).map(|q| check(r, &q).expect("a check has bounds"));
-            Some((r.label.clone(), outcome))
-        })
-        .collect()
+/// The outcome of each `[[reference]]` check: (label, outcome), or why ours
+/// could not be computed.
+pub type Checks = Vec<(String, Result<Outcome, String>)>;
+
+/// The outcome of every `[[reference]]` check (a row with `ours` and bounds).
+pub fn checks(exp: &Experiment, records: &[Record]) -> Checks {
+    section_and_checks(exp, records, &RunTotals::default(), None).1
 }
 
 fn ms(x: f64) -> String {
@@ -424,6 +415,18 @@ pub fn section(
     totals: &RunTotals,
     pending: Option<&str>,
 ) -> Section {
+    section_and_checks(exp, records, totals, pending).0
+}
+
+/// The report section of one experiment and the outcome of its checks,
+/// each quantity computed once for both.
+pub fn section_and_checks(
+    exp: &Experiment,
+    records: &[Record],
+    totals: &RunTotals,
+    pending: Option<&str>,
+) -> (Section, Checks) {
+    let mut outcomes = Checks::new();
     let mut charts = Vec::new();
     let mut tables = Vec::new();
     let lossy: Vec<&str> = exp.variants.iter().map(|v| v.name.as_str()).collect();
@@ -535,7 +538,11 @@ pub fn section(
             Some(spec) => match quantity(exp, records, spec) {
                 Ok(q) => {
                     let expected = bounds(r.min, r.max);
-                    let verdict = match check(r, &q) {
+                    let outcome = check(r, &q);
+                    if let Some(o) = &outcome {
+                        outcomes.push((r.label.clone(), Ok(o.clone())));
+                    }
+                    let verdict = match outcome {
                         Some(Outcome::Agrees) => format!("agrees ({expected})"),
                         Some(Outcome::KnownGap) => {
                             gaps.push(r.label.clone());
@@ -567,6 +574,7 @@ pub fn section(
                 Err(e) => {
                     if r.min.is_some() || r.max.is_some() {
                         failed.push(format!("{} (not available)", r.label));
+                        outcomes.push((r.label.clone(), Err(e.clone())));
                     }
                     (format!("not available: {e}"), String::new())
                 }
@@ -647,7 +655,7 @@ pub fn section(
     } else {
         Status::Reproduced
     };
-    Section {
+    let section = Section {
         id: exp.name.clone(),
         title: exp.title.clone(),
         source: exp.source.clone(),
@@ -657,7 +665,8 @@ pub fn section(
         tables,
         notes,
         status,
-    }
+    };
+    (section, outcomes)
 }
 
 pub(crate) fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {

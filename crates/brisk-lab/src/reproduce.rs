@@ -181,7 +181,10 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         let t0 = Instant::now();
         let (records, totals) = runner::run(exp, jobs, &bar);
         let summary = summarize(exp, &records);
-        let checks = figures::checks(exp, &records)
+        let pending = None;
+        let (section, checks) = figures::section_and_checks(exp, &records, &totals, pending);
+        sections.push(section);
+        let checks = checks
             .into_iter()
             .map(|(label, r)| {
                 let outcome = match r {
@@ -191,8 +194,6 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
                 (label, outcome)
             })
             .collect();
-        let pending = None;
-        sections.push(figures::section(exp, &records, &totals, pending));
         summaries.push(ExperimentSummary {
             name: exp.name.clone(),
             file: exp.file.display().to_string(),

@@ -1,38 +1,12 @@
 //! The network commands, run as the real binary on loopback.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Output};
+use std::time::Duration;
 
-fn brisk() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_brisk"))
-}
+mod process;
 
-/// Starts a command with its standard output and error captured.
-fn start(cmd: &mut Command) -> Child {
-    cmd.stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits for `child` at most `limit`; past that, kills it and fails the test.
-fn finish(mut child: Child, what: &str, limit: Duration) -> Output {
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() >= deadline {
-            child.kill().unwrap();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{what} still running after {limit:?}; killed it\nstdout: {}\nstderr: {}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
+use process::{brisk, finish, start};
 
 /// The standard output of a command that must have succeeded.
 fn succeeded(out: &Output) -> String {

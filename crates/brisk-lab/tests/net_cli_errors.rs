@@ -1,34 +1,16 @@
 //! The network commands refuse what cannot work, at once and in plain words.
 
 use std::net::UdpSocket;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-fn brisk() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_brisk"))
-}
+mod process;
+
+use process::{brisk, finish, start};
 
 /// Runs `brisk ARGS`, killing it and failing the test past `limit`.
 fn run(args: &[&str], limit: Duration) -> Output {
-    let mut child: Child = brisk()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() >= deadline {
-            child.kill().unwrap();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "brisk {args:?} still running after {limit:?}; killed it\nstderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    finish(start(brisk().args(args)), &format!("brisk {args:?}"), limit)
 }
 
 /// Runs `brisk ARGS`, which must fail with exit code `code`; returns its stderr.

@@ -7,29 +7,18 @@
 use std::alloc::System;
 use std::net::SocketAddr;
 
-use brisk_proto::wire::chunk::{CookieEcho, Data, DataFlags, GapBlock, Init, Sack};
-use brisk_proto::wire::{Chunk, CommonHeader, Packet};
+use brisk_proto::wire::chunk::{Data, DataFlags, GapBlock, Sack};
+use brisk_proto::wire::{Chunk, Packet};
 use brisk_proto::{AssocId, Config, Endpoint, EndpointConfig, OutgoingMessage, Time};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+mod common;
+use common::{handshake_by_hand, packet};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const PEER_TSN: u32 = 1;
-
-fn packet(tag: u32, chunks: Vec<Chunk<'static>>) -> Vec<u8> {
-    Packet {
-        header: CommonHeader {
-            src_port: 5000,
-            dst_port: 5000,
-            verification_tag: tag,
-            checksum: 0,
-        },
-        chunks,
-    }
-    .to_bytes()
-    .expect("encodes")
-}
 
 /// A server and a hand-played peer: (server, association, server's tag,
 /// server's initial TSN).
@@ -41,28 +30,7 @@ fn established(cfg: Config) -> (Endpoint, AssocId, u32, u32) {
         },
         [5; 32],
     );
-    let peer = peer();
-    let init = Chunk::Init(Init {
-        initiate_tag: 0xfeed,
-        a_rwnd: 1 << 30,
-        outbound_streams: 4,
-        inbound_streams: 4,
-        initial_tsn: PEER_TSN,
-        params: vec![],
-    });
-    ep.handle_datagram(Time::ZERO, peer, &packet(0, vec![init]));
-    let mut buf = Vec::new();
-    ep.poll_transmit(Time::ZERO, &mut buf).expect("INIT ACK");
-    let decoded = Packet::decode(&buf).expect("decodes");
-    let Chunk::InitAck(ack) = &decoded.chunks[0] else {
-        panic!("expected INIT ACK");
-    };
-    let (tag, tsn) = (ack.initiate_tag, ack.initial_tsn);
-    let echo = Chunk::CookieEcho(CookieEcho {
-        cookie: ack.state_cookie().expect("cookie").to_vec().into(),
-    });
-    ep.handle_datagram(Time::ZERO, peer, &packet(tag, vec![echo]));
-    drain(&mut ep, Time::ZERO);
+    let (tag, tsn) = handshake_by_hand(&mut ep, peer(), 0xfeed, PEER_TSN);
     let id = ep.association_ids().next().expect("an association");
     (ep, id, tag, tsn)
 }

@@ -8,24 +8,13 @@
 use std::hint::black_box;
 use std::net::{Ipv4Addr, SocketAddr};
 
-use brisk_proto::wire::chunk::{CookieEcho, Data, DataFlags, Init};
-use brisk_proto::wire::{Chunk, CommonHeader, Packet};
+use brisk_proto::wire::Chunk;
+use brisk_proto::wire::chunk::{Data, DataFlags};
 use brisk_proto::{Endpoint, EndpointConfig, Time};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
-fn packet(tag: u32, chunk: Chunk<'static>) -> Vec<u8> {
-    Packet {
-        header: CommonHeader {
-            src_port: 5000,
-            dst_port: 5000,
-            verification_tag: tag,
-            checksum: 0,
-        },
-        chunks: vec![chunk],
-    }
-    .to_bytes()
-    .expect("encodes")
-}
+mod common;
+use common::{handshake_by_hand, packet};
 
 fn peer(i: u32) -> SocketAddr {
     SocketAddr::new(Ipv4Addr::from(0x0a00_0000 + i).into(), 9899)
@@ -41,30 +30,8 @@ fn server_with(n: u32) -> Endpoint {
         },
         [3; 32],
     );
-    let mut buf = Vec::new();
     for i in 0..n {
-        let init = Chunk::Init(Init {
-            initiate_tag: i + 1,
-            a_rwnd: 65_536,
-            outbound_streams: 1,
-            inbound_streams: 1,
-            initial_tsn: 1,
-            params: vec![],
-        });
-        ep.handle_datagram(Time::ZERO, peer(i), &packet(0, init));
-        buf.clear();
-        ep.poll_transmit(Time::ZERO, &mut buf).expect("INIT ACK");
-        let decoded = Packet::decode(&buf).expect("decodes");
-        let Chunk::InitAck(ack) = &decoded.chunks[0] else {
-            panic!("expected INIT ACK");
-        };
-        let echo = Chunk::CookieEcho(CookieEcho {
-            cookie: ack.state_cookie().expect("cookie").to_vec().into(),
-        });
-        let tag = ack.initiate_tag;
-        ep.handle_datagram(Time::ZERO, peer(i), &packet(tag, echo));
-        while ep.poll_transmit(Time::ZERO, &mut buf).is_some() {}
-        while ep.poll_event().is_some() {}
+        handshake_by_hand(&mut ep, peer(i), i + 1, 1);
     }
     assert_eq!(ep.association_count(), n as usize);
     ep
@@ -74,14 +41,14 @@ fn out_of_the_blue(c: &mut Criterion) {
     let stranger: SocketAddr = "192.0.2.77:40000".parse().expect("address");
     let data = packet(
         0x1234_5678,
-        Chunk::Data(Data {
+        vec![Chunk::Data(Data {
             flags: DataFlags::UNFRAGMENTED,
             tsn: 1,
             stream_id: 0,
             ssn: 0,
             ppid: 0,
             payload: vec![0; 32].into(),
-        }),
+        })],
     );
     let mut group = c.benchmark_group("out_of_the_blue_packet");
     group.sample_size(30);

@@ -5,24 +5,10 @@
 mod harness;
 
 use brisk_proto::rx::window::NEXT_TSN_ALLOWANCE;
-use brisk_proto::wire::chunk::{CookieEcho, Data, DataFlags, GapBlock, Init, Sack};
-use brisk_proto::wire::{Chunk, CommonHeader, Packet};
+use brisk_proto::wire::chunk::{CookieEcho, Data, DataFlags, GapBlock, Sack};
+use brisk_proto::wire::{Chunk, Packet};
 use brisk_proto::{Config, Endpoint, EndpointConfig, OutgoingMessage, SendError, State, Time};
-use harness::{Dir, Fate, Pair, ms};
-
-fn packet(tag: u32, chunks: Vec<Chunk<'static>>) -> Vec<u8> {
-    Packet {
-        header: CommonHeader {
-            src_port: 5000,
-            dst_port: 5000,
-            verification_tag: tag,
-            checksum: 0,
-        },
-        chunks,
-    }
-    .to_bytes()
-    .unwrap()
-}
+use harness::{Dir, Fate, Pair, ms, packet};
 
 fn data(tsn: u32, flags: DataFlags, payload: &[u8]) -> Chunk<'static> {
     Chunk::Data(Data {
@@ -102,22 +88,7 @@ fn server() -> Endpoint {
 
 /// B's INIT ACK for an INIT from `peer`: (B's tag, the cookie).
 fn cookie_for(ep: &mut Endpoint, peer: std::net::SocketAddr) -> (u32, Vec<u8>) {
-    let init = Chunk::Init(Init {
-        initiate_tag: 77,
-        a_rwnd: 65536,
-        outbound_streams: 10,
-        inbound_streams: 10,
-        initial_tsn: 1,
-        params: vec![],
-    });
-    ep.handle_datagram(Time::ZERO, peer, &packet(0, vec![init]));
-    let mut buf = Vec::new();
-    ep.poll_transmit(Time::ZERO, &mut buf).unwrap();
-    let p = Packet::decode(&buf).unwrap();
-    let Chunk::InitAck(ack) = &p.chunks[0] else {
-        panic!("expected INIT ACK")
-    };
-    (ack.initiate_tag, ack.state_cookie().unwrap().to_vec())
+    harness::init_ack_for(ep, Time::ZERO, peer)
 }
 
 fn echo(tag: u32, cookie: &[u8]) -> Vec<u8> {

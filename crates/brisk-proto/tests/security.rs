@@ -10,17 +10,7 @@ use brisk_proto::{Config, Endpoint, EndpointConfig, Time};
 use harness::{Dir, Pair, ms};
 
 fn packet(tag: u32, chunk: Chunk<'static>) -> Vec<u8> {
-    Packet {
-        header: CommonHeader {
-            src_port: 5000,
-            dst_port: 5000,
-            verification_tag: tag,
-            checksum: 0,
-        },
-        chunks: vec![chunk],
-    }
-    .to_bytes()
-    .unwrap()
+    harness::packet(tag, vec![chunk])
 }
 
 fn server() -> Endpoint {
@@ -71,15 +61,7 @@ fn a_forged_cookie_is_dropped_silently() {
 
 /// Gets B's INIT ACK for an INIT from A's address, without A.
 fn cookie_from(ep: &mut Endpoint, now: Time) -> (u32, Vec<u8>) {
-    let peer = "192.0.2.1:9899".parse().unwrap();
-    ep.handle_datagram(now, peer, &packet(0, init(77)));
-    let mut buf = Vec::new();
-    ep.poll_transmit(now, &mut buf).unwrap();
-    let p = Packet::decode(&buf).unwrap();
-    let Chunk::InitAck(ack) = &p.chunks[0] else {
-        panic!("expected INIT ACK")
-    };
-    (ack.initiate_tag, ack.state_cookie().unwrap().to_vec())
+    harness::init_ack_for(ep, now, "192.0.2.1:9899".parse().unwrap())
 }
 
 #[test]

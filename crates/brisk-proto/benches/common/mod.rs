@@ -6,7 +6,60 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use brisk_proto::wire::chunk::{CookieEcho, Init};
+use brisk_proto::wire::{Chunk, CommonHeader, Packet};
 use brisk_proto::{AssocId, Config, Endpoint, EndpointConfig, Event, Time};
+
+/// An SCTP packet from port 5000 to port 5000 with `tag` and `chunks`.
+pub fn packet(tag: u32, chunks: Vec<Chunk<'static>>) -> Vec<u8> {
+    Packet {
+        header: CommonHeader {
+            src_port: 5000,
+            dst_port: 5000,
+            verification_tag: tag,
+            checksum: 0,
+        },
+        chunks,
+    }
+    .to_bytes()
+    .expect("encodes")
+}
+
+/// Plays a peer's side of the handshake by hand from `peer` (its tag
+/// `peer_tag`, its first TSN `peer_tsn`, a huge window) and drains what `ep`
+/// sends. Returns `ep`'s tag and initial TSN.
+pub fn handshake_by_hand(
+    ep: &mut Endpoint,
+    peer: SocketAddr,
+    peer_tag: u32,
+    peer_tsn: u32,
+) -> (u32, u32) {
+    let init = Chunk::Init(Init {
+        initiate_tag: peer_tag,
+        a_rwnd: 1 << 30,
+        outbound_streams: 4,
+        inbound_streams: 4,
+        initial_tsn: peer_tsn,
+        params: vec![],
+    });
+    ep.handle_datagram(Time::ZERO, peer, &packet(0, vec![init]));
+    let mut buf = Vec::new();
+    ep.poll_transmit(Time::ZERO, &mut buf).expect("INIT ACK");
+    let decoded = Packet::decode(&buf).expect("decodes");
+    let Chunk::InitAck(ack) = &decoded.chunks[0] else {
+        panic!("expected INIT ACK");
+    };
+    let (tag, tsn) = (ack.initiate_tag, ack.initial_tsn);
+    let echo = Chunk::CookieEcho(CookieEcho {
+        cookie: ack.state_cookie().expect("cookie").to_vec().into(),
+    });
+    ep.handle_datagram(Time::ZERO, peer, &packet(tag, vec![echo]));
+    while ep.poll_transmit(Time::ZERO, &mut buf).is_some() {
+        buf.clear();
+    }
+    while ep.poll_event().is_some() {}
+    (tag, tsn)
+}
 
 pub struct FastPair {
     pub now: Time,

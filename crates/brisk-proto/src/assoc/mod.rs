@@ -619,35 +619,27 @@ impl Association {
             }
             _ => chunks,
         };
-        if !rest.is_empty() && !self.verification_tag_ok(header, rest) {
-            // 8.5: silently discarded.
-            self.stats.malformed_chunks += 1;
-            self.sync_stats();
-            return;
-        }
-        self.dispatch(now, ctx, header, rest, from);
-        self.sync_stats();
+        self.handle_chunks(now, ctx, header, rest, from);
     }
 
-    /// Handles the chunks bundled after a COOKIE ECHO that the endpoint
-    /// verified and that created this association (5.1 D): they must carry
-    /// the association's own tag (8.5).
-    pub(crate) fn handle_bundled_after_cookie(
+    /// Handles the chunks of a packet that follow a COOKIE ECHO the cookie
+    /// of which verified (for the association the endpoint just created from
+    /// it, 5.1 D), or all of a packet without one: they must pass the tag
+    /// rules for the association's tags (8.5, 8.5.1).
+    pub(crate) fn handle_chunks(
         &mut self,
         now: Time,
         ctx: &mut Ctx<'_>,
         header: &CommonHeader,
-        rest: &[Chunk<'_>],
+        chunks: &[Chunk<'_>],
         from: SocketAddr,
     ) {
-        if rest.is_empty() {
-            return;
-        }
-        if !self.verification_tag_ok(header, rest) {
+        if !chunks.is_empty() && !self.verification_tag_ok(header, chunks) {
+            // 8.5: silently discarded.
             self.stats.malformed_chunks += 1;
-            return;
+        } else {
+            self.dispatch(now, ctx, header, chunks, from);
         }
-        self.dispatch(now, ctx, header, rest, from);
         self.sync_stats();
     }
 

@@ -71,7 +71,7 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
         }
         return;
     }
-    a.tracker.record(d.tsn);
+    a.tracker.accept(d.tsn);
     seen.any_new = true;
     a.stats.data_chunks_received += 1;
     a.stats.payload_bytes_received += d.payload.len() as u64;

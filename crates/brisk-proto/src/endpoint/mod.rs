@@ -577,7 +577,7 @@ impl Endpoint {
                 rng: &mut self.rng,
                 lookup: &self.lookup,
             };
-            assoc.handle_bundled_after_cookie(now, &mut ctx, header, rest, from);
+            assoc.handle_chunks(now, &mut ctx, header, rest, from);
         }
         self.insert(assoc, (from, header.src_port));
         self.collect(id);

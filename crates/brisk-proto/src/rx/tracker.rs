@@ -91,6 +91,13 @@ impl TsnTracker {
         class
     }
 
+    /// Records a TSN that [`TsnTracker::classify`] just found `New` (the
+    /// receiver then decided to keep the chunk).
+    pub fn accept(&mut self, tsn: u32) {
+        debug_assert_eq!(self.classify(tsn), Received::New);
+        self.insert(self.unwrapper.peek(tsn));
+    }
+
     /// What [`TsnTracker::record`] would make of `tsn`, changing nothing.
     pub fn classify(&self, tsn: u32) -> Received {
         let v = self.unwrapper.peek(tsn);

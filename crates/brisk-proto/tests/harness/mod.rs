@@ -199,17 +199,7 @@ impl Pair {
     /// Hands B a packet as if A had sent it.
     pub fn inject_to_b(&mut self, chunks: Vec<Chunk<'static>>) {
         let (tag, _) = self.tags();
-        let bytes = Packet {
-            header: brisk_proto::wire::CommonHeader {
-                src_port: 5000,
-                dst_port: 5000,
-                verification_tag: tag,
-                checksum: 0,
-            },
-            chunks,
-        }
-        .to_bytes()
-        .unwrap();
+        let bytes = packet(tag, chunks);
         let now = self.now;
         self.b.handle_datagram(now, self.a_addr, &bytes);
         self.flush();
@@ -473,6 +463,42 @@ impl Pair {
             })
             .collect()
     }
+}
+
+/// An SCTP packet from port 5000 to port 5000 with `tag` and `chunks`.
+pub fn packet(tag: u32, chunks: Vec<Chunk<'static>>) -> Vec<u8> {
+    Packet {
+        header: brisk_proto::wire::CommonHeader {
+            src_port: 5000,
+            dst_port: 5000,
+            verification_tag: tag,
+            checksum: 0,
+        },
+        chunks,
+    }
+    .to_bytes()
+    .unwrap()
+}
+
+/// Sends `ep` an INIT (Initiate Tag 77, initial TSN 1) from `peer` at `now`
+/// and returns its INIT ACK's tag and state cookie.
+pub fn init_ack_for(ep: &mut Endpoint, now: Time, peer: SocketAddr) -> (u32, Vec<u8>) {
+    let init = Chunk::Init(brisk_proto::wire::chunk::Init {
+        initiate_tag: 77,
+        a_rwnd: 65536,
+        outbound_streams: 10,
+        inbound_streams: 10,
+        initial_tsn: 1,
+        params: vec![],
+    });
+    ep.handle_datagram(now, peer, &packet(0, vec![init]));
+    let mut buf = Vec::new();
+    ep.poll_transmit(now, &mut buf).unwrap();
+    let p = Packet::decode(&buf).unwrap();
+    let Chunk::InitAck(ack) = &p.chunks[0] else {
+        panic!("expected INIT ACK")
+    };
+    (ack.initiate_tag, ack.state_cookie().unwrap().to_vec())
 }
 
 pub fn ms(v: u64) -> Duration {

@@ -488,35 +488,45 @@ impl Attacker {
             0,
             &[init_chunk(tag, initial_tsn, a_rwnd, os, mis)],
         );
-        for _ in 0..5 {
-            self.send(&init).await;
-            let (got, ok) = self
-                .collect_until(Duration::from_millis(500), |d| {
-                    d.any(|c| matches!(c, Chunk::InitAck(_)))
-                })
-                .await;
-            if !ok {
-                continue;
-            }
-            let d = got.last().expect("the INIT ACK");
-            let p = d.packet();
-            let Some(Chunk::InitAck(ack)) = p.chunks.first() else {
-                panic!("INIT ACK must stand alone: {:?}", d.names());
-            };
-            return InitAckInfo {
-                server_tag: ack.initiate_tag,
-                server_initial_tsn: ack.initial_tsn,
-                a_rwnd: ack.a_rwnd,
-                outbound_streams: ack.outbound_streams,
-                inbound_streams: ack.inbound_streams,
-                cookie: ack
-                    .state_cookie()
-                    .expect("INIT ACK carries a state cookie")
-                    .to_vec(),
-                packet_tag: p.header.verification_tag,
-            };
+        let d = self
+            .send_until(&init, "INIT", |c| matches!(c, Chunk::InitAck(_)))
+            .await;
+        let p = d.packet();
+        let Some(Chunk::InitAck(ack)) = p.chunks.first() else {
+            panic!("INIT ACK must stand alone: {:?}", d.names());
+        };
+        InitAckInfo {
+            server_tag: ack.initiate_tag,
+            server_initial_tsn: ack.initial_tsn,
+            a_rwnd: ack.a_rwnd,
+            outbound_streams: ack.outbound_streams,
+            inbound_streams: ack.inbound_streams,
+            cookie: ack
+                .state_cookie()
+                .expect("INIT ACK carries a state cookie")
+                .to_vec(),
+            packet_tag: p.header.verification_tag,
         }
-        panic!("no INIT ACK after 5 INITs");
+    }
+
+    /// Sends `packet` until a reply carries a chunk `wanted` says yes to (5
+    /// tries, 500 ms each, as a retransmitting peer would); returns that reply.
+    pub async fn send_until(
+        &self,
+        packet: &[u8],
+        what: &str,
+        wanted: impl Fn(&Chunk<'_>) -> bool + Copy,
+    ) -> Datagram {
+        for _ in 0..5 {
+            self.send(packet).await;
+            let (mut got, ok) = self
+                .collect_until(Duration::from_millis(500), |d| d.any(wanted))
+                .await;
+            if ok && let Some(d) = got.pop() {
+                return d;
+            }
+        }
+        panic!("no answer after 5 tries of {what}");
     }
 }
 
@@ -584,20 +594,8 @@ impl Peer {
             info.server_tag,
             &[cookie_echo_chunk(&info.cookie)],
         );
-        let mut acked = false;
-        for _ in 0..5 {
-            att.send(&echo).await;
-            let (_, ok) = att
-                .collect_until(Duration::from_millis(500), |d| {
-                    d.any(|c| matches!(c, Chunk::CookieAck(_)))
-                })
-                .await;
-            if ok {
-                acked = true;
-                break;
-            }
-        }
-        assert!(acked, "no COOKIE ACK after 5 COOKIE ECHOs");
+        att.send_until(&echo, "COOKIE ECHO", |c| matches!(c, Chunk::CookieAck(_)))
+            .await;
         Self {
             att,
             my_tag,
