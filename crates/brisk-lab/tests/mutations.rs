@@ -157,3 +157,40 @@ fn fig2_fails_with_fast_retransmit_after_three_misses_in_the_standard() {
         "{differ:?}"
     );
 }
+
+#[test]
+fn fig2_fails_when_low_latency_loses_its_rto_restart() {
+    // The 4th message is recovered by T3 one RTO.Min after it left only
+    // because RTO restart moved T3 to its send time.
+    let ll = r#"set = { rto_initial = "200ms", rto_min = "100ms", rto_max = "400ms", sack_delay = "40ms" }"#;
+    let without = r#"set = { rto_initial = "200ms", rto_min = "100ms", rto_max = "400ms", sack_delay = "40ms", rto_restart = false }"#;
+    let exp = mutated(FIG2, &[(ll, without)]);
+    let differ = assert_differs(&exp, "low-latency without RTO restart");
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("low-latency, 4th message")),
+        "{differ:?}"
+    );
+}
+
+// Seed 001 Table 3: the paper's modifications, cumulative, and Brisk's
+// sender-only thin-stream profile.
+const TABLE3: &str = "seed001-table3.toml";
+
+#[test]
+fn table3_agrees_unmutated() {
+    assert_holds(&mutated(TABLE3, &[]));
+}
+
+#[test]
+fn table3_fails_when_the_sender_only_profile_is_not_applied() {
+    let thin = "name = \"thin-sender-rfc7053\"\npreset = \"thin-stream\"\n";
+    let standard = "name = \"thin-sender-rfc7053\"\npreset = \"lksctp-2.6.15\"\n";
+    let exp = mutated(TABLE3, &[(thin, standard)]);
+    let differ = assert_differs(&exp, "thin-sender-rfc7053 without the thin-stream profile");
+    assert!(
+        differ.iter().any(|l| l.contains("RFC 7053 receiver")),
+        "{differ:?}"
+    );
+}

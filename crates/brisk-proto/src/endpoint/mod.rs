@@ -667,3 +667,34 @@ impl Endpoint {
         self.events.pop_front()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A peer that moves an association's deadline with every packet leaves a
+    /// stale heap entry each time: the heap stays within twice the live
+    /// entries (plus a constant), and its top is always a live deadline.
+    #[test]
+    fn moved_deadlines_never_grow_the_timer_heap_without_bound() {
+        let mut ep = Endpoint::new(EndpointConfig::default(), [4; 32]);
+        let id = ep
+            .connect(
+                Time::ZERO,
+                "192.0.2.1:9899".parse().unwrap(),
+                Config::rfc9260(),
+            )
+            .unwrap();
+        for t in 1..=100_000u64 {
+            ep.scheduled.insert(id, Time(t));
+            ep.timers.push(Reverse((Time(t), id)));
+            ep.compact_timers();
+            ep.drop_stale_top();
+            assert!(ep.timers.len() <= 2 * ep.scheduled.len() + 65, "at {t}");
+        }
+        // Back to the association's real deadline: exact, not a stale one.
+        ep.reschedule(id);
+        let real = ep.assocs.get(&id).and_then(|a| a.poll_timeout());
+        assert_eq!(ep.timers.peek().map(|Reverse((t, _))| *t), real);
+    }
+}
