@@ -199,6 +199,11 @@ impl Sender {
         &self.plan
     }
 
+    /// The association it sends on, once up.
+    pub fn assoc(&self) -> Option<AssocId> {
+        self.assoc
+    }
+
     /// Saturated: set a refill for now, once per instant.
     fn refill_soon(&mut self, ctx: &mut AppCtx<'_>) {
         let now = ctx.now();

@@ -94,6 +94,13 @@ impl CongestionControl {
         self.partial_bytes_acked = 0;
     }
 
+    /// The T3 expiry that collapsed cwnd was spurious (RFC 4015 3.2): cwnd and
+    /// ssthresh return to at least what they were before it.
+    pub fn undo(&mut self, cwnd: u32, ssthresh: u32) {
+        self.cwnd = self.cwnd.max(cwnd);
+        self.ssthresh = self.ssthresh.max(ssthresh);
+    }
+
     /// 7.2.1: while no data is sent, cwnd = max(cwnd/2, 4*PMDCS) once per RTO;
     /// before the first reduction, ssthresh = cwnd. `idle_rtos` is how many RTOs
     /// passed without sending. A cwnd at or below 4*PMDCS is left alone (the
@@ -167,6 +174,10 @@ mod tests {
         assert_eq!(cc.cwnd(), 4 * MTU, "never below 4 PMDCS");
         cc.on_t3_expiry();
         assert_eq!((cc.cwnd(), cc.ssthresh()), (MTU, 4 * MTU));
+        cc.undo(5_000, 10_000);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (5_000, 10_000), "undone");
+        cc.undo(100, 100);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (5_000, 10_000), "never lowered");
     }
 
     #[test]

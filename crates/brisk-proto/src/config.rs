@@ -98,6 +98,11 @@ declare_config! {
         /// Linux 2.6.15, which ignore the bit.
         #[unit = "true|false"]
         pub honor_i_bit: bool,
+        /// Sender: the longest the peer may delay a SACK of DATA sent without the
+        /// I bit (for `ack_reach_floor`); `none`: our own `sack_delay` (both ends
+        /// configured alike).
+        #[unit = "duration|none"]
+        pub peer_sack_delay: Option<Duration>,
 
         // --- Loss recovery (RFC 9260 7.2.4) ---
         /// Miss indications that trigger fast retransmit: 3 in RFC 9260, 4 in
@@ -149,6 +154,16 @@ declare_config! {
         /// data, restart T3 at RTO less the age of the earliest outstanding chunk.
         #[unit = "true|false"]
         pub rto_restart: bool,
+        /// Detect spurious T3 expirations from the SACKs that follow (F-RTO,
+        /// RFC 5682, for SCTP; duplicate TSNs, RFC 3708) and undo their cwnd
+        /// collapse and RTO back-off (RFC 4015).
+        #[unit = "true|false"]
+        pub spurious_timeout_undo: bool,
+        /// RTO restart and a thin RTO.Min never arm T3 to expire before the
+        /// earliest outstanding chunk's SACK can be back: its queueing behind
+        /// the acknowledged packet and the peer's SACK delay (`recovery::ack_reach`).
+        #[unit = "true|false"]
+        pub ack_reach_floor: bool,
         /// Thin-stream mode (seed 001) holds while fewer than this many packets are
         /// outstanding.
         #[unit = "packets"]
@@ -408,6 +423,7 @@ impl Config {
             sack_delay: Duration::from_millis(200),
             sack_freq: 2,
             honor_i_bit: true,
+            peer_sack_delay: None,
             fast_retransmit_threshold: 3,
             max_burst: 4,
             initial_cwnd: None,
@@ -420,6 +436,8 @@ impl Config {
             early_retransmit: EarlyRetransmit::Off,
             early_retransmit_delay: false,
             rto_restart: false,
+            spurious_timeout_undo: false,
+            ack_reach_floor: false,
             thin_threshold: 4,
             thin_linear_timeouts: false,
             thin_fast_retransmit: false,
@@ -445,6 +463,8 @@ impl Config {
             sack_delay: Duration::from_millis(40),
             early_retransmit: EarlyRetransmit::Packets,
             rto_restart: true,
+            spurious_timeout_undo: true,
+            ack_reach_floor: true,
             ..Self::rfc9260()
         }
     }
@@ -454,6 +474,8 @@ impl Config {
     pub fn thin_stream() -> Self {
         Self {
             rto_restart: true,
+            spurious_timeout_undo: true,
+            ack_reach_floor: true,
             thin_linear_timeouts: true,
             thin_fast_retransmit: true,
             thin_rto_min: Some(Duration::from_millis(200)),
@@ -506,6 +528,11 @@ impl Config {
         len.min(self.max_message_size)
     }
 
+    /// The peer's SACK delay this sender assumes: `peer_sack_delay`, or our own.
+    pub fn assumed_peer_sack_delay(&self) -> Duration {
+        self.peer_sack_delay.unwrap_or(self.sack_delay)
+    }
+
     /// Largest DATA payload that fits one packet: MTU less the common header
     /// and the DATA chunk header.
     pub fn max_data_payload(&self) -> usize {
@@ -525,6 +552,12 @@ impl Config {
         }
         if self.sack_delay > Duration::from_millis(500) {
             return fail("sack_delay", "at most 500 ms (RFC 9260 6.2)");
+        }
+        if self
+            .peer_sack_delay
+            .is_some_and(|d| d > Duration::from_millis(500))
+        {
+            return fail("peer_sack_delay", "at most 500 ms (RFC 9260 6.2)");
         }
         if self.sack_freq == 0 {
             return fail("sack_freq", "at least 1");
@@ -772,10 +805,13 @@ mod tests {
         assert!(!base.thin_fast_retransmit && !base.thin_linear_timeouts);
         assert!(!base.thin_redundant_bundling && !base.thin_immediate_sack);
         assert!(!base.thin_aggressive_bundling && base.thin_rto_min.is_none());
+        assert!(!base.spurious_timeout_undo && !base.ack_reach_floor);
         assert_eq!(base.nagle, Nagle::Off);
         let ll = Config::low_latency();
         assert_eq!(ll.early_retransmit, EarlyRetransmit::Packets);
         assert!(ll.rto_restart && ll.tail_loss_probe && ll.pktdrop && ll.thin_immediate_sack);
+        assert!(ll.spurious_timeout_undo && ll.ack_reach_floor);
+        assert!(Config::signaling().ack_reach_floor && Config::thin_stream().ack_reach_floor);
         let sig = Config::signaling();
         assert_eq!(
             (sig.rto_min, sig.sack_delay),
@@ -813,10 +849,16 @@ mod tests {
                 k if k.starts_with("thin_") && k != "thin_rto_min" && k != "thin_threshold" => {
                     "true"
                 }
-                "rto_restart" | "tail_loss_probe" | "pktdrop" | "early_retransmit_delay" => "true",
+                "rto_restart"
+                | "tail_loss_probe"
+                | "pktdrop"
+                | "early_retransmit_delay"
+                | "spurious_timeout_undo"
+                | "ack_reach_floor" => "true",
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
                 "thin_rto_min" => "200ms",
+                "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",
                 k if k.contains("rto")
                     || k.contains("delay")
@@ -929,7 +971,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 36);
+        assert_eq!(KNOBS.len(), 39);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -968,8 +1010,8 @@ mod tests {
         );
         assert_eq!(
             msg(&mut c, "delay"),
-            "unknown config knob `delay` (did you mean `sack_delay` or `early_retransmit_delay`?); \
-             `brisk knobs` lists every knob"
+            "unknown config knob `delay` (did you mean `sack_delay`, `peer_sack_delay` or \
+             `early_retransmit_delay`?); `brisk knobs` lists every knob"
         );
         assert_eq!(
             msg(&mut c, "colour"),

@@ -111,6 +111,9 @@ pub struct Stats {
     pub t3_expirations: u64,
     /// Fast recovery periods entered.
     pub fast_recoveries: u64,
+    /// T3 expiry episodes later found spurious and undone
+    /// (`recovery::spurious`).
+    pub spurious_timeouts_undone: u64,
 
     /// Congestion window, bytes.
     pub cwnd: u32,

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use crate::cc::CongestionControl;
 use crate::config::Config;
+use crate::recovery::ack_reach::AckSpacing;
 use crate::recovery::rto::RtoEstimator;
 use crate::time::Time;
 use crate::timer::Timer;
@@ -24,6 +25,8 @@ pub struct Path {
     pub t3: Timer,
     /// When DATA was last sent here, for heartbeats and cwnd decay on idle.
     pub last_data_sent: Option<Time>,
+    /// The bottleneck's per-packet spacing as this path's SACKs show it.
+    pub ack_spacing: AckSpacing,
 }
 
 impl Path {
@@ -36,6 +39,7 @@ impl Path {
             mtu: cfg.mtu,
             t3: Timer::default(),
             last_data_sent: None,
+            ack_spacing: AckSpacing::default(),
         }
     }
 }

@@ -133,6 +133,76 @@ fn rto_restart_times_a_lost_second_message_from_its_own_send() {
     }
 }
 
+/// RTO.Min 100 ms with RTO restart; the receiver delays the SACK of a lone
+/// packet 200 ms. `floor` and `undo` switch the two guards against spurious
+/// timeouts.
+fn restart_against_delayed_sacks(floor: bool, undo: bool) -> Pair {
+    let cfg = with(|c| {
+        c.rto_min = ms(100);
+        c.rto_initial = ms(100);
+        c.rto_restart = true;
+        c.ack_reach_floor = floor;
+        c.spurious_timeout_undo = undo;
+    });
+    connected(cfg)
+}
+
+#[test]
+fn the_ack_reach_floor_waits_for_the_delayed_sack_of_a_bursts_last_packet() {
+    // Three messages at t0, t0 + 1 and t0 + 2 ms, none lost. The SACK of the
+    // second is back at t0 + 21 ms; the third's SACK waits 200 ms at the
+    // receiver and is back at t0 + 222 ms. RFC 7765 alone restarts T3 at
+    // RTO (100 ms) less the third's age (19 ms): it expires at t0 + 102 ms,
+    // 120 ms before the SACK, and sends the third again for nothing.
+    let mut bare = restart_against_delayed_sacks(false, false);
+    let t0 = burst(&mut bare, 3);
+    bare.run_for(ms(1000));
+    assert_eq!(
+        causes(&bare),
+        vec![(t0 + ms(102), RetransmitCause::T3Timeout)]
+    );
+    let a = bare.a_id.unwrap();
+    assert_eq!(bare.a.association(a).unwrap().stats().t3_expirations, 1);
+    // The floor: the third left 1 ms after the second, then the 200 ms SACK
+    // delay and 4 RTTVAR: T3 is due after t0 + 222 ms, when the SACK is back.
+    let mut guarded = restart_against_delayed_sacks(true, false);
+    burst(&mut guarded, 3);
+    guarded.run_for(ms(1000));
+    assert_eq!(causes(&guarded), vec![]);
+    let a = guarded.a_id.unwrap();
+    assert_eq!(guarded.a.association(a).unwrap().stats().t3_expirations, 0);
+    assert_eq!(guarded.b_recv_all().len(), 3);
+}
+
+#[test]
+fn a_spurious_timeout_is_detected_by_the_duplicate_report_and_its_cwnd_collapse_undone() {
+    // As above without the floor: T3 expires at t0 + 102 ms. The
+    // retransmission reaches a receiver that holds the chunk, which reports
+    // it as a duplicate at once (RFC 3708): back at t0 + 122 ms.
+    let cwnd_after = |undo: bool| {
+        let mut p = restart_against_delayed_sacks(false, undo);
+        let a = p.a_id.unwrap();
+        burst(&mut p, 3);
+        let before = p.a.association(a).unwrap().stats().cwnd;
+        p.run_for(ms(1000));
+        let stats = p.a.association(a).unwrap().stats().clone();
+        assert_eq!(stats.t3_expirations, 1);
+        (
+            before,
+            stats.cwnd,
+            stats.spurious_timeouts_undone,
+            stats.rto,
+        )
+    };
+    let (before, cwnd, undone, rto) = cwnd_after(true);
+    assert_eq!((cwnd, undone), (before, 1), "cwnd back to {before}");
+    assert!(rto < ms(200), "the back-off is withdrawn too: {rto:?}");
+    // Without the undo, E1 left cwnd at one PMDCS (1440 bytes) and E2's
+    // back-off stands until the next measurement.
+    let (_, cwnd, undone, _) = cwnd_after(false);
+    assert_eq!((cwnd, undone), (1440, 0));
+}
+
 #[test]
 fn a_thin_stream_fast_retransmits_on_the_first_miss_indication() {
     let mut p = connected(with(|c| c.thin_fast_retransmit = true));

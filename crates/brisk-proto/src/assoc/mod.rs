@@ -154,6 +154,8 @@ pub struct Association {
     last_sack: Option<(Time, u32)>,
     /// When T3 last expired.
     last_t3_expiry: Option<Time>,
+    /// T3 expiries that may yet prove spurious (RFC 5682, RFC 3708).
+    spurious: crate::recovery::spurious::SpuriousTimeouts,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
     next_message_id: u64,
@@ -224,6 +226,7 @@ impl Association {
             peer_rwnd: 0,
             last_sack: None,
             last_t3_expiry: None,
+            spurious: Default::default(),
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,

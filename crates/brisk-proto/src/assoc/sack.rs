@@ -5,7 +5,7 @@
 use super::{Association, State, shutdown};
 use crate::config::EarlyRetransmit;
 use crate::events::{Event, RetransmitCause};
-use crate::recovery::{early_retransmit, rto_restart, t3, thin};
+use crate::recovery::{early_retransmit, rto_restart, spurious, t3, thin};
 use crate::serial::lt32;
 use crate::time::Time;
 use crate::tx::outstanding::{ChunkState, SackRejected};
@@ -38,6 +38,36 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) {
     apply(a, now, sack);
 }
 
+/// F-RTO for SCTP and RFC 3708 (`recovery::spurious`): does this SACK show
+/// that the chunk earliest at a T3 expiry had arrived? Then undo the expiry.
+fn judge_t3_episode(
+    a: &mut Association,
+    now: Time,
+    sack: &Sack,
+    tsn: u32,
+    before: Option<(ChunkState, Time)>,
+) {
+    let Some((state, last_sent)) = before else {
+        // Acknowledged already, or abandoned: nothing left to judge by.
+        a.spurious.close();
+        return;
+    };
+    let acked_now = a
+        .outstanding
+        .get(tsn)
+        .is_none_or(|c| c.state == ChunkState::GapAcked);
+    let evidence = spurious::Evidence {
+        duplicate: sack.dup_tsns.contains(&tsn),
+        acked: acked_now && state != ChunkState::GapAcked,
+        last_sent,
+    };
+    if let spurious::Verdict::Spurious(b) = a.spurious.on_sack(now, evidence) {
+        a.path.cc.undo(b.cwnd, b.ssthresh);
+        a.path.rto.undo_back_off(b.backoff);
+        a.stats.spurious_timeouts_undone += 1;
+    }
+}
+
 /// Applies a SACK, or the cumulative ack of a SHUTDOWN (9.2).
 pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     let flight_before = a.outstanding.flight_size();
@@ -48,6 +78,11 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     } else {
         0
     };
+    // The chunk a T3 episode watches, as it stood before this SACK.
+    let watched = a.spurious.watched().map(|tsn| {
+        let before = a.outstanding.get(tsn).map(|c| (c.state, c.last_sent));
+        (tsn, before)
+    });
     let outcome = match a.outstanding.on_sack(sack, now) {
         Ok(outcome) => outcome,
         // 6.2.1: an old SACK that arrived late.
@@ -66,6 +101,10 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     };
     if let Some(rtt) = outcome.rtt {
         a.path.rto.on_measurement(rtt);
+        a.spurious.on_rtt(rtt);
+    }
+    if let Some((tsn, before)) = watched {
+        judge_t3_episode(a, now, sack, tsn, before);
     }
     if outcome.bytes_acked > 0 {
         // 8.3: acknowledged DATA resets the error counters.
@@ -95,6 +134,10 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
         a.fast_recovery.in_recovery(),
     );
     a.fast_recovery.on_cum_ack(sack.cum_tsn_ack);
+    if let Some(sent) = outcome.htna_sent {
+        let acked = packets_before.saturating_sub(a.outstanding.packets_outstanding());
+        a.path.ack_spacing.on_sack(now, acked, sent);
+    }
     let window = early_retransmit::Window {
         packets_before,
         packets_after: a.outstanding.packets_outstanding(),
@@ -153,7 +196,19 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
         a.new_data_ready(),
     );
     let rto = a.data_rto();
-    t3::on_sack(&mut a.path, &a.outstanding, &outcome, now, rto, restart);
+    // The ack-reach floor guards Brisk's shorter timers: RTO restart and a
+    // thin RTO.Min. (Standard timers are left exactly as RFC 9260 has them.)
+    let floor = (a.cfg.ack_reach_floor && (a.cfg.rto_restart || a.cfg.thin_rto_min.is_some()))
+        .then(|| a.cfg.assumed_peer_sack_delay());
+    t3::on_sack(
+        &mut a.path,
+        &a.outstanding,
+        &outcome,
+        now,
+        rto,
+        restart,
+        floor,
+    );
     a.arm_tail_probe(now);
     if a.outstanding.is_empty() {
         a.path.cc.on_all_acked();

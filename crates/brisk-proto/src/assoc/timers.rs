@@ -2,7 +2,7 @@
 
 use super::{Association, Ctx, handshake, heartbeat, sack, shutdown};
 use crate::events::RetransmitCause;
-use crate::recovery::{t3, thin};
+use crate::recovery::{spurious, t3, thin};
 use crate::time::Time;
 use crate::tx::outstanding::{ChunkState, window_cost};
 
@@ -51,6 +51,16 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
     });
     if !answered_probe && !a.count_error() {
         return;
+    }
+    if a.cfg.spurious_timeout_undo
+        && let Some(earliest) = a.outstanding.earliest_unacked()
+    {
+        let before = spurious::Before {
+            cwnd: a.path.cc.cwnd(),
+            ssthresh: a.path.cc.ssthresh(),
+            backoff: a.path.rto.backoff(),
+        };
+        a.spurious.on_expiry(earliest.tsn, now, before);
     }
     // Seed 001 4.2.2: a thin stream's timeouts stay linear.
     let thin = a.is_thin();

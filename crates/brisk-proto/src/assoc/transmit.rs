@@ -200,11 +200,13 @@ impl Association {
                 break;
             }
             let (tsn, size, first_sent) = (chunk.tsn, chunk.size(), chunk.first_sent);
+            let data_immediate = data.flags.immediate;
             let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
             let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
             let Some(cause) = self.outstanding.resend(tsn, now, seq) else {
                 continue;
             };
+            self.outstanding.note_i_bit(tsn, data_immediate);
             retransmitted = true;
             in_packet.push(tsn);
             fast |= matches!(
@@ -356,12 +358,13 @@ impl Association {
             }
             let mut data = chunk.to_data();
             data.flags.immediate |= immediate;
-            let first_sent = chunk.first_sent;
+            let (first_sent, i_bit) = (chunk.first_sent, data.flags.immediate);
             if p.push_chunk(&data).is_err() {
                 break;
             }
             let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
             if self.outstanding.rebundle(tsn, now, seq) {
+                self.outstanding.note_i_bit(tsn, i_bit);
                 room -= size;
                 in_packet.push(tsn);
                 self.note_retransmission(tsn, RetransmitCause::Bundled, now, first_sent);

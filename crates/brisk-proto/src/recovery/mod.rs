@@ -2,11 +2,13 @@
 //! retransmit. The latency mechanisms (early retransmit, RTO restart, thin
 //! streams, tail loss probe, PKTDROP) join here as modules of their own.
 
+pub mod ack_reach;
 pub mod early_retransmit;
 pub mod fast_retransmit;
 pub mod pktdrop;
 pub mod rto;
 pub mod rto_restart;
+pub mod spurious;
 pub mod t3;
 pub mod tail_probe;
 pub mod thin;

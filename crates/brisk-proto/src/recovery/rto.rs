@@ -69,6 +69,17 @@ impl RtoEstimator {
         base.saturating_mul(1 << self.backoff.min(20)).min(self.max)
     }
 
+    /// Doublings since the last measurement (E2).
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+
+    /// Withdraws the doublings beyond `to` (the undo of a spurious expiry,
+    /// RFC 4015 3.2).
+    pub fn undo_back_off(&mut self, to: u32) {
+        self.backoff = self.backoff.min(to);
+    }
+
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt
     }

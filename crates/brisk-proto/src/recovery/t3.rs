@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::path::Path;
-use crate::recovery::rto_restart;
+use crate::recovery::{ack_reach, rto_restart};
 use crate::time::Time;
 use crate::tx::outstanding::{Outstanding, SackOutcome};
 
@@ -20,7 +20,9 @@ pub fn on_earliest_retransmitted(path: &mut Path, now: Time, rto: Duration) {
 }
 
 /// R2, R3, R4 after a SACK was applied. `rto` is the RTO in force; with
-/// `restart` (RFC 7765 applies), R3 subtracts the earliest chunk's age.
+/// `restart` (RFC 7765 applies), R3 subtracts the earliest chunk's age. With
+/// `peer_sack_delay` (the ack-reach floor applies), the restarted timer never
+/// expires before the earliest chunk's SACK can be back.
 pub fn on_sack(
     path: &mut Path,
     outstanding: &Outstanding,
@@ -28,6 +30,7 @@ pub fn on_sack(
     now: Time,
     rto: Duration,
     restart: bool,
+    peer_sack_delay: Option<Duration>,
 ) {
     let Some(earliest) = outstanding.earliest_unacked() else {
         // R2: everything sent to this address is acknowledged.
@@ -37,11 +40,26 @@ pub fn on_sack(
     if outcome.earliest_acked {
         // R3: the earliest outstanding TSN was acknowledged: restart; RFC 7765
         // restarts at RTO less the age of the earliest outstanding chunk.
-        let timeout = if restart {
+        let mut timeout = if restart {
             rto_restart::timeout(rto, now.since(earliest.last_sent))
         } else {
             rto
         };
+        if let Some(peer_sack_delay) = peer_sack_delay {
+            timeout = ack_reach::apply(
+                timeout,
+                &ack_reach::AckReach {
+                    now,
+                    htna_sent: outcome.htna_sent.unwrap_or(now),
+                    earliest_sent: earliest.last_sent,
+                    immediate: earliest.immediate,
+                    peer_sack_delay,
+                    rttvar: path.rto.rttvar(),
+                    packets_outstanding: outstanding.packets_outstanding(),
+                    spacing: path.ack_spacing.per_packet(),
+                },
+            );
+        }
         path.t3.start(now, timeout);
     } else if outcome.reneged {
         // R4: a gap-acked TSN went missing again.

@@ -46,6 +46,8 @@ pub struct SentChunk {
     pub misses: u32,
     /// Already fast-retransmitted once: not eligible again (7.2.4).
     pub fast_retransmitted: bool,
+    /// Its latest transmission carried the I bit (RFC 7053).
+    pub immediate: bool,
     /// Sequence number of the packet record of its latest transmission as
     /// new or retransmitted data (a redundant copy does not move it).
     packet: u64,
@@ -312,6 +314,7 @@ impl Outstanding {
                 .filter(|prev| prev.frag.msg == frag.msg)
                 .map_or(now, |prev| prev.msg_first_sent)
         };
+        let immediate = frag.flags.immediate;
         let chunk = SentChunk {
             tsn,
             frag,
@@ -322,6 +325,7 @@ impl Outstanding {
             state: ChunkState::InFlight,
             misses: 0,
             fast_retransmitted: false,
+            immediate,
             packet,
         };
         self.flight_size += chunk.size();
@@ -333,6 +337,13 @@ impl Outstanding {
             self.rtt_probe = Some((tsn, now));
         }
         tsn
+    }
+
+    /// Records whether the chunk's latest transmission carried the I bit.
+    pub fn note_i_bit(&mut self, tsn: u32, immediate: bool) {
+        if let Some(i) = self.index(tsn) {
+            self.chunks[i].immediate = immediate;
+        }
     }
 
     /// The lowest TSN marked for retransmission.

@@ -1,0 +1,118 @@
+//! Issue 10, item 2: no spurious T3 timeouts. Every traffic pattern and path of
+//! seed 000 (Figs. 2 to 11, every sweep point and replication), run without
+//! loss, under every variant the files define and every preset the lab knows:
+//! with nothing lost, any T3 expiry is spurious, and there must be none.
+
+mod common;
+
+use brisk_lab::experiment::{Experiment, LAB_PRESETS};
+use brisk_lab::runner::Record;
+use common::{experiment_path, run_experiment};
+
+const FIGURES: [&str; 10] = [
+    "seed000-fig02.toml",
+    "seed000-fig03.toml",
+    "seed000-fig04.toml",
+    "seed000-fig05.toml",
+    "seed000-fig06.toml",
+    "seed000-fig07.toml",
+    "seed000-fig08.toml",
+    "seed000-fig09.toml",
+    "seed000-fig10.toml",
+    "seed000-fig11.toml",
+];
+
+/// The figure's topology, traffic and sweep with every variant turned into a
+/// no-loss run, plus one no-loss variant per lab preset. The paper's checks
+/// are dropped: they name loss runs.
+fn no_loss_experiment(file: &str) -> Experiment {
+    let path = experiment_path(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut doc: toml::Table = text.parse().unwrap();
+    doc.remove("reference");
+    let variants = doc
+        .get_mut("variants")
+        .and_then(|v| v.as_array_mut())
+        .unwrap();
+    for v in variants.iter_mut() {
+        v.as_table_mut()
+            .unwrap()
+            .insert("no_loss".into(), toml::Value::Boolean(true));
+    }
+    for preset in LAB_PRESETS {
+        let mut v = toml::Table::new();
+        v.insert("name".into(), format!("preset-{preset}").into());
+        v.insert("preset".into(), (*preset).into());
+        v.insert("no_loss".into(), toml::Value::Boolean(true));
+        variants.push(toml::Value::Table(v));
+    }
+    Experiment::parse(&path, &toml::to_string(&doc).unwrap()).unwrap()
+}
+
+/// Retransmissions by (variant, cause) over every run of the experiment.
+fn retransmissions(records: &[Record]) -> Vec<(String, String, f64)> {
+    let mut out: Vec<(String, String, f64)> = Vec::new();
+    for r in records {
+        let Some(cause) = r.metric.strip_prefix("retransmissions_") else {
+            continue;
+        };
+        if r.value == 0.0 {
+            continue;
+        }
+        match out
+            .iter_mut()
+            .find(|(v, c, _)| *v == r.variant && c == cause)
+        {
+            Some(entry) => entry.2 += r.value,
+            None => out.push((r.variant.clone(), cause.to_owned(), r.value)),
+        }
+    }
+    out
+}
+
+fn assert_no_timeouts(file: &str) {
+    let exp = no_loss_experiment(file);
+    let records = run_experiment(&exp);
+    let runs = records
+        .iter()
+        .filter(|r| r.metric == "mtt_ms")
+        .map(|r| {
+            (
+                &r.variant,
+                r.bandwidth_kbps,
+                r.delay_ms.to_bits(),
+                r.replication,
+            )
+        })
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    assert!(runs > 0, "{file}: no runs");
+    let rtx = retransmissions(&records);
+    let t3: Vec<_> = rtx.iter().filter(|x| x.1.starts_with("t3")).collect();
+    assert!(
+        t3.is_empty(),
+        "{file}: spurious T3 timeouts without loss ({runs} runs): {t3:?}; all retransmissions: {rtx:?}"
+    );
+}
+
+macro_rules! no_timeouts {
+    ($($name:ident: $fig:expr),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            assert_no_timeouts(FIGURES[$fig]);
+        }
+    )*};
+}
+
+no_timeouts! {
+    no_spurious_timeout_without_loss_fig02: 0,
+    no_spurious_timeout_without_loss_fig03: 1,
+    no_spurious_timeout_without_loss_fig04: 2,
+    no_spurious_timeout_without_loss_fig05: 3,
+    no_spurious_timeout_without_loss_fig06: 4,
+    no_spurious_timeout_without_loss_fig07: 5,
+    no_spurious_timeout_without_loss_fig08: 6,
+    no_spurious_timeout_without_loss_fig09: 7,
+    no_spurious_timeout_without_loss_fig10: 8,
+    no_spurious_timeout_without_loss_fig11: 9,
+}
