@@ -34,10 +34,17 @@ enum Command {
         /// Parallel runs (default: the number of cores)
         #[arg(long, value_name = "N")]
         jobs: Option<NonZeroUsize>,
-        /// Also write the packets of the experiment's first run (entering the
-        /// bottleneck) to this pcap file (UDP port 9899)
+        /// Also capture one run to this file: pcapng, one interface per link
+        /// direction (both ways, every hop), SCTP over UDP port 9899, and a
+        /// comment on every packet a link dropped or corrupted
         #[arg(long, value_name = "FILE")]
         pcap: Option<PathBuf>,
+        /// Which run --pcap captures: KEY=VALUE pairs separated by commas, keys
+        /// variant, bandwidth, delay, message-size, loss, corrupt, rate, mtu,
+        /// replication, position (e.g. variant=standard,position=3); the
+        /// first run that matches them all [default: the first run]
+        #[arg(long, value_name = "KEY=VALUE,...", requires = "pcap")]
+        pcap_run: Option<String>,
     },
     /// Accept associations over UDP and echo every message back on its stream with its PPID
     Echo {
@@ -208,7 +215,8 @@ fn main() -> ExitCode {
             out,
             jobs,
             pcap,
-        } => run_one_file(file, out, jobs, pcap),
+            pcap_run,
+        } => run_one_file(file, out, jobs, pcap, pcap_run.as_deref()),
         Command::Echo {
             listen,
             once,
@@ -273,6 +281,7 @@ fn run_one_file(
     out: Option<PathBuf>,
     jobs: Option<NonZeroUsize>,
     pcap: Option<PathBuf>,
+    pcap_run: Option<&str>,
 ) -> Result<ExitCode> {
     use std::io::IsTerminal;
     let opts = reproduce::Options {
@@ -284,9 +293,12 @@ fn run_one_file(
     let dir = file.parent().map(PathBuf::from).unwrap_or_default();
     if let Some(pcap) = pcap {
         let exp = brisk_lab::experiment::Experiment::load(&file)?;
-        let key = brisk_lab::runner::capture_first_run(&exp, &pcap).map_err(anyhow::Error::msg)?;
+        let key = select_run(&exp, pcap_run.unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!("--pcap-run: {e}"))?;
+        brisk_lab::runner::capture_run(&exp, &key, &pcap).map_err(anyhow::Error::msg)?;
         eprintln!(
-            "pcap of the run ({}) written to {}",
+            "pcap of the run ({}) written to {} (pcapng: one interface per link direction; \
+             dropped and corrupted packets carry a comment)",
             describe_run(&exp, &key),
             pcap.display()
         );
@@ -360,6 +372,302 @@ fn describe_run(
         None => "no loss position".to_owned(),
     });
     words.join(", ")
+}
+
+/// The keys of `--pcap-run`.
+const PCAP_RUN_KEYS: [&str; 10] = [
+    "variant",
+    "bandwidth",
+    "delay",
+    "message-size",
+    "loss",
+    "corrupt",
+    "rate",
+    "mtu",
+    "replication",
+    "position",
+];
+
+/// One `KEY=VALUE` of `--pcap-run`, resolved against the experiment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RunFilter {
+    Variant(usize),
+    /// A sweep dimension at this index into its values.
+    Point(brisk_lab::experiment::Dim, usize),
+    Replication(u32),
+    Position(Option<u64>),
+}
+
+fn point_index(p: &brisk_lab::experiment::PointIdx, d: brisk_lab::experiment::Dim) -> usize {
+    use brisk_lab::experiment::Dim;
+    match d {
+        Dim::Bandwidth => p.bandwidth,
+        Dim::Delay => p.delay,
+        Dim::MessageSize => p.message_size,
+        Dim::Loss => p.loss,
+        Dim::Corrupt => p.corrupt,
+        Dim::Rate => p.rate,
+        Dim::Mtu => p.mtu,
+    }
+}
+
+fn optional<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map_or_else(|| "none".to_owned(), ToString::to_string)
+}
+
+/// Value `i` of dimension `d`, written as `--pcap-run` takes it.
+fn dim_value(
+    exp: &brisk_lab::experiment::Experiment,
+    d: brisk_lab::experiment::Dim,
+    i: usize,
+) -> String {
+    use brisk_lab::experiment::Dim;
+    match d {
+        Dim::Bandwidth => rate_words(exp.bandwidths[i]),
+        Dim::Delay => brisk_proto::config::format_duration(exp.delays[i]),
+        Dim::MessageSize => optional(&exp.message_sizes[i]),
+        Dim::Loss => optional(&exp.losses[i]),
+        Dim::Corrupt => optional(&exp.corrupts[i]),
+        Dim::Rate => optional(&exp.rates[i]),
+        Dim::Mtu => optional(&exp.mtus[i]),
+    }
+}
+
+/// The dimension of a `--pcap-run` key, for the sweep keys.
+fn key_dim(key: &str) -> Option<brisk_lab::experiment::Dim> {
+    use brisk_lab::experiment::Dim;
+    Some(match key {
+        "bandwidth" => Dim::Bandwidth,
+        "delay" => Dim::Delay,
+        "message-size" => Dim::MessageSize,
+        "loss" => Dim::Loss,
+        "corrupt" => Dim::Corrupt,
+        "rate" => Dim::Rate,
+        "mtu" => Dim::Mtu,
+        _ => return None,
+    })
+}
+
+impl RunFilter {
+    fn matches(self, key: &brisk_lab::runner::RunKey) -> bool {
+        match self {
+            RunFilter::Variant(v) => key.variant == v,
+            RunFilter::Point(d, i) => point_index(&key.point, d) == i,
+            RunFilter::Replication(r) => key.replication == r,
+            RunFilter::Position(p) => key.position == p,
+        }
+    }
+}
+
+/// This key's value in run `key`, written as `--pcap-run` takes it.
+fn run_value(
+    exp: &brisk_lab::experiment::Experiment,
+    name: &str,
+    key: &brisk_lab::runner::RunKey,
+) -> String {
+    match name {
+        "variant" => exp
+            .variants
+            .get(key.variant)
+            .map_or_else(|| "?".to_owned(), |v| v.name.clone()),
+        "replication" => key.replication.to_string(),
+        "position" => optional(&key.position),
+        _ => key_dim(name).map_or_else(String::new, |d| {
+            dim_value(exp, d, point_index(&key.point, d))
+        }),
+    }
+}
+
+/// Distinct values in first-seen order; runs of consecutive integers as `A-B`.
+fn value_list(values: impl IntoIterator<Item = String>) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for v in values {
+        if !seen.contains(&v) {
+            seen.push(v);
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < seen.len() {
+        let mut j = i;
+        if let Ok(first) = seen[i].parse::<u64>() {
+            while seen
+                .get(j + 1)
+                .and_then(|s| s.parse::<u64>().ok())
+                .is_some_and(|n| n == first + (j + 1 - i) as u64)
+            {
+                j += 1;
+            }
+        }
+        if j > i + 1 {
+            out.push(format!("{}-{}", seen[i], seen[j]));
+        } else {
+            out.extend(seen[i..=j].iter().cloned());
+        }
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// Resolves one `KEY=VALUE` of `--pcap-run` against the experiment.
+fn parse_filter(
+    exp: &brisk_lab::experiment::Experiment,
+    runs: &[brisk_lab::runner::RunKey],
+    name: &str,
+    value: &str,
+) -> Result<RunFilter, String> {
+    let valid = || value_list(runs.iter().map(|k| run_value(exp, name, k)));
+    let not_a_value = || {
+        format!(
+            "{name}={value} matches no run of {}; its runs have {name} {}",
+            exp.name,
+            valid()
+        )
+    };
+    match name {
+        "variant" => exp
+            .variants
+            .iter()
+            .position(|v| v.name == value)
+            .map(RunFilter::Variant)
+            .ok_or_else(not_a_value),
+        "replication" => {
+            let r: u32 = value.parse().map_err(|_| {
+                format!("replication: expected a run number from 0, found `{value}`")
+            })?;
+            (r < exp.replications)
+                .then_some(RunFilter::Replication(r))
+                .ok_or_else(not_a_value)
+        }
+        "position" => {
+            let p = match value {
+                "none" => None,
+                v => Some(v.parse::<u64>().ok().filter(|&p| p > 0).ok_or_else(|| {
+                    format!("position: expected a loss position from 1, or none, found `{value}`")
+                })?),
+            };
+            runs.iter()
+                .any(|k| k.position == p)
+                .then_some(RunFilter::Position(p))
+                .ok_or_else(not_a_value)
+        }
+        _ => {
+            let d = key_dim(name).ok_or_else(|| {
+                format!(
+                    "unknown key `{name}`; expected KEY=VALUE pairs separated by commas, \
+                     with keys {}",
+                    PCAP_RUN_KEYS.join(", ")
+                )
+            })?;
+            let n = exp.dim_len(d);
+            // Compare as the values are written, after parsing both sides.
+            let index = if value == "none" {
+                (0..n).find(|&i| dim_value(exp, d, i) == "none")
+            } else {
+                use brisk_lab::experiment::Dim;
+                let (wanted, expected): (Option<String>, &str) = match d {
+                    Dim::Bandwidth => (
+                        brisk_lab::experiment::parse_rate(value).map(rate_words),
+                        "a rate such as 2000kbit or 2Mbit",
+                    ),
+                    Dim::Delay => (
+                        brisk_proto::config::parse_duration(value)
+                            .map(brisk_proto::config::format_duration),
+                        "a duration such as 15ms or 1.5s",
+                    ),
+                    Dim::MessageSize | Dim::Mtu => (
+                        value.parse::<usize>().ok().map(|n| n.to_string()),
+                        "a whole number of bytes",
+                    ),
+                    Dim::Loss | Dim::Corrupt | Dim::Rate => (
+                        value
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|x| x.is_finite())
+                            .map(|x| x.to_string()),
+                        "a number",
+                    ),
+                };
+                let wanted = wanted
+                    .ok_or_else(|| format!("{name}: expected {expected}, found `{value}`"))?;
+                (0..n).find(|&i| dim_value(exp, d, i) == wanted)
+            };
+            index
+                .map(|i| RunFilter::Point(d, i))
+                .ok_or_else(not_a_value)
+        }
+    }
+}
+
+/// A bandwidth written as `--pcap-run` lists it.
+fn rate_words(bps: u64) -> String {
+    if bps % 1000 == 0 {
+        format!("{}kbit", bps / 1000)
+    } else {
+        format!("{bps}bit")
+    }
+}
+
+/// The run `--pcap-run SPEC` selects: the first of the experiment's runs (in
+/// `runs.csv` order) that matches every `KEY=VALUE` of `spec`; an empty spec
+/// selects the first run.
+fn select_run(
+    exp: &brisk_lab::experiment::Experiment,
+    spec: &str,
+) -> Result<brisk_lab::runner::RunKey, String> {
+    let runs = brisk_lab::runner::expand(exp);
+    let mut filters: Vec<(&str, RunFilter)> = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((name, value)) = part.split_once('=') else {
+            return Err(format!(
+                "expected KEY=VALUE, found `{part}` (keys: {})",
+                PCAP_RUN_KEYS.join(", ")
+            ));
+        };
+        let (name, value) = (name.trim(), value.trim());
+        // `message_size` is accepted for `message-size`, as in runs.csv.
+        let name = match name {
+            "message_size" => "message-size",
+            n => n,
+        };
+        if filters.iter().any(|(n, _)| *n == name) {
+            return Err(format!("key `{name}` given twice"));
+        }
+        let filter = parse_filter(exp, &runs, name, value)?;
+        filters.push((name, filter));
+    }
+    if let Some(key) = runs
+        .iter()
+        .find(|k| filters.iter().all(|(_, f)| f.matches(k)))
+    {
+        return Ok(*key);
+    }
+    if runs.is_empty() {
+        return Err(format!("{} has no runs", exp.name));
+    }
+    // Each value exists, but not together: say what the others allow.
+    let hints: Vec<String> = filters
+        .iter()
+        .map(|(name, _)| {
+            let others: Vec<&RunFilter> = filters
+                .iter()
+                .filter(|(n, _)| n != name)
+                .map(|(_, f)| f)
+                .collect();
+            let allowed = value_list(
+                runs.iter()
+                    .filter(|k| others.iter().all(|f| f.matches(k)))
+                    .map(|k| run_value(exp, name, k)),
+            );
+            format!("{name} {allowed}")
+        })
+        .collect();
+    Err(format!(
+        "no run of {} matches `{spec}`; with the other keys as given, the runs have {}",
+        exp.name,
+        hints.join("; ")
+    ))
 }
 
 /// `brisk knobs`: every knob of [`brisk_proto::Config`] as declared in

@@ -194,6 +194,46 @@ fn reproduce_rejects_an_only_filter_that_matches_nothing() {
     assert!(err.contains("matches `no-such-figure`"), "{err}");
 }
 
+/// Runs tshark on a capture with SCTP over UDP port 9899 decoded, asking for
+/// `fields`; one line per packet, fields separated by tabs. Panics with a
+/// clear message when tshark is missing: these tests need it.
+fn tshark_fields(pcap: &Path, fields: &[&str]) -> Vec<String> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r")
+        .arg(pcap)
+        .args([
+            "-n",
+            "-o",
+            "sctp.checksum:CRC 32c",
+            "-d",
+            "udp.port==9899,sctp",
+        ])
+        .args(["-T", "fields"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = match cmd.output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "tshark is not installed, and this test needs it to read the capture \
+             independently (BRISK_REQUIRE_TSHARK={}). Install it: apt-get install tshark",
+            std::env::var("BRISK_REQUIRE_TSHARK").unwrap_or_default()
+        ),
+        Err(e) => panic!("running tshark: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "tshark failed ({}) on {}:\n{}",
+        out.status,
+        pcap.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
 fn run_writes_a_pcap_of_the_first_run_that_tshark_opens() {
     let dir = temp_dir("run-pcap");
@@ -211,27 +251,287 @@ fn run_writes_a_pcap_of_the_first_run_that_tshark_opens() {
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(stdout(&output).contains("seed000-fig02"));
-    let tshark = Command::new("tshark")
-        .arg("-r")
-        .arg(&pcap)
-        .args(["-o", "sctp.checksum:CRC 32c", "-d", "udp.port==9899,sctp"])
-        .args([
-            "-T",
-            "fields",
-            "-e",
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("pcap of the run (variant no-loss, 2000kbit/s, 15ms, replication 0, no loss position) written to"),
+        "{err}"
+    );
+    let lines = tshark_fields(
+        &pcap,
+        &[
+            "frame.interface_id",
             "sctp.chunk_type",
-            "-e",
             "sctp.checksum.status",
-        ])
-        .output()
-        .expect("tshark is needed: apt-get install tshark");
-    let text = String::from_utf8_lossy(&tshark.stdout);
-    let lines: Vec<&str> = text.lines().collect();
-    // The forward direction: the sender's INIT ACK and COOKIE ACK, and 48 DATA
-    // packets (the first run is the no-loss variant); every checksum good.
-    assert_eq!(lines.len(), 50, "{text}");
-    assert!(lines.iter().all(|l| l.ends_with("\t1")), "{text}");
-    assert_eq!(lines.iter().filter(|l| l.starts_with("0\t")).count(), 48);
+            "frame.comment",
+        ],
+    );
+    let text = lines.join("\n");
+    // Every checksum good, and nothing marked: the first run is the no-loss
+    // variant.
+    assert!(lines.iter().all(|l| l.ends_with("\t1\t")), "{text}");
+    // The sender's direction (interface 0): INIT ACK, COOKIE ACK and 48 DATA
+    // packets; the receiver's (interface 1): INIT, COOKIE ECHO and SACKs.
+    let on = |iface: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .filter_map(|l| l.strip_prefix(iface)?.split('\t').next())
+            .collect()
+    };
+    let forward = on("0\t");
+    assert_eq!(forward.len(), 50, "{text}");
+    assert_eq!(forward.iter().filter(|t| **t == "0").count(), 48, "{text}");
+    let back = on("1\t");
+    assert_eq!(back[..2], ["1", "10"], "INIT, COOKIE ECHO: {text}");
+    assert!(back[2..].iter().all(|t| *t == "3"), "SACKs: {text}");
+    assert!(back.len() > 10, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A small loss-position experiment: two bursts of four 200-byte messages,
+/// no warm-up, so positions 1 to 8 are all measured.
+const SMALL_LOSS_POSITIONS: &str = r#"
+name = "pcap-loss-positions"
+title = "Loss positions, captured"
+source = "cli test"
+paper = "none"
+method = "loss-position"
+seed = 2
+replications = 2
+statistic = "median"
+figure = "mtt-per-tsn"
+
+[topology]
+kind = "point-to-point"
+bandwidth = "2000kbit"
+delay = "15ms"
+queue_packets = 50
+overhead_bytes = 20
+
+[traffic]
+kind = "bursts"
+bursts = 2
+warmup_bursts = 0
+burst_size = 4
+gap = "200ms"
+message_size = 200
+
+[[variants]]
+name = "no-loss"
+preset = "signaling-lksctp"
+no_loss = true
+
+[[variants]]
+name = "standard"
+preset = "signaling-lksctp"
+"#;
+
+#[test]
+fn pcap_run_captures_the_chosen_run_both_ways_with_the_dropped_packet_marked() {
+    let dir = temp_dir("pcap-run");
+    let file = dir.join("small.toml");
+    std::fs::write(&file, SMALL_LOSS_POSITIONS).unwrap();
+    let pcap = dir.join("run.pcapng");
+    let output = brisk(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            dir.join("out").to_str().unwrap(),
+            "--pcap",
+            pcap.to_str().unwrap(),
+            "--pcap-run",
+            "position=3",
+        ],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let err = String::from_utf8_lossy(&output.stderr);
+    // The no-loss variant has no position 3: the first run that matches is
+    // the standard variant's.
+    assert!(
+        err.contains("pcap of the run (variant standard, 2000kbit/s, 15ms, replication 0, loss position 3) written to"),
+        "{err}"
+    );
+
+    // The file itself: pcapng, one interface per link direction.
+    let bytes = std::fs::read(&pcap).unwrap();
+    let blocks = brisk_sim::pcapng::read_blocks(&bytes).expect("a well-formed pcapng file");
+    let interfaces: Vec<Option<String>> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            brisk_sim::pcapng::Block::Interface(i) => Some(i.name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        interfaces,
+        [
+            Some("link 0: 10.0.1.1 -> 10.0.2.1".to_owned()),
+            Some("link 1: 10.0.2.1 -> 10.0.1.1".to_owned())
+        ]
+    );
+
+    // Read independently: both directions, every checksum good, exactly one
+    // packet marked, the first transmission of message 3 (relative TSN 2).
+    let lines = tshark_fields(
+        &pcap,
+        &[
+            "frame.interface_name",
+            "ip.src",
+            "sctp.chunk_type",
+            "sctp.checksum.status",
+            "sctp.data_tsn",
+            "frame.comment",
+        ],
+    );
+    let text = lines.join("\n");
+    let rows: Vec<Vec<&str>> = lines.iter().map(|l| l.split('\t').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == 6 && r[3] == "1"), "{text}");
+    let data = rows
+        .iter()
+        .filter(|r| r[0] == "link 0: 10.0.1.1 -> 10.0.2.1" && r[1] == "10.0.1.1" && r[2] == "0")
+        .count();
+    let sacks = rows
+        .iter()
+        .filter(|r| r[0] == "link 1: 10.0.2.1 -> 10.0.1.1" && r[1] == "10.0.2.1" && r[2] == "3")
+        .count();
+    // Eight messages, one sent twice (the drop and its retransmission).
+    assert_eq!(data, 9, "{text}");
+    assert!(sacks >= 2, "{text}");
+    let marked: Vec<&Vec<&str>> = rows.iter().filter(|r| !r[5].is_empty()).collect();
+    assert_eq!(marked.len(), 1, "{text}");
+    let m = marked[0];
+    assert_eq!(
+        (m[0], m[2], m[4]),
+        ("link 0: 10.0.1.1 -> 10.0.2.1", "0", "2"),
+        "{text}"
+    );
+    assert!(
+        m[5].starts_with(
+            "dropped by link 0 (10.0.1.1 -> 10.0.2.1): drop-new-chunk pattern \
+             (first transmission of chunk 3, TSN "
+        ),
+        "{text}"
+    );
+    // The retransmission of the same TSN goes through unmarked.
+    assert_eq!(
+        rows.iter().filter(|r| r[2] == "0" && r[4] == "2").count(),
+        2,
+        "{text}"
+    );
+
+    // The same run again gives the same bytes.
+    let again = dir.join("again.pcapng");
+    let output = brisk(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            dir.join("out2").to_str().unwrap(),
+            "--pcap",
+            again.to_str().unwrap(),
+            "--pcap-run",
+            "variant=standard,bandwidth=2000kbit,delay=15ms,position=3,replication=0",
+        ],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        std::fs::read(&again).unwrap() == bytes,
+        "same run, same bytes"
+    );
+    // Capturing changed no result.
+    let runs = |d: &str| std::fs::read(dir.join(d).join("runs.csv")).unwrap();
+    let plain = dir.join("plain");
+    let output = brisk(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            plain.to_str().unwrap(),
+        ],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        runs("out") == runs("plain"),
+        "runs.csv differs with a capture"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_pcap_run_is_a_clear_error_naming_the_key_and_what_is_valid() {
+    let dir = temp_dir("pcap-run-bad");
+    let file = dir.join("small.toml");
+    std::fs::write(&file, SMALL_LOSS_POSITIONS).unwrap();
+    let pcap = dir.join("never.pcapng");
+    let run = |spec: &str| {
+        let output = brisk(
+            &[
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                dir.join("out").to_str().unwrap(),
+                "--pcap",
+                pcap.to_str().unwrap(),
+                "--pcap-run",
+                spec,
+            ],
+            &workspace_root(),
+        );
+        assert_eq!(output.status.code(), Some(1), "{spec}: {output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let err = run("colour=red");
+    assert!(
+        err.contains("--pcap-run: unknown key `colour`")
+            && err.contains(
+                "variant, bandwidth, delay, message-size, loss, corrupt, rate, mtu, replication, position"
+            ),
+        "{err}"
+    );
+    let err = run("variant=fast");
+    assert!(
+        err.contains("variant=fast matches no run of pcap-loss-positions")
+            && err.contains("variant no-loss, standard"),
+        "{err}"
+    );
+    let err = run("position=9");
+    assert!(
+        err.contains("position=9 matches no run") && err.contains("position none, 1-8"),
+        "{err}"
+    );
+    let err = run("bandwidth=lots");
+    assert!(
+        err.contains("bandwidth: expected a rate such as 2000kbit or 2Mbit, found `lots`"),
+        "{err}"
+    );
+    let err = run("replication=2");
+    assert!(
+        err.contains("replication 0-1") || err.contains("replication 0, 1"),
+        "{err}"
+    );
+    let err = run("variant=no-loss,position=3");
+    assert!(
+        err.contains("no run of pcap-loss-positions matches `variant=no-loss,position=3`")
+            && err.contains("variant standard; position none"),
+        "{err}"
+    );
+    let err = run("position");
+    assert!(
+        err.contains("expected KEY=VALUE, found `position`"),
+        "{err}"
+    );
+    // Nothing ran and nothing was written.
+    assert!(!pcap.exists() && !dir.join("out").exists());
+    // --pcap-run needs --pcap.
+    let output = brisk(
+        &["run", file.to_str().unwrap(), "--pcap-run", "position=1"],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--pcap <FILE>"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -317,7 +317,7 @@ fn the_pcap_message_names_the_run_in_words() {
     let dir = temp_dir("pcap");
     std::fs::write(dir.join("tiny.toml"), TINY).unwrap();
     let output = brisk(
-        &["run", "tiny.toml", "--out", "out", "--pcap", "first.pcap"],
+        &["run", "tiny.toml", "--out", "out", "--pcap", "first.pcapng"],
         &dir,
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -325,7 +325,8 @@ fn the_pcap_message_names_the_run_in_words() {
     assert_eq!(
         text(&output.stderr),
         "pcap of the run (variant standard, 2000kbit/s, 15ms, replication 0, loss position 3) \
-         written to first.pcap\n"
+         written to first.pcapng (pcapng: one interface per link direction; dropped and \
+         corrupted packets carry a comment)\n"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

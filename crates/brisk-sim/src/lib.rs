@@ -4,7 +4,10 @@
 //! destination host over static shortest-path routes; each link direction
 //! has impairments ([`Impairment`], loadable from a [pattern file](pattern)),
 //! a drop-tail queue, a bandwidth and a propagation delay. Every packet can be
-//! written to a pcap file (UDP-encapsulated SCTP) that Wireshark opens.
+//! written to a pcap file (UDP-encapsulated SCTP) that Wireshark opens: one
+//! classic pcap per link direction ([`Sim::capture`]), or one pcapng of every
+//! link direction with dropped and corrupted packets commented
+//! ([`Sim::capture_pcapng`]).
 //!
 //! Events are ordered by (time, insertion sequence), and every random draw
 //! comes from a ChaCha8 stream derived from the simulation seed (one per host
@@ -50,6 +53,7 @@ mod impair;
 mod link;
 pub mod pattern;
 pub mod pcap;
+pub mod pcapng;
 mod queue;
 mod rng;
 mod sim;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use brisk_proto::Time;
 
-use crate::impair::{Chain, Impairment, carries_data, corrupt, data_tsns};
+use crate::impair::{Chain, Impairment, carries_data, corrupt, data_tsns, micros};
 use crate::sim::HostId;
 
 /// Bytes added to an SCTP packet on the wire by default: IPv4 (20) + UDP (8).
@@ -159,6 +159,20 @@ impl PacketRecord {
     }
 }
 
+/// What the link did with one packet that entered it: what the simulator
+/// schedules, what a trace records, and what a capture needs to explain it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entered {
+    pub outcome: Outcome,
+    pub fate: Fate,
+    /// 1-based among all packets of the direction.
+    pub ordinal: u64,
+    /// 1-based among the DATA-carrying packets, for those that carry DATA.
+    pub data_ordinal: Option<u64>,
+    /// The new chunks a `DropNewChunks` impairment dropped with the packet.
+    pub dropped_new_chunks: Vec<crate::impair::NewChunk>,
+}
+
 /// What the link does with a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -205,6 +219,9 @@ pub(crate) struct Link {
     waiting_bytes: usize,
     ordinal: u64,
     data_ordinal: u64,
+    /// The impairments that drop or corrupt packets, in chain order: what
+    /// [`Link::explain`] names as the cause.
+    lossy: Vec<Impairment>,
     pub stats: LinkStats,
     pub trace: Option<Vec<PacketRecord>>,
 }
@@ -229,6 +246,23 @@ impl Link {
         delay_changes.sort_by_key(|c| c.0);
         bandwidth_changes.sort_by_key(|c| c.0);
         let chain = Chain::new(&params.impairments, seed, index);
+        let lossy = params
+            .impairments
+            .iter()
+            .filter(|imp| {
+                matches!(
+                    imp,
+                    Impairment::DropOrdinals { .. }
+                        | Impairment::DropNewChunks { .. }
+                        | Impairment::DropWindow { .. }
+                        | Impairment::Bernoulli { .. }
+                        | Impairment::GilbertElliott { .. }
+                        | Impairment::CorruptOrdinals { .. }
+                        | Impairment::Corrupt { .. }
+                )
+            })
+            .cloned()
+            .collect();
         Self {
             bandwidth_bps: params.bandwidth_bps,
             delay_ns: nanos(params.delay),
@@ -243,6 +277,7 @@ impl Link {
             waiting_bytes: 0,
             ordinal: 0,
             data_ordinal: 0,
+            lossy,
             stats: LinkStats::default(),
             trace: None,
         }
@@ -253,6 +288,7 @@ impl Link {
     #[cfg(test)]
     pub fn transmit(&mut self, now: Time, packet: &mut [u8]) -> Outcome {
         self.transmit_from(now, packet, (HostId(0), HostId(0)))
+            .outcome
     }
 
     /// [`Link::transmit`] for a packet from `ends.0` to `ends.1` (for the trace).
@@ -261,7 +297,7 @@ impl Link {
         now: Time,
         packet: &mut [u8],
         ends: (HostId, HostId),
-    ) -> Outcome {
+    ) -> Entered {
         self.ordinal += 1;
         self.stats.sent += 1;
         self.stats.bytes += packet.len() as u64;
@@ -281,6 +317,7 @@ impl Link {
         self.stats
             .dropped_new_chunks
             .extend_from_slice(&verdict.dropped_new_chunks);
+        let dropped_new_chunks = verdict.dropped_new_chunks.clone();
         let (outcome, fate) = if verdict.drop {
             self.stats.impairment_drops += 1;
             (Outcome::Dropped, Fate::ImpairmentDrop)
@@ -299,7 +336,158 @@ impl Link {
                 fate,
             });
         }
-        outcome
+        Entered {
+            outcome,
+            fate,
+            ordinal: self.ordinal,
+            data_ordinal,
+            dropped_new_chunks,
+        }
+    }
+
+    /// What the link did to a packet that entered at `now`, in words for a
+    /// capture comment, or `None` when it passed untouched: `dropped by
+    /// LABEL: CAUSE`, `corrupted by LABEL: CAUSE`, `duplicated by LABEL`,
+    /// `held back by LABEL`, joined by `; `. The cause names the impairment
+    /// as a pattern line would (`drop-new-chunk 3`, `bernoulli 0.01`) or
+    /// the full queue. A random impairment's draw is not kept, so where one
+    /// came before the one that matched, both are named (`A or B`).
+    pub fn explain(&self, now: Time, entered: &Entered, label: &str) -> Option<String> {
+        match entered.fate {
+            Fate::QueueDrop => {
+                let queue = match self.queue {
+                    QueueLimit::Packets(n) => format!("{n} packets"),
+                    QueueLimit::Bytes(n) => format!("{n} bytes"),
+                    QueueLimit::Unlimited => "unlimited".to_owned(),
+                };
+                Some(format!(
+                    "dropped by {label}: queue overflow (drop-tail queue of {queue} full)"
+                ))
+            }
+            Fate::ImpairmentDrop => Some(format!(
+                "dropped by {label}: {}",
+                self.cause(now, entered, true)
+            )),
+            Fate::Sent {
+                corrupted,
+                duplicated,
+                reordered,
+                ..
+            } => {
+                let mut words = Vec::new();
+                if corrupted {
+                    words.push(format!(
+                        "corrupted by {label}: {} (the receiver's checksum fails)",
+                        self.cause(now, entered, false)
+                    ));
+                }
+                if duplicated {
+                    words.push(format!("duplicated by {label}: delivered twice"));
+                }
+                if reordered {
+                    words.push(format!("held back by {label}: reorder"));
+                }
+                (!words.is_empty()).then(|| words.join("; "))
+            }
+        }
+    }
+
+    /// The impairment that dropped (`drop`) or corrupted the packet.
+    fn cause(&self, now: Time, entered: &Entered, drop: bool) -> String {
+        let counted = |data_only: bool| {
+            if data_only {
+                entered.data_ordinal
+            } else {
+                Some(entered.ordinal)
+            }
+        };
+        let ordinal_words = |data_only: bool, n: u64| {
+            if data_only {
+                format!("DATA packet {n}")
+            } else {
+                format!("packet {n}")
+            }
+        };
+        let at = now.as_micros();
+        // Random impairments that may have acted, then the certain one.
+        let mut maybe = Vec::new();
+        for imp in &self.lossy {
+            let certain = match (drop, imp) {
+                (
+                    true,
+                    Impairment::DropOrdinals {
+                        ordinals,
+                        data_only,
+                    },
+                )
+                | (
+                    false,
+                    Impairment::CorruptOrdinals {
+                        ordinals,
+                        data_only,
+                    },
+                ) => counted(*data_only)
+                    .filter(|n| ordinals.contains(n))
+                    .map(|n| {
+                        let keyword = match (drop, *data_only) {
+                            (true, false) => "drop",
+                            (true, true) => "drop-data",
+                            (false, false) => "corrupt-at",
+                            (false, true) => "corrupt-data-at",
+                        };
+                        format!("{keyword} pattern ({})", ordinal_words(*data_only, n))
+                    }),
+                (true, Impairment::DropNewChunks { chunks }) => {
+                    let hit: Vec<String> = entered
+                        .dropped_new_chunks
+                        .iter()
+                        .filter(|c| chunks.contains(&c.number))
+                        .map(|c| format!("chunk {}, TSN {}", c.number, c.tsn))
+                        .collect();
+                    if !hit.is_empty() {
+                        // Only a drop-new-chunk that dropped the packet
+                        // reports its chunks: nothing before it dropped it.
+                        maybe.clear();
+                    }
+                    (!hit.is_empty()).then(|| {
+                        format!(
+                            "drop-new-chunk pattern (first transmission of {})",
+                            hit.join("; ")
+                        )
+                    })
+                }
+                (true, Impairment::DropWindow { from, to }) => {
+                    (micros(*from) <= at && at < micros(*to)).then(|| {
+                        format!(
+                            "loss window {} to {}",
+                            brisk_proto::config::format_duration(*from),
+                            brisk_proto::config::format_duration(*to)
+                        )
+                    })
+                }
+                (true, Impairment::Bernoulli { p }) => {
+                    maybe.push(format!("bernoulli {p} (random loss)"));
+                    None
+                }
+                (true, Impairment::GilbertElliott { p, r, .. }) => {
+                    maybe.push(format!("gilbert {p} {r} (Gilbert-Elliott loss)"));
+                    None
+                }
+                (false, Impairment::Corrupt { p }) => {
+                    maybe.push(format!("corrupt {p} (random bit errors)"));
+                    None
+                }
+                _ => None,
+            };
+            if let Some(c) = certain {
+                maybe.push(c);
+                break;
+            }
+        }
+        match maybe.len() {
+            0 => "an impairment".to_owned(),
+            _ => maybe.join(" or "),
+        }
     }
 
     fn serialize(
