@@ -195,6 +195,7 @@ fn one(x: f64, text: String) -> Quantity {
         text,
         low: x,
         high: x,
+        ci: None,
     }
 }
 
@@ -228,6 +229,7 @@ fn spread(values: &[(PointKey, f64)], unit: &str) -> Result<Quantity, String> {
         text,
         low: lo,
         high: hi,
+        ci: None,
     })
 }
 
@@ -469,22 +471,39 @@ pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
     }
 }
 
-/// Adds the paper's published series, as markers, to the first chart.
+/// Adds the paper's published series, as markers, to the first chart. A
+/// paper series named like one of ours after its last ": " (`paper:
+/// t3-timeout` beside `ours: t3-timeout`) takes that series' colour, with an
+/// open marker.
 pub(crate) fn add_paper_series(exp: &Experiment, charts: &mut [(String, Chart)]) {
     let Some((_, chart)) = charts.first_mut() else {
         return;
     };
+    let suffix = |name: &str| name.rsplit(": ").next().unwrap_or(name).to_owned();
+    let ours: Vec<(String, usize, crate::plot::Marker)> = chart
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (suffix(&s.name), s.color.unwrap_or(i), s.look(i).marker))
+        .collect();
     for ps in &exp.paper_series {
-        chart.series.push(Series {
-            name: ps.name.clone(),
-            points: ps
-                .x
-                .iter()
+        let points =
+            ps.x.iter()
                 .zip(&ps.y)
                 .map(|(x, y)| Point::new(*x, *y))
-                .collect(),
-            style: SeriesStyle::Markers,
-        });
+                .collect();
+        let mut series = Series::new(ps.name.clone(), points, SeriesStyle::Markers);
+        if let Some((_, color, marker)) = ours.iter().find(|o| o.0 == suffix(&ps.name)) {
+            use crate::plot::Marker;
+            // The open counterpart of our marker (see plot::MARKERS).
+            let open = match marker {
+                Marker::Triangle => 6,
+                Marker::Square => 7,
+                _ => 5,
+            };
+            series = series.with_color(*color).with_marker(open);
+        }
+        chart.series.push(series);
     }
 }
 
@@ -633,20 +652,14 @@ fn retransmission_figure(exp: &Experiment, records: &[Record]) -> Figures {
         c => c.to_owned(),
     };
     let mut series = Vec::new();
-    let (x_label, by_rtt) = if delays.len() > 1 {
-        ("round-trip time (ms)".to_owned(), true)
-    } else {
-        let names: Vec<String> = exp
-            .variants
-            .iter()
-            .enumerate()
-            .map(|(i, v)| format!("{} {}", i + 1, v.name))
-            .collect();
-        (format!("variant: {}", names.join(", ")), false)
-    };
+    let by_rtt = delays.len() > 1;
+    // Against RTT: colour is the variant and the marker the cause (with one
+    // variant, both the cause). Per variant (categories): colour and marker
+    // are the cause.
+    let several = exp.variants.len() > 1;
     if by_rtt {
         for (vi, v) in exp.variants.iter().enumerate() {
-            for c in shown {
+            for (ci, c) in shown.iter().copied().enumerate() {
                 let points: Vec<Point> = data
                     .iter()
                     .filter(|((i, _), _)| *i == vi)
@@ -665,16 +678,16 @@ fn retransmission_figure(exp: &Experiment, records: &[Record]) -> Figures {
                     } else {
                         format!("ours: {}", label(c))
                     };
-                    series.push(Series {
-                        name,
-                        points,
-                        style: SeriesStyle::LineAndMarkers,
-                    });
+                    series.push(
+                        Series::new(name, points, SeriesStyle::LineAndMarkers)
+                            .with_color(if several { vi } else { ci })
+                            .with_marker(ci),
+                    );
                 }
             }
         }
     } else {
-        for c in shown {
+        for (ci, c) in shown.iter().copied().enumerate() {
             let points: Vec<Point> = data
                 .iter()
                 .filter_map(|((vi, _), items)| {
@@ -687,21 +700,31 @@ fn retransmission_figure(exp: &Experiment, records: &[Record]) -> Figures {
                 })
                 .collect();
             if !points.is_empty() {
-                series.push(Series {
-                    name: format!("ours: {}", label(c)),
-                    points,
-                    style: SeriesStyle::Markers,
-                });
+                series.push(
+                    Series::new(format!("ours: {}", label(c)), points, SeriesStyle::Markers)
+                        .with_color(ci)
+                        .with_marker(ci),
+                );
             }
         }
     }
     let chart = Chart {
         title: chart_title(exp),
-        x_label,
+        x_label: if by_rtt {
+            "round-trip time (ms)"
+        } else {
+            "variant"
+        }
+        .into(),
         y_label: "mean delay of the first retransmission (ms)".into(),
         series,
-        x_range: (!by_rtt).then_some((0.5, exp.variants.len() as f64 + 0.5)),
+        x_range: None,
         y_range: None,
+        x_categories: if by_rtt {
+            Vec::new()
+        } else {
+            exp.variants.iter().map(|v| v.name.clone()).collect()
+        },
     };
     (
         vec![(format!("{}-first-rtx", exp.name), chart)],
@@ -710,6 +733,25 @@ fn retransmission_figure(exp: &Experiment, records: &[Record]) -> Figures {
             table,
         )],
     )
+}
+
+/// The variant (index) and flow a model equation describes: those of the
+/// first `model:VARIANT:EQ[:FLOW]` reference that names the equation; else
+/// the first variant's first flow.
+fn modelled(exp: &Experiment, eq: Equation) -> (usize, u32) {
+    exp.reference
+        .iter()
+        .filter_map(|r| {
+            let spec = r.ours.as_deref()?.strip_prefix("model:")?;
+            let spec = spec.split_once('@').map_or(spec, |(s, _)| s);
+            let mut parts = spec.split(':');
+            let (variant, equation) = (parts.next()?, parts.next()?);
+            let flow = parts.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+            let vi = exp.variants.iter().position(|v| v.name == variant)?;
+            (equation == eq.name()).then_some((vi, flow))
+        })
+        .next()
+        .unwrap_or((0, 0))
 }
 
 fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
@@ -748,6 +790,28 @@ fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
             .unwrap_or_default()
     };
     let flows = exp.topology.dumbbell.as_ref().map_or(1, |d| d.flows);
+    // Colour: the sweep point when there are several (a model curve is one
+    // point's), else the variant, else the flow; the marker tells the rest.
+    // A model curve takes the colour of the series it models, with a dash.
+    let group_index = |p: &PointKey| groups.iter().position(|g| g == p).unwrap_or(0);
+    let color_of = |vi: usize, flow: u32, p: &PointKey| {
+        if groups.len() > 1 {
+            group_index(p)
+        } else if exp.variants.len() > 1 {
+            vi
+        } else {
+            flow as usize
+        }
+    };
+    let marker_of = |vi: usize, flow: u32| {
+        if groups.len() > 1 {
+            vi * flows as usize + flow as usize
+        } else if exp.variants.len() > 1 {
+            flow as usize
+        } else {
+            0
+        }
+    };
     let mut series = Vec::new();
     let mut model_series = Vec::new();
     for ((vi, flow, p), by_size) in &curves {
@@ -762,28 +826,34 @@ fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
         if !g.is_empty() {
             parts.push(g);
         }
-        series.push(Series {
-            name: format!("ours: {}", parts.join(", ")),
-            points: by_size
-                .iter()
-                .map(|(size, v)| {
-                    let (y, ci) = center(exp, v);
-                    Point {
-                        x: *size as f64,
-                        y,
-                        ci,
-                    }
-                })
-                .collect(),
-            style: SeriesStyle::Markers,
-        });
+        let points = by_size
+            .iter()
+            .map(|(size, v)| {
+                let (y, ci) = center(exp, v);
+                Point {
+                    x: *size as f64,
+                    y,
+                    ci,
+                }
+            })
+            .collect();
+        series.push(
+            Series::new(
+                format!("ours: {}", parts.join(", ")),
+                points,
+                SeriesStyle::Markers,
+            )
+            .with_color(color_of(*vi, *flow, p))
+            .with_marker(marker_of(*vi, *flow)),
+        );
     }
     let sizes: BTreeSet<usize> = curves.values().flat_map(|c| c.keys().copied()).collect();
     let (lo, hi) = (
         sizes.first().copied().unwrap_or(10),
         sizes.last().copied().unwrap_or(1450),
     );
-    for m in &exp.models {
+    for (mi, m) in exp.models.iter().enumerate() {
+        let (modelled_variant, modelled_flow) = modelled(exp, m.equation);
         for p in &groups {
             let points: Vec<Point> = (lo..=hi)
                 .step_by(m.step)
@@ -796,18 +866,17 @@ fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
                 continue;
             }
             let g = group_name(p);
+            let name = if g.is_empty() {
+                m.name.clone()
+            } else {
+                format!("{}, {g}", m.name)
+            };
             model_series.push((
                 *p,
                 m.equation,
-                Series {
-                    name: if g.is_empty() {
-                        m.name.clone()
-                    } else {
-                        format!("{}, {g}", m.name)
-                    },
-                    points,
-                    style: SeriesStyle::Line,
-                },
+                Series::new(name, points, SeriesStyle::Line)
+                    .with_color(color_of(modelled_variant, modelled_flow, p))
+                    .with_dash(mi + 1),
             ));
         }
     }
@@ -828,6 +897,7 @@ fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
         series: main,
         x_range: None,
         y_range: None,
+        x_categories: Vec::new(),
     };
     let mut charts = vec![(format!("{}-goodput", exp.name), chart)];
     // With several curves, the base point alone against every model (seed
@@ -863,6 +933,7 @@ fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
                 series: only_base,
                 x_range: None,
                 y_range: None,
+                x_categories: Vec::new(),
             },
         ));
     }
@@ -965,9 +1036,8 @@ fn rate_figure(exp: &Experiment, records: &[Record]) -> Figures {
             let series = curves
                 .iter()
                 .filter(|((_, p), _)| p == g)
-                .map(|((vi, _), by_rate)| Series {
-                    name: exp.variants[*vi].name.clone(),
-                    points: by_rate
+                .map(|((vi, _), by_rate)| {
+                    let points = by_rate
                         .iter()
                         .map(|(rate, v)| {
                             let (y, ci) = center(exp, v);
@@ -977,8 +1047,14 @@ fn rate_figure(exp: &Experiment, records: &[Record]) -> Figures {
                                 ci,
                             }
                         })
-                        .collect(),
-                    style: SeriesStyle::LineAndMarkers,
+                        .collect();
+                    Series::new(
+                        exp.variants[*vi].name.clone(),
+                        points,
+                        SeriesStyle::LineAndMarkers,
+                    )
+                    .with_color(*vi)
+                    .with_marker(*vi)
                 })
                 .collect();
             let name = group_name(g);
@@ -999,6 +1075,7 @@ fn rate_figure(exp: &Experiment, records: &[Record]) -> Figures {
                     series,
                     x_range: None,
                     y_range: None,
+                    x_categories: Vec::new(),
                 },
             ));
         }
@@ -1052,6 +1129,116 @@ mod tests {
             loss_ppb: loss.map(ppb),
             ..PointKey::default()
         }
+    }
+
+    fn load(file: &str) -> Experiment {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../experiments")
+            .join(file);
+        Experiment::load(&path).unwrap()
+    }
+
+    /// A goodput record of `variant` at one point of a flow experiment.
+    fn goodput(
+        variant: &str,
+        (bandwidth_kbps, delay_ms): (u64, f64),
+        size: usize,
+        sweep: crate::runner::SweepValues,
+    ) -> Record {
+        Record {
+            experiment: "t".into(),
+            variant: variant.into(),
+            bandwidth_kbps,
+            delay_ms,
+            replication: 0,
+            position: None,
+            flow: 0,
+            tsn: None,
+            metric: "goodput_kbps".into(),
+            value: 400.0 + size as f64 / 10.0,
+            sweep: Some(Box::new(crate::runner::SweepValues {
+                message_size: Some(size),
+                ..sweep
+            })),
+        }
+    }
+
+    /// The look of the series named `name` in `chart`.
+    fn look_of(chart: &Chart, name: &str) -> crate::plot::Look {
+        let i = chart.series.iter().position(|s| s.name == name);
+        let i = i.unwrap_or_else(|| panic!("no series {name:?} in {:?}", chart.series));
+        chart.series[i].look(i)
+    }
+
+    #[test]
+    fn model_curves_take_the_colour_of_the_series_they_model_with_a_dash() {
+        use crate::plot::Dash;
+        use crate::runner::SweepValues;
+        // Seed 003 Figs. 3 and 5: one variant at four points, a model per point.
+        let exp = load("seed003-fig03.toml");
+        let at = |loss: f64, mtu: usize| SweepValues {
+            loss: Some(loss),
+            mtu: Some(mtu),
+            ..SweepValues::default()
+        };
+        let mut records = Vec::new();
+        for size in [500, 1000] {
+            records.push(goodput("rfc9260", (100_000, 100.0), size, at(0.01, 1500)));
+            records.push(goodput("rfc9260", (100_000, 50.0), size, at(0.01, 1500)));
+            records.push(goodput("rfc9260", (100_000, 100.0), size, at(0.02, 1500)));
+            records.push(goodput("rfc9260", (100_000, 100.0), size, at(0.01, 3000)));
+        }
+        let (charts, _) = goodput_figure(&exp, &records);
+        let main = &charts[0].1;
+        let models: Vec<&Series> = main
+            .series
+            .iter()
+            .filter(|s| s.style == SeriesStyle::Line)
+            .collect();
+        assert_eq!(models.len(), 4, "{:?}", main.series);
+        let mut colours = Vec::new();
+        for m in models {
+            let point = m.name.strip_prefix("eq. 7, ").unwrap();
+            let model = look_of(main, &m.name);
+            let ours = look_of(main, &format!("ours: {point}"));
+            assert_eq!(model.color, ours.color, "{}", m.name);
+            assert_ne!(model.dash, Dash::Solid, "{}", m.name);
+            colours.push(model.color);
+        }
+        colours.dedup();
+        assert_eq!(colours.len(), 4, "each point its own colour");
+        // The base point against both equations: one colour, two dashes.
+        let (_, base) = charts.iter().find(|(s, _)| s.ends_with("-base")).unwrap();
+        let (ours, eq7, eq5) = (
+            look_of(base, "ours"),
+            look_of(base, "eq. 7"),
+            look_of(base, "eq. 5"),
+        );
+        assert_eq!((eq7.color, eq5.color), (ours.color, ours.color));
+        assert!(eq7.dash != eq5.dash && eq7.dash != Dash::Solid && eq5.dash != Dash::Solid);
+
+        // Seed 003 Fig. 6: eq. 5 models the standard association and eq. 12
+        // (the ceiling) the PKTDROP one, as the checks name them.
+        let exp = load("seed003-fig06.toml");
+        let corrupt = || SweepValues {
+            corrupt: Some(0.01),
+            ..SweepValues::default()
+        };
+        let mut records = Vec::new();
+        for size in [500, 1000] {
+            for v in ["standard", "pktdrop"] {
+                records.push(goodput(v, (10_000, 10.0), size, corrupt()));
+            }
+        }
+        let (charts, _) = goodput_figure(&exp, &records);
+        let chart = &charts[0].1;
+        let standard = look_of(chart, "ours: standard");
+        let pktdrop = look_of(chart, "ours: pktdrop");
+        assert_ne!(standard.color, pktdrop.color);
+        let eq5 = look_of(chart, "eq. 5 (1% errors, RTT 20 ms)");
+        let eq12 = look_of(chart, "eq. 12 (error-free ceiling, 10 Mbit/s)");
+        assert_eq!((eq5.color, eq12.color), (standard.color, pktdrop.color));
+        assert!(eq5.dash != Dash::Solid && eq12.dash != Dash::Solid);
     }
 
     #[test]

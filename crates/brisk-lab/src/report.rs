@@ -240,7 +240,8 @@ td.differs{background:#fde2e1;color:#8a1c1c}
 figure{margin:1em 0}
 figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#555}
-table{border-collapse:collapse;margin:1em 0;font-size:.92em}
+div.table-wrap{overflow-x:auto;max-width:100%;margin:1em 0}
+table{border-collapse:collapse;margin:0;font-size:.92em}
 th,td{border:1px solid #ccc;padding:.3em .7em;text-align:left}
 th{background:#f3f3f3}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -410,7 +411,8 @@ fn table_html(h: &mut String, t: &Table) {
     if t.headers.is_empty() && t.rows.is_empty() {
         return;
     }
-    h.push_str("<table>\n");
+    // Wide tables scroll sideways inside their box instead of widening the page.
+    h.push_str("<div class=\"table-wrap\">\n<table>\n");
     if !t.headers.is_empty() {
         h.push_str("<thead><tr>");
         for cell in &t.headers {
@@ -436,7 +438,7 @@ fn table_html(h: &mut String, t: &Table) {
         }
         h.push_str("</tr>\n");
     }
-    h.push_str("</tbody>\n</table>\n");
+    h.push_str("</tbody>\n</table>\n</div>\n");
 }
 
 #[cfg(test)]
@@ -458,21 +460,22 @@ mod tests {
             x_label: "TSN".into(),
             y_label: "MTT (ms)".into(),
             series: vec![
-                Series {
-                    name: "No loss".into(),
-                    points: (1..=8)
+                Series::new(
+                    "No loss",
+                    (1..=8)
                         .map(|i| Point::new(i as f64, 16.0 + i as f64))
                         .collect(),
-                    style: SeriesStyle::Line,
-                },
-                Series {
-                    name: "Standard".into(),
-                    points: vec![Point::new(4.0, 180.0), Point::new(8.0, 150.0)],
-                    style: SeriesStyle::Markers,
-                },
+                    SeriesStyle::Line,
+                ),
+                Series::new(
+                    "Standard",
+                    vec![Point::new(4.0, 180.0), Point::new(8.0, 150.0)],
+                    SeriesStyle::Markers,
+                ),
             ],
             x_range: None,
             y_range: None,
+            x_categories: Vec::new(),
         }
     }
 
@@ -633,6 +636,32 @@ mod tests {
         );
         assert!(is_numeric("1,005.5 ms") && is_numeric("-41.5") && is_numeric("110-200"));
         assert!(!is_numeric("timeout") && !is_numeric("TSN 12") && !is_numeric("-"));
+    }
+
+    #[test]
+    fn wide_tables_scroll_in_their_own_box() {
+        let mut r = report();
+        r.sections[0].tables.push((
+            "Fifteen columns".into(),
+            Table {
+                headers: (1..=15)
+                    .map(|i| format!("a long column header {i}"))
+                    .collect(),
+                rows: vec![(1..=15).map(|i| format!("{i}.5")).collect()],
+            },
+        ));
+        let html = render_html(&r);
+        let tables = html.matches("<table>").count();
+        assert_eq!(tables, 2, "the comparison and the wide table");
+        assert_eq!(
+            html.matches("<div class=\"table-wrap\">\n<table>").count(),
+            tables,
+            "every table is wrapped"
+        );
+        assert_eq!(html.matches("</table>\n</div>").count(), tables);
+        // The box scrolls sideways; the page does not.
+        let css = &html[html.find("<style>").unwrap()..html.find("</style>").unwrap()];
+        assert!(css.contains("div.table-wrap{overflow-x:auto"), "{css}");
     }
 
     #[test]
