@@ -131,6 +131,8 @@ pub(crate) struct Quantity {
     pub text: String,
     pub low: f64,
     pub high: f64,
+    /// The 95% confidence interval of a single value, when there is one.
+    pub ci: Option<(f64, f64)>,
 }
 
 fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity, String> {
@@ -166,6 +168,7 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
         text: format!("{x:.1}"),
         low: x,
         high: x,
+        ci: None,
     };
     match kind {
         "range" => {
@@ -176,6 +179,7 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 text: format!("{lo:.1} to {hi:.1}"),
                 low: lo,
                 high: hi,
+                ci: None,
             })
         }
         "mean" => {
@@ -184,6 +188,7 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
             if let Some((l, h)) = ci {
                 q.text = format!("{m:.1} (95% CI {l:.1} to {h:.1})");
             }
+            q.ci = ci;
             Ok(q)
         }
         "position" => {
@@ -230,6 +235,7 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                     text: format!("{first:.1} to {last:.1} (+{:.1})", last - first),
                     low: last - first,
                     high: last - first,
+                    ci: None,
                 }),
                 _ => Err(format!("`{spec}`: no messages to compare")),
             }
@@ -250,6 +256,7 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 Some((l, h)) => format!("{m:.1}% (95% CI {l:.1} to {h:.1})"),
                 None => format!("{m:.1}%"),
             };
+            q.ci = ci;
             Ok(q)
         }
         "gain" => {
@@ -316,6 +323,7 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 text: format!("{:.0}% (TSN {})", best.0, best.1),
                 low: best.0,
                 high: best.0,
+                ci: None,
             })
         }
         _ => Err(format!("`{spec}`: unknown quantity `{kind}`")),
@@ -333,6 +341,7 @@ fn smallest<'a>(values: impl Iterator<Item = (f64, &'a PointKey)>, unit: &str) -
         ),
         low: g,
         high: g,
+        ci: None,
     })
 }
 
@@ -449,16 +458,19 @@ pub fn section_and_checks(
                         }
                     })
                     .collect();
-                series.push(Series {
-                    name: v.name.clone(),
-                    points,
-                    style: if v.no_loss || i == 0 {
-                        SeriesStyle::Line
-                    } else {
-                        SeriesStyle::Markers
-                    },
-                });
+                let style = if v.no_loss || i == 0 {
+                    SeriesStyle::Line
+                } else {
+                    SeriesStyle::Markers
+                };
+                // Colour and marker follow the variant, as in every chart.
+                series.push(
+                    Series::new(v.name.clone(), points, style)
+                        .with_color(i)
+                        .with_marker(i),
+                );
             }
+            // The y axis fits the data (a fixed axis clipped slow messages).
             charts.push((
                 format!("{}-mtt", exp.name),
                 Chart {
@@ -467,15 +479,17 @@ pub fn section_and_checks(
                     y_label: "message transfer time (ms)".into(),
                     series,
                     x_range: None,
-                    y_range: Some((0.0, 250.0)),
+                    y_range: None,
+                    x_categories: Vec::new(),
                 },
             ));
         }
         Figure::SummaryVsDelay => {
+            // Colour is the variant; marker and dash are the bandwidth.
             let mut series = Vec::new();
-            for v in &exp.variants {
+            for (vi, v) in exp.variants.iter().enumerate() {
                 let all = mtts(records, &v.name);
-                for &bw in &exp.bandwidths {
+                for (bi, &bw) in exp.bandwidths.iter().enumerate() {
                     let bw_k = bw / 1000;
                     let points = all
                         .iter()
@@ -489,11 +503,16 @@ pub fn section_and_checks(
                             }
                         })
                         .collect();
-                    series.push(Series {
-                        name: format!("{}, {bw_k} kbit/s", v.name),
-                        points,
-                        style: SeriesStyle::LineAndMarkers,
-                    });
+                    series.push(
+                        Series::new(
+                            format!("{}, {bw_k} kbit/s", v.name),
+                            points,
+                            SeriesStyle::LineAndMarkers,
+                        )
+                        .with_color(vi)
+                        .with_marker(bi)
+                        .with_dash(bi),
+                    );
                 }
             }
             charts.push((
@@ -505,6 +524,7 @@ pub fn section_and_checks(
                     series,
                     x_range: None,
                     y_range: None,
+                    x_categories: Vec::new(),
                 },
             ));
         }
@@ -529,6 +549,7 @@ pub fn section_and_checks(
     let mut failed = Vec::new();
     let mut gaps = Vec::new();
     let mut awaiting = Vec::new();
+    let mut reductions = Vec::new();
     for r in &exp.reference {
         let context = |verdict: String| match &r.gap {
             Some(g) => format!("{verdict}: {}", g.why()),
@@ -537,6 +558,9 @@ pub fn section_and_checks(
         let (ours, verdict) = match &r.ours {
             Some(spec) => match quantity(exp, records, spec) {
                 Ok(q) => {
+                    if let Some(pair) = ReductionPair::of(r, spec, &q) {
+                        reductions.push(pair);
+                    }
                     let expected = bounds(r.min, r.max);
                     let outcome = check(r, &q);
                     if let Some(o) = &outcome {
@@ -582,6 +606,9 @@ pub fn section_and_checks(
             None => (String::new(), String::new()),
         };
         rows.push(vec![r.label.clone(), r.value.clone(), ours, verdict]);
+    }
+    if let Some(chart) = reduction_chart(&reductions) {
+        charts.push((format!("{}-paper-vs-ours", exp.name), chart));
     }
     let comparison = Table {
         headers: vec![
@@ -669,6 +696,152 @@ pub fn section_and_checks(
     (section, outcomes)
 }
 
+/// A mean-reduction check (`reduction` or `reduction-of-means`) whose paper
+/// value is a percentage: the paper's number beside ours, for the chart.
+#[derive(Debug, Clone, PartialEq)]
+struct ReductionPair {
+    /// `A:B` of the spec, the sweep point in words (empty without `@`), and
+    /// whether it is read as the reduction of the mean MTT.
+    variants: String,
+    point: String,
+    of_means: bool,
+    paper: f64,
+    /// The check's bounds on the paper's number.
+    min: Option<f64>,
+    max: Option<f64>,
+    ours: f64,
+    ours_ci: Option<(f64, f64)>,
+}
+
+impl ReductionPair {
+    /// The pair for reference `r` whose `ours` is `spec`, evaluated to `q`;
+    /// `None` for other quantities, or when the paper gives no percentage.
+    fn of(r: &Reference, spec: &str, q: &Quantity) -> Option<ReductionPair> {
+        let (kind, rest) = spec.split_once(':')?;
+        if kind != "reduction" && kind != "reduction-of-means" {
+            return None;
+        }
+        let paper = r
+            .value
+            .trim()
+            .strip_suffix('%')?
+            .trim()
+            .parse::<f64>()
+            .ok()?;
+        let (variants, at) = match rest.split_once('@') {
+            Some((v, at)) => (v, PointFilter::parse(at).ok()?),
+            None => (rest, PointFilter::default()),
+        };
+        let mut point = Vec::new();
+        if let Some(bw) = at.bandwidth_kbps {
+            point.push(format!("{bw} kbit/s"));
+        }
+        if let Some(d) = at.delay_us {
+            point.push(format!("{} ms", trim_number(d as f64 / 1000.0)));
+        }
+        Some(ReductionPair {
+            variants: variants.to_owned(),
+            point: point.join(", "),
+            of_means: kind == "reduction-of-means",
+            paper,
+            min: r.min,
+            max: r.max,
+            ours: q.low,
+            ours_ci: q.ci,
+        })
+    }
+}
+
+/// The paper's mean reductions beside ours, one category per check: the
+/// paper's number with its check's bounds as an error bar, ours with its 95%
+/// confidence interval where there is one. `None` without such checks.
+fn reduction_chart(pairs: &[ReductionPair]) -> Option<Chart> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let several_pairs = pairs.iter().any(|p| p.variants != pairs[0].variants);
+    let categories = pairs
+        .iter()
+        .map(|p| {
+            let mut words = Vec::new();
+            if several_pairs {
+                let (a, b) = p.variants.split_once(':').unwrap_or((&p.variants, ""));
+                words.push(format!("{b} vs {a}"));
+            }
+            if !p.point.is_empty() {
+                words.push(p.point.clone());
+            }
+            words.push(
+                if p.of_means {
+                    "(of the mean MTT)"
+                } else {
+                    "(per message)"
+                }
+                .to_owned(),
+            );
+            words.join(" ")
+        })
+        .collect();
+    // Side by side: the paper left of each category, ours right.
+    const SHIFT: f64 = 0.12;
+    let paper = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let x = (i + 1) as f64 - SHIFT;
+            match (p.min, p.max) {
+                (None, None) => Point::new(x, p.paper),
+                (lo, hi) => {
+                    Point::with_ci(x, p.paper, (lo.unwrap_or(p.paper), hi.unwrap_or(p.paper)))
+                }
+            }
+        })
+        .collect();
+    let ours = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Point {
+            x: (i + 1) as f64 + SHIFT,
+            y: p.ours,
+            ci: p.ours_ci,
+        })
+        .collect();
+    let has_bounds = pairs.iter().any(|p| p.min.is_some() || p.max.is_some());
+    let has_ci = pairs.iter().any(|p| p.ours_ci.is_some());
+    Some(Chart {
+        title: "Mean MTT reduction: the paper's beside ours".into(),
+        x_label: "check".into(),
+        y_label: "mean MTT reduction (%)".into(),
+        series: vec![
+            Series::new(
+                if has_bounds {
+                    "paper (bar: the check's bounds)"
+                } else {
+                    "paper"
+                },
+                paper,
+                SeriesStyle::Markers,
+            )
+            .with_color(6)
+            .with_marker(7),
+            Series::new(
+                if has_ci {
+                    "Brisk, simulated (bar: 95% CI)"
+                } else {
+                    "Brisk, simulated"
+                },
+                ours,
+                SeriesStyle::Markers,
+            )
+            .with_color(0)
+            .with_marker(0),
+        ],
+        x_range: None,
+        y_range: None,
+        x_categories: categories,
+    })
+}
+
 pub(crate) fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
     match (lo, hi) {
         (Some(l), Some(h)) => format!("{l} to {h}"),
@@ -698,6 +871,20 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
             .collect();
         crate::stats::mean(&values)
     };
+    // Counts recorded only where non-zero: their sum over the variant's runs
+    // (each run records its bottleneck bytes) divided by the runs.
+    let per_run = |variant: &str, metric: &str| -> f64 {
+        let runs = records
+            .iter()
+            .filter(|r| r.variant == variant && r.metric == "bottleneck_bytes_per_message")
+            .count();
+        let total: f64 = records
+            .iter()
+            .filter(|r| r.variant == variant && r.metric == metric)
+            .map(|r| r.value)
+            .sum();
+        total / runs.max(1) as f64
+    };
     let mut rows = Vec::new();
     for v in exp.variants.iter().filter(|v| !v.no_loss) {
         let name = v.name.as_str();
@@ -713,6 +900,12 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
             cell(Some(bytes), 1),
             cell(mean_of(name, "bottleneck_packets_per_message"), 3),
             cell(mean_of(name, "spurious_retransmissions"), 2),
+            cell(
+                Some(per_run(name, "spurious_retransmissions_t3-timeout")),
+                2,
+            ),
+            cell(Some(per_run(name, "spurious_retransmissions_bundled")), 2),
+            cell(Some(per_run(name, "spurious_timeouts_undone")), 2),
         ]);
     }
     (!rows.is_empty()).then(|| Table {
@@ -722,6 +915,9 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
             "bottleneck bytes per message".into(),
             "bottleneck packets per message".into(),
             "spurious retransmissions per run".into(),
+            "of which by T3 per run".into(),
+            "of which redundant copies per run".into(),
+            "spurious timeouts undone per run".into(),
         ],
         rows,
     })
@@ -748,9 +944,154 @@ mod tests {
     }
 
     fn fig2() -> Experiment {
+        load("seed000-fig02.toml")
+    }
+
+    fn load(file: &str) -> Experiment {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../experiments/seed000-fig02.toml");
+            .join("../../experiments")
+            .join(file);
         Experiment::load(&path).unwrap()
+    }
+
+    /// The chart of `section` written as `stem`.
+    fn chart<'a>(section: &'a Section, stem: &str) -> &'a Chart {
+        let charts = &section.charts;
+        let found = charts.iter().find(|(s, _)| s == stem);
+        &found
+            .unwrap_or_else(|| panic!("no chart {stem} in {charts:?}"))
+            .1
+    }
+
+    /// Fig. 2's records: bursts of 4, the 4th message slow.
+    fn fig2_records() -> Vec<Record> {
+        let mut records = Vec::new();
+        for (tsn, (std, er, ll)) in [
+            (100.0, 50.0, 20.0),
+            (100.0, 50.0, 20.0),
+            (100.0, 50.0, 20.0),
+            (300.0, 100.0, 40.0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let tsn = tsn as u64 + 1;
+            records.push(record("standard", tsn, std));
+            records.push(record("early-retransmit", tsn, er));
+            records.push(record("low-latency", tsn, ll));
+        }
+        records
+    }
+
+    #[test]
+    fn colour_is_the_variant_and_every_variant_and_bandwidth_looks_different() {
+        // Seed 000 Fig. 5: 4 variants by 3 bandwidths, 12 series.
+        let exp = load("seed000-fig05.toml");
+        let mut records = Vec::new();
+        for (vi, v) in exp.variants.iter().enumerate() {
+            for &bw in &exp.bandwidths {
+                for delay_ms in [5.0, 25.0] {
+                    for tsn in 1..=3 {
+                        records.push(Record {
+                            bandwidth_kbps: bw / 1000,
+                            delay_ms,
+                            ..record(&v.name, tsn, 20.0 + vi as f64 + delay_ms)
+                        });
+                    }
+                }
+            }
+        }
+        let (section, _) = section_and_checks(&exp, &records, &RunTotals::default(), None);
+        let chart = chart(&section, "seed000-fig05-mean-mtt");
+        assert_eq!(chart.series.len(), 12);
+        let looks: Vec<(&str, &str, crate::plot::Look)> = chart
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let (variant, bandwidth) = s.name.split_once(", ").unwrap();
+                (variant, bandwidth, s.look(i))
+            })
+            .collect();
+        for (i, a) in looks.iter().enumerate() {
+            for b in &looks[i + 1..] {
+                // One colour per variant, distinct across variants.
+                assert_eq!(a.0 == b.0, a.2.color == b.2.color, "{a:?} and {b:?}");
+                // No two series share colour, marker and dash.
+                assert_ne!(a.2, b.2, "{a:?} and {b:?}");
+                // Within a variant, each bandwidth has its own marker and dash.
+                if a.0 == b.0 {
+                    assert!(a.2.marker != b.2.marker && a.2.dash != b.2.dash);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_mtt_per_tsn_axis_holds_every_message() {
+        let exp = fig2();
+        let mut records = fig2_records();
+        records.push(record("standard", 8, 480.0));
+        let (section, _) = section_and_checks(&exp, &records, &RunTotals::default(), None);
+        let chart = chart(&section, "seed000-fig02-mtt");
+        let (_, y) = crate::plot::axis_ranges(chart).unwrap();
+        assert_eq!(y.start, 0.0);
+        assert!(y.end > 480.0 && y.end < 480.0 * 1.2, "{y:?}");
+    }
+
+    #[test]
+    fn the_papers_mean_reductions_are_charted_beside_ours() {
+        let exp = fig2();
+        let records = fig2_records();
+        let (section, _) = section_and_checks(&exp, &records, &RunTotals::default(), None);
+        let chart = chart(&section, "seed000-fig02-paper-vs-ours");
+        // Two checks have a percentage from the paper (41%): the mean
+        // reduction per message (bounds 34 to 48) and of the mean MTT; the
+        // low-latency one has "(ours)", not a number from the paper.
+        assert_eq!(chart.x_categories, ["(per message)", "(of the mean MTT)"]);
+        let [paper, ours] = &chart.series[..] else {
+            panic!("{:?}", chart.series);
+        };
+        assert!(paper.name.starts_with("paper"), "{}", paper.name);
+        assert!(ours.name.starts_with("Brisk"), "{}", ours.name);
+        let ys = |s: &Series| s.points.iter().map(|p| p.y).collect::<Vec<_>>();
+        assert_eq!(ys(paper), [41.0, 41.0]);
+        assert_eq!(paper.points[0].ci, Some((34.0, 48.0)));
+        assert_eq!(paper.points[1].ci, None);
+        // Ours as the checks computed them: (50 + 50 + 50 + 66.7) / 4 and
+        // (600 - 250) / 600, the numbers the comparison table shows.
+        let ours_y = ys(ours);
+        assert!((ours_y[0] - 54.1667).abs() < 1e-3, "{ours_y:?}");
+        assert!((ours_y[1] - 58.3333).abs() < 1e-3, "{ours_y:?}");
+        for (y, label) in ours_y.iter().zip([
+            "Early Retransmit: mean reduction",
+            "Early Retransmit: mean reduction, read",
+        ]) {
+            let row = section
+                .comparison
+                .rows
+                .iter()
+                .find(|r| r[0].starts_with(label))
+                .unwrap();
+            assert!(row[2].starts_with(&format!("{y:.1}%")), "{row:?}");
+        }
+        // Side by side in each category: the paper left, ours right.
+        for (p, o) in paper.points.iter().zip(&ours.points) {
+            assert!(p.x < o.x && (o.x - p.x) < 0.5 && p.x.round() == o.x.round());
+        }
+        // Only experiments with such checks get the chart.
+        let fig2_like_without = Experiment {
+            reference: Vec::new(),
+            ..exp.clone()
+        };
+        let (section, _) =
+            section_and_checks(&fig2_like_without, &records, &RunTotals::default(), None);
+        assert!(
+            section
+                .charts
+                .iter()
+                .all(|(s, _)| !s.ends_with("paper-vs-ours"))
+        );
     }
 
     #[test]
@@ -773,6 +1114,7 @@ mod tests {
             text: String::new(),
             low: x,
             high: x,
+            ci: None,
         };
         let mut r = Reference {
             label: "L".into(),
@@ -808,24 +1150,8 @@ mod tests {
     #[test]
     fn reductions_read_per_message_or_of_the_means_and_the_last_message_gain() {
         // Seed 000 Fig. 2's file: bursts of 4, one sweep point, medians.
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../experiments/seed000-fig02.toml");
-        let exp = Experiment::load(&path).unwrap();
-        let mut records = Vec::new();
-        for (tsn, (std, er, ll)) in [
-            (100.0, 50.0, 20.0),
-            (100.0, 50.0, 20.0),
-            (100.0, 50.0, 20.0),
-            (300.0, 100.0, 40.0),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let tsn = tsn as u64 + 1;
-            records.push(record("standard", tsn, std));
-            records.push(record("early-retransmit", tsn, er));
-            records.push(record("low-latency", tsn, ll));
-        }
+        let exp = fig2();
+        let records = fig2_records();
         let q = |spec: &str| quantity(&exp, &records, spec).map(|q| q.low);
         // (50 + 50 + 50 + 66.7) / 4 against (600 - 250) / 600.
         let per_message = q("reduction:standard:early-retransmit").unwrap();

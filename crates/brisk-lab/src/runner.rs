@@ -430,7 +430,8 @@ fn run_one(
 
     if let Some(path) = capture {
         let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        sim.capture(bottleneck, Box::new(std::io::BufWriter::new(file)));
+        // Every link direction, both ways, each packet with its fate.
+        sim.capture_pcapng(Box::new(std::io::BufWriter::new(file)));
     }
     let last = pairs
         .iter()
@@ -493,6 +494,19 @@ fn run_one(
             })
         }),
     };
+    // Each sender's T3 expiries found spurious and undone (its Stats).
+    let undone: Vec<u64> = pairs
+        .iter()
+        .map(|flow| {
+            let id = sim.app::<Sender>(flow.sender).and_then(Sender::assoc);
+            id.and_then(|id| {
+                sim.endpoint(flow.sender)
+                    .association(id)
+                    .map(|a| a.stats().spurious_timeouts_undone)
+            })
+            .unwrap_or(0)
+        })
+        .collect();
     for (f, flow) in pairs.iter().enumerate() {
         let (Some(s), Some(r)) = (
             sim.app::<Sender>(flow.sender),
@@ -601,6 +615,30 @@ fn run_one(
                 .count();
             let spurious = s.retransmissions.len().saturating_sub(needed);
             records.push(record(None, "spurious_retransmissions", spurious as f64));
+            // By cause: every retransmission of a chunk the link never
+            // dropped, and every one beyond the first of a chunk it did.
+            for cause in RetransmitCause::ALL {
+                let mut first_of_dropped = HashSet::new();
+                let n = s
+                    .retransmissions
+                    .iter()
+                    .filter(|x| {
+                        let dropped = link_dropped.iter().any(|c| c.tsn == x.tsn);
+                        let needed = dropped && first_of_dropped.insert(x.tsn);
+                        x.cause == cause && !needed
+                    })
+                    .count();
+                if n > 0 {
+                    records.push(record(
+                        None,
+                        &format!("spurious_retransmissions_{}", cause.name()),
+                        n as f64,
+                    ));
+                }
+            }
+        }
+        if undone[f] > 0 {
+            records.push(record(None, "spurious_timeouts_undone", undone[f] as f64));
         }
         // Retransmissions by cause, and the delay of each first retransmission.
         for cause in RetransmitCause::ALL {
@@ -754,12 +792,21 @@ fn serial_lt(a: u32, b: u32) -> bool {
     a != b && b.wrapping_sub(a) < (1 << 31)
 }
 
-/// Runs the first run of `exp` again, writing every packet that enters the
-/// bottleneck (forward direction) to a pcap at `path` (UDP port 9899).
+/// Runs the first run of `exp` again, capturing it as [`capture_run`] does.
 pub fn capture_first_run(exp: &Experiment, path: &std::path::Path) -> Result<RunKey, String> {
     let key = *expand(exp).first().ok_or("the experiment has no runs")?;
-    run_one(exp, &key, Some(path))?;
+    capture_run(exp, &key, path)?;
     Ok(key)
+}
+
+/// Runs run `key` of `exp` again, writing every packet that enters any link
+/// direction (the sender's DATA and the receiver's SACKs, on every hop) to a
+/// pcapng file at `path`: one interface per link direction, UDP port 9899,
+/// and a comment on each packet a link dropped, corrupted, duplicated or
+/// held back (see [`brisk_sim::Sim::capture_pcapng`]). The run's results are
+/// those of the same run without a capture.
+pub fn capture_run(exp: &Experiment, key: &RunKey, path: &std::path::Path) -> Result<(), String> {
+    run_one(exp, key, Some(path)).map(|_| ())
 }
 
 /// Runs every run of `exp` on up to `jobs` threads; records come back sorted by

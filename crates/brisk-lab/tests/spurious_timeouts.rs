@@ -3,6 +3,7 @@
 //! loss, under every variant the files define and every preset the lab knows:
 //! with nothing lost, any T3 expiry is spurious, and there must be none.
 
+#[allow(dead_code)]
 mod common;
 
 use brisk_lab::experiment::{Experiment, LAB_PRESETS};

@@ -45,9 +45,9 @@ fn judge_t3_episode(
     now: Time,
     sack: &Sack,
     tsn: u32,
-    before: Option<(ChunkState, Time)>,
+    before: Option<ChunkState>,
 ) {
-    let Some((state, last_sent)) = before else {
+    let Some(state) = before else {
         // Acknowledged already, or abandoned: nothing left to judge by.
         a.spurious.close();
         return;
@@ -59,7 +59,6 @@ fn judge_t3_episode(
     let evidence = spurious::Evidence {
         duplicate: sack.dup_tsns.contains(&tsn),
         acked: acked_now && state != ChunkState::GapAcked,
-        last_sent,
     };
     if let spurious::Verdict::Spurious(b) = a.spurious.on_sack(now, evidence) {
         a.path.cc.undo(b.cwnd, b.ssthresh);
@@ -79,10 +78,10 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
         0
     };
     // The chunk a T3 episode watches, as it stood before this SACK.
-    let watched = a.spurious.watched().map(|tsn| {
-        let before = a.outstanding.get(tsn).map(|c| (c.state, c.last_sent));
-        (tsn, before)
-    });
+    let watched = a
+        .spurious
+        .watched()
+        .map(|tsn| (tsn, a.outstanding.get(tsn).map(|c| c.state)));
     let outcome = match a.outstanding.on_sack(sack, now) {
         Ok(outcome) => outcome,
         // 6.2.1: an old SACK that arrived late.

@@ -60,7 +60,7 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
             ssthresh: a.path.cc.ssthresh(),
             backoff: a.path.rto.backoff(),
         };
-        a.spurious.on_expiry(earliest.tsn, now, before);
+        a.spurious.on_expiry(earliest.tsn, before);
     }
     // Seed 001 4.2.2: a thin stream's timeouts stay linear.
     let thin = a.is_thin();

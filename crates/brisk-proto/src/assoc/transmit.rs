@@ -207,6 +207,7 @@ impl Association {
                 continue;
             };
             self.outstanding.note_i_bit(tsn, data_immediate);
+            self.spurious.on_sent(tsn, now);
             retransmitted = true;
             in_packet.push(tsn);
             fast |= matches!(
@@ -359,12 +360,21 @@ impl Association {
             let mut data = chunk.to_data();
             data.flags.immediate |= immediate;
             let (first_sent, i_bit) = (chunk.first_sent, data.flags.immediate);
+            let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
             if p.push_chunk(&data).is_err() {
                 break;
             }
             let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
             if self.outstanding.rebundle(tsn, now, seq) {
                 self.outstanding.note_i_bit(tsn, i_bit);
+                self.spurious.on_sent(tsn, now);
+                if earliest {
+                    // 6.3.2: a copy of the earliest outstanding chunk is a
+                    // retransmission of it, and restarts T3: its SACK cannot
+                    // be back sooner than a round trip from now.
+                    let rto = self.data_rto();
+                    t3::on_earliest_retransmitted(&mut self.path, now, rto);
+                }
                 room -= size;
                 in_packet.push(tsn);
                 self.note_retransmission(tsn, RetransmitCause::Bundled, now, first_sent);

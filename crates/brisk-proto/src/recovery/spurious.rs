@@ -5,13 +5,17 @@
 //! both cost the next burst dearly for nothing. Detection, for the chunk that
 //! was earliest outstanding at the expiry (E):
 //!
-//! - **duplicate TSN** (RFC 3708 3): the peer reports E as a duplicate, so it
-//!   held E when E's retransmission arrived;
+//! - **duplicate TSN** (RFC 3708 3): the peer reports E as a duplicate while E
+//!   was sent at most once since the expiry, so it held E when that copy
+//!   arrived (two copies since, such as a retransmission and a redundant
+//!   bundle, could make the duplicate between them: no evidence);
 //! - **acknowledged too soon** (F-RTO's question, RFC 5682 2, answered for
 //!   SCTP from the RTT instead of from new data): a SACK acknowledges E while E
-//!   has not been sent again since the expiry, or sooner after the
-//!   retransmission than the smallest RTT ever measured. That SACK cannot
-//!   answer the retransmission: the original arrived.
+//!   has not been sent again since the expiry, or sooner after its first copy
+//!   since than half the smallest RTT ever measured. That SACK cannot answer
+//!   a copy sent after the expiry: one sent before it arrived. (Half, not the
+//!   whole: the timed chunks rode in larger, queued packets, so a lone
+//!   retransmission may cross a little faster than any RTT measured.)
 //!
 //! The response is Eifel's (RFC 4015 3.2, as Linux "undoes" a recovery): cwnd
 //! and ssthresh go back to at least what they were before the expiry, and the
@@ -34,9 +38,11 @@ pub struct Before {
 struct Episode {
     /// The earliest outstanding TSN at the first expiry.
     tsn: u32,
-    /// When the first expiry fired.
-    at: Time,
     before: Before,
+    /// When E was first sent again after the expiry.
+    resent: Option<Time>,
+    /// Copies of E sent since the expiry.
+    copies: u32,
 }
 
 /// What a SACK tells about E.
@@ -46,8 +52,6 @@ pub struct Evidence {
     pub duplicate: bool,
     /// The SACK newly acknowledges E (cumulatively or by a gap block).
     pub acked: bool,
-    /// When E was last sent before this SACK.
-    pub last_sent: Time,
 }
 
 /// The detector: an open episode, and the smallest RTT measured.
@@ -64,7 +68,7 @@ pub enum Verdict {
     Open,
     /// The expiry was spurious: restore these.
     Spurious(Before),
-    /// E was acknowledged by its retransmission: the loss was real.
+    /// E was acknowledged by a copy sent after the expiry: the loss was real.
     Genuine,
 }
 
@@ -76,13 +80,24 @@ impl SpuriousTimeouts {
 
     /// T3 expired with `tsn` earliest outstanding. Only the first expiry of an
     /// episode is remembered: undoing returns to the state before all of them.
-    pub fn on_expiry(&mut self, tsn: u32, now: Time, before: Before) {
+    pub fn on_expiry(&mut self, tsn: u32, before: Before) {
         if self.episode.is_none() {
             self.episode = Some(Episode {
                 tsn,
-                at: now,
                 before,
+                resent: None,
+                copies: 0,
             });
+        }
+    }
+
+    /// DATA chunk `tsn` left at `now` (a retransmission or a bundled copy).
+    pub fn on_sent(&mut self, tsn: u32, now: Time) {
+        if let Some(e) = &mut self.episode
+            && e.tsn == tsn
+        {
+            e.resent.get_or_insert(now);
+            e.copies += 1;
         }
     }
 
@@ -96,9 +111,11 @@ impl SpuriousTimeouts {
         let Some(episode) = self.episode else {
             return Verdict::Open;
         };
-        let not_resent = e.last_sent < episode.at;
-        let too_soon = self.min_rtt.is_some_and(|min| now.since(e.last_sent) < min);
-        if e.duplicate || (e.acked && (not_resent || too_soon)) {
+        let too_soon = match episode.resent {
+            None => true,
+            Some(at) => self.min_rtt.is_some_and(|min| now.since(at) < min / 2),
+        };
+        if (e.duplicate && episode.copies <= 1) || (e.acked && too_soon) {
             self.episode = None;
             return Verdict::Spurious(episode.before);
         }
@@ -109,8 +126,7 @@ impl SpuriousTimeouts {
         Verdict::Open
     }
 
-    /// Everything is acknowledged or the association restarts recovery from
-    /// scratch: no episode is open any more.
+    /// Everything is acknowledged or abandoned: no episode is open any more.
     pub fn close(&mut self) {
         self.episode = None;
     }
@@ -126,29 +142,37 @@ mod tests {
         backoff: 0,
     };
 
+    /// Smallest RTT 54 ms; T3 expired with TSN 7 earliest, resent at 1038 ms.
     fn detector() -> SpuriousTimeouts {
         let mut d = SpuriousTimeouts::default();
         d.on_rtt(Duration::from_millis(54));
         d.on_rtt(Duration::from_millis(70));
-        d.on_expiry(7, Time::from_millis(1038), BEFORE);
+        d.on_expiry(7, BEFORE);
+        d.on_sent(8, Time::from_millis(1037));
+        d.on_sent(7, Time::from_millis(1038));
         d
     }
 
-    fn acked(last_sent_ms: u64) -> Evidence {
-        Evidence {
-            duplicate: false,
-            acked: true,
-            last_sent: Time::from_millis(last_sent_ms),
-        }
-    }
+    const ACKED: Evidence = Evidence {
+        duplicate: false,
+        acked: true,
+    };
+    const DUPLICATE: Evidence = Evidence {
+        duplicate: true,
+        acked: false,
+    };
+    const NOTHING: Evidence = Evidence {
+        duplicate: false,
+        acked: false,
+    };
 
     #[test]
     fn a_sack_sooner_than_the_smallest_rtt_after_the_retransmission_proves_the_expiry_spurious() {
-        // Retransmitted at 1038; acknowledged 11.5 ms later, but no round
-        // trip took less than 54 ms: the SACK answers the original.
+        // Acknowledged 11.5 ms after the retransmission, but no round trip
+        // took less than 54 ms (nor half of it): the SACK answers the original.
         let mut d = detector();
         assert_eq!(
-            d.on_sack(Time::from_micros(1_049_500), acked(1038)),
+            d.on_sack(Time::from_micros(1_049_500), ACKED),
             Verdict::Spurious(BEFORE)
         );
         assert_eq!(d.watched(), None, "decided once");
@@ -157,48 +181,57 @@ mod tests {
     #[test]
     fn a_sack_a_round_trip_after_the_retransmission_is_the_retransmission_s() {
         let mut d = detector();
-        assert_eq!(
-            d.on_sack(Time::from_millis(1100), acked(1038)),
-            Verdict::Genuine
-        );
+        assert_eq!(d.on_sack(Time::from_millis(1100), ACKED), Verdict::Genuine);
+    }
+
+    #[test]
+    fn a_retransmission_acknowledged_a_little_faster_than_any_rtt_measured_is_not_spurious() {
+        // 50 ms after the retransmission: smaller than the 54 ms measured,
+        // but more than half of it.
+        let mut d = detector();
+        assert_eq!(d.on_sack(Time::from_millis(1088), ACKED), Verdict::Genuine);
+    }
+
+    #[test]
+    fn a_later_redundant_copy_does_not_make_the_retransmission_s_sack_look_early() {
+        // Bundled again at 1080: the SACK at 1100 is still a round trip after
+        // the first copy since the expiry.
+        let mut d = detector();
+        d.on_sent(7, Time::from_millis(1080));
+        assert_eq!(d.on_sack(Time::from_millis(1100), ACKED), Verdict::Genuine);
     }
 
     #[test]
     fn a_chunk_acknowledged_before_it_was_sent_again_was_never_lost() {
-        let mut d = detector();
+        let mut d = SpuriousTimeouts::default();
+        d.on_rtt(Duration::from_millis(54));
+        d.on_expiry(7, BEFORE);
         assert_eq!(
-            d.on_sack(Time::from_millis(1200), acked(930)),
+            d.on_sack(Time::from_millis(1200), ACKED),
             Verdict::Spurious(BEFORE)
         );
     }
 
     #[test]
-    fn a_duplicate_report_proves_it_even_without_a_new_ack() {
+    fn a_duplicate_report_proves_it_only_while_one_copy_was_sent_since() {
         let mut d = detector();
-        let dup = Evidence {
-            duplicate: true,
-            acked: false,
-            last_sent: Time::from_millis(1038),
-        };
         assert_eq!(
-            d.on_sack(Time::from_millis(1200), dup),
+            d.on_sack(Time::from_millis(1200), DUPLICATE),
             Verdict::Spurious(BEFORE)
         );
+        // A retransmission and a redundant copy: the duplicate may be theirs.
+        let mut d = detector();
+        d.on_sent(7, Time::from_millis(1080));
+        assert_eq!(d.on_sack(Time::from_millis(1200), DUPLICATE), Verdict::Open);
     }
 
     #[test]
     fn sacks_that_say_nothing_about_the_watched_chunk_leave_the_episode_open() {
         let mut d = detector();
-        let nothing = Evidence {
-            duplicate: false,
-            acked: false,
-            last_sent: Time::from_millis(1038),
-        };
-        assert_eq!(d.on_sack(Time::from_millis(1045), nothing), Verdict::Open);
+        assert_eq!(d.on_sack(Time::from_millis(1045), NOTHING), Verdict::Open);
         // A second expiry keeps the state from before the first.
         d.on_expiry(
             7,
-            Time::from_millis(1238),
             Before {
                 cwnd: 1172,
                 ssthresh: 4688,
@@ -206,7 +239,7 @@ mod tests {
             },
         );
         assert_eq!(
-            d.on_sack(Time::from_millis(1240), acked(930)),
+            d.on_sack(Time::from_millis(1060), ACKED),
             Verdict::Spurious(BEFORE)
         );
     }
