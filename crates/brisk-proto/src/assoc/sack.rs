@@ -38,15 +38,9 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) {
     apply(a, now, sack);
 }
 
-/// F-RTO for SCTP and RFC 3708 (`recovery::spurious`): does this SACK show
+/// F-RTO's question for SCTP, and RFC 3708 (`recovery::spurious`): does this SACK show
 /// that the chunk earliest at a T3 expiry had arrived? Then undo the expiry.
-fn judge_t3_episode(
-    a: &mut Association,
-    now: Time,
-    sack: &Sack,
-    tsn: u32,
-    before: Option<ChunkState>,
-) {
+fn judge_t3_episode(a: &mut Association, sack: &Sack, tsn: u32, before: Option<ChunkState>) {
     let Some(state) = before else {
         // Acknowledged already, or abandoned: nothing left to judge by.
         a.spurious.close();
@@ -60,7 +54,7 @@ fn judge_t3_episode(
         duplicate: sack.dup_tsns.contains(&tsn),
         acked: acked_now && state != ChunkState::GapAcked,
     };
-    if let spurious::Verdict::Spurious(b) = a.spurious.on_sack(now, evidence) {
+    if let spurious::Verdict::Spurious(b) = a.spurious.on_sack(evidence) {
         a.path.cc.undo(b.cwnd, b.ssthresh);
         a.path.rto.undo_back_off(b.backoff);
         a.stats.spurious_timeouts_undone += 1;
@@ -100,10 +94,9 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
     };
     if let Some(rtt) = outcome.rtt {
         a.path.rto.on_measurement(rtt);
-        a.spurious.on_rtt(rtt);
     }
     if let Some((tsn, before)) = watched {
-        judge_t3_episode(a, now, sack, tsn, before);
+        judge_t3_episode(a, sack, tsn, before);
     }
     if outcome.bytes_acked > 0 {
         // 8.3: acknowledged DATA resets the error counters.

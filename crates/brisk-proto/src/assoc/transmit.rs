@@ -207,7 +207,7 @@ impl Association {
                 continue;
             };
             self.outstanding.note_i_bit(tsn, data_immediate);
-            self.spurious.on_sent(tsn, now);
+            self.spurious.on_sent(tsn);
             retransmitted = true;
             in_packet.push(tsn);
             fast |= matches!(
@@ -367,7 +367,7 @@ impl Association {
             let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
             if self.outstanding.rebundle(tsn, now, seq) {
                 self.outstanding.note_i_bit(tsn, i_bit);
-                self.spurious.on_sent(tsn, now);
+                self.spurious.on_sent(tsn);
                 if earliest {
                     // 6.3.2: a copy of the earliest outstanding chunk is a
                     // retransmission of it, and restarts T3: its SACK cannot
