@@ -133,7 +133,14 @@ fn fig2_fails_without_the_sack_delay() {
         let standard = format!("{FIG2_STANDARD}set = {{ {knob} = {value} }}\n");
         let er = format!(r#"set = {{ early_retransmit = "packets", {knob} = {value} }}"#);
         let exp = mutated(FIG2, &[(FIG2_STANDARD, &standard), (FIG2_ER, &er)]);
-        assert_differs(&exp, &format!("{knob} = {value}"));
+        let differ = assert_differs(&exp, &format!("{knob} = {value}"));
+        // The 4th message's timeline runs through the delayed SACK of the 3rd.
+        assert!(
+            differ
+                .iter()
+                .any(|l| l.starts_with("Standard, 4th message of a burst (ms; timeline")),
+            "{knob}: {differ:?}"
+        );
     }
 }
 
@@ -142,7 +149,9 @@ fn fig2_fails_without_early_retransmit() {
     let exp = mutated(FIG2, &[(FIG2_ER, r#"set = { early_retransmit = "off" }"#)]);
     let differ = assert_differs(&exp, "Early Retransmit off");
     assert!(
-        differ.iter().any(|l| l.contains("Early Retransmit")),
+        differ
+            .iter()
+            .any(|l| l.starts_with("Early Retransmit, 1st message of a burst (ms; timeline")),
         "{differ:?}"
     );
 }
@@ -154,6 +163,24 @@ fn fig2_fails_with_fast_retransmit_after_three_misses_in_the_standard() {
     let differ = assert_differs(&exp, "fast-retransmit threshold 3");
     assert!(
         differ.iter().any(|l| l.starts_with("Standard")),
+        "{differ:?}"
+    );
+}
+
+#[test]
+fn fig4_fails_with_fast_retransmit_after_three_misses_in_the_standard() {
+    // Bursts of 7: the Standard's 1st message is fast-retransmitted on the
+    // 4th miss indication; on the 3rd it would come one packet (0.992 ms)
+    // sooner, outside the timeline's half millisecond.
+    const FIG4: &str = "seed000-fig04.toml";
+    assert_holds(&mutated(FIG4, &[]));
+    let standard = format!("{FIG2_STANDARD}set = {{ fast_retransmit_threshold = 3 }}\n");
+    let exp = mutated(FIG4, &[(FIG2_STANDARD, &standard)]);
+    let differ = assert_differs(&exp, "fast-retransmit threshold 3");
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("Standard, 1st message of a burst (ms; timeline")),
         "{differ:?}"
     );
 }
