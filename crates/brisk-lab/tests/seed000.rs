@@ -83,3 +83,71 @@ fn fig5_low_latency_beats_early_retransmit_where_the_link_is_busiest() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Fig. 6's known-gap text states numbers from the runs; this keeps them true:
+/// the range of the 40 per-replication mean reductions (each replication is a
+/// draw of the random gaps) and the recorded causes of each recovery.
+#[test]
+fn fig6_gap_text_matches_the_draws_and_the_recorded_causes() {
+    use std::collections::{BTreeMap, HashSet};
+    let (exp, records) = run("seed000-fig06.toml");
+    assert_checks_pass(&exp, &records);
+    let gap = std::fs::read_to_string(experiment_path("seed000-fig06.toml")).unwrap();
+    // MTT of the lost message by (variant, replication, position).
+    let mut mtt: BTreeMap<(&str, u32, u64), f64> = BTreeMap::new();
+    let mut causes: BTreeMap<(&str, &str), HashSet<(u32, u64)>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.position.is_some()) {
+        let key = (r.replication, r.position.unwrap());
+        if r.metric == "mtt_ms" {
+            mtt.insert((r.variant.as_str(), key.0, key.1), r.value);
+        } else if let Some(cause) = r.metric.strip_prefix("retransmissions_") {
+            causes
+                .entry((r.variant.as_str(), cause))
+                .or_default()
+                .insert(key);
+        }
+    }
+    let mut reductions: Vec<f64> = (0..40)
+        .map(|rep| {
+            let per: Vec<f64> = mtt
+                .iter()
+                .filter(|(k, _)| k.0 == "standard" && k.1 == rep)
+                .map(|(k, s)| (s - mtt[&("early-retransmit", rep, k.2)]) / s * 100.0)
+                .collect();
+            per.iter().sum::<f64>() / per.len() as f64
+        })
+        .collect();
+    reductions.sort_by(f64::total_cmp);
+    let range = format!(
+        "range from {:.1}% to {:.1}% (median {:.1}%)",
+        reductions[0],
+        reductions[39],
+        (reductions[19] + reductions[20]) / 2.0
+    );
+    assert!(gap.contains(&range), "the text should say: {range}");
+    assert!(
+        59.5 - reductions[39] >= 11.95,
+        "the largest 12 points below"
+    );
+    let count = |v, c| causes.get(&(v, c)).map_or(0, HashSet::len);
+    let stated = format!(
+        "by ER in {} of 1,600 runs, by fast retransmit in {} and by T3 in {}",
+        thousands(count("early-retransmit", "early-retransmit")),
+        count("early-retransmit", "fast-retransmit"),
+        count("early-retransmit", "t3-timeout"),
+    );
+    assert!(gap.contains(&stated), "the text should say: {stated}");
+    let standard = format!(
+        "the Standard needs T3 in {}",
+        thousands(count("standard", "t3-timeout"))
+    );
+    assert!(gap.contains(&standard), "the text should say: {standard}");
+}
+
+fn thousands(n: usize) -> String {
+    if n >= 1000 {
+        format!("{},{:03}", n / 1000, n % 1000)
+    } else {
+        n.to_string()
+    }
+}
