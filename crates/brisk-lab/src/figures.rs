@@ -883,7 +883,8 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
             .filter(|r| r.variant == variant && r.metric == metric)
             .map(|r| r.value)
             .sum();
-        total / runs.max(1) as f64
+        // (+ 0.0: a sum of nothing is -0.0, which would print as "-0.00".)
+        total / runs.max(1) as f64 + 0.0
     };
     let mut rows = Vec::new();
     for v in exp.variants.iter().filter(|v| !v.no_loss) {
