@@ -13,15 +13,33 @@ use crate::pcapng::PcapngWriter;
 /// The UDP port of SCTP over UDP (RFC 6951), on both sides of every record.
 pub const CAPTURE_UDP_PORT: u16 = 9899;
 
-/// A pcap writer that remembers its first error and then stops writing.
-pub(crate) struct Capture {
-    writer: Option<PcapWriter<Box<dyn Write>>>,
+/// A capture file's writer: flushes what it buffered.
+pub(crate) trait CaptureWriter {
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+impl<W: Write> CaptureWriter for PcapWriter<W> {
+    fn flush(&mut self) -> io::Result<()> {
+        PcapWriter::flush(self)
+    }
+}
+
+impl<W: Write> CaptureWriter for PcapngWriter<W> {
+    fn flush(&mut self) -> io::Result<()> {
+        PcapngWriter::flush(self)
+    }
+}
+
+/// A writer that remembers its first error and then stops writing: a
+/// capture must never stop the simulation, only report at the end.
+pub(crate) struct Sticky<W> {
+    writer: Option<W>,
     error: Option<io::Error>,
 }
 
-impl Capture {
-    pub fn new(out: Box<dyn Write>) -> Self {
-        match PcapWriter::new(out) {
+impl<W: CaptureWriter> Sticky<W> {
+    fn new(opened: io::Result<W>) -> Self {
+        match opened {
             Ok(w) => Self {
                 writer: Some(w),
                 error: None,
@@ -33,12 +51,37 @@ impl Capture {
         }
     }
 
+    /// Runs `f` on the writer unless an error stopped it; keeps `f`'s error.
+    fn with(&mut self, f: impl FnOnce(&mut W) -> io::Result<()>) {
+        if let Some(w) = &mut self.writer
+            && let Err(e) = f(w)
+        {
+            self.writer = None;
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// Flushes, and reports the first error this capture met (once).
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.with(|w| w.flush());
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One link direction as classic pcap.
+pub(crate) type Capture = Sticky<PcapWriter<Box<dyn Write>>>;
+
+impl Capture {
+    pub fn create(out: Box<dyn Write>) -> Self {
+        Sticky::new(PcapWriter::new(out))
+    }
+
     /// Records `packet` from `src` to `dst` as UDP/IPv4 on port 9899.
     pub fn write(&mut self, now: Time, src: SocketAddr, dst: SocketAddr, packet: &[u8]) {
-        let Some(w) = &mut self.writer else {
-            return;
-        };
-        let result = match (src, dst) {
+        self.with(|w| match (src, dst) {
             (SocketAddr::V4(s), SocketAddr::V4(d)) => w.write_udp(
                 now.as_micros(),
                 SocketAddrV4::new(*s.ip(), CAPTURE_UDP_PORT),
@@ -49,60 +92,25 @@ impl Capture {
                 io::ErrorKind::Unsupported,
                 format!("pcap capture writes IPv4 only; packet from {src} to {dst}"),
             )),
-        };
-        if let Err(e) = result {
-            self.fail(e);
-        }
-    }
-
-    /// Flushes, and reports the first error this capture met (once).
-    pub fn finish(&mut self) -> io::Result<()> {
-        if let Some(w) = &mut self.writer
-            && let Err(e) = w.flush()
-        {
-            self.fail(e);
-        }
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    fn fail(&mut self, e: io::Error) {
-        self.writer = None;
-        self.error.get_or_insert(e);
+        });
     }
 }
 
-/// A pcapng writer of every link direction (one interface each, numbered as
-/// the link directions are), that remembers its first error and then stops.
-pub(crate) struct LinkCapture {
-    writer: Option<PcapngWriter<Box<dyn Write>>>,
-    error: Option<io::Error>,
-}
+/// Every link direction as one pcapng file (one interface each, numbered as
+/// the link directions are).
+pub(crate) type LinkCapture = Sticky<PcapngWriter<Box<dyn Write>>>;
 
 impl LinkCapture {
-    pub fn new(out: Box<dyn Write>) -> Self {
-        match PcapngWriter::new(out, concat!("brisk-sim ", env!("CARGO_PKG_VERSION"))) {
-            Ok(w) => Self {
-                writer: Some(w),
-                error: None,
-            },
-            Err(e) => Self {
-                writer: None,
-                error: Some(e),
-            },
-        }
+    pub fn create(out: Box<dyn Write>) -> Self {
+        Sticky::new(PcapngWriter::new(
+            out,
+            concat!("brisk-sim ", env!("CARGO_PKG_VERSION")),
+        ))
     }
 
     /// Adds the interface of the next link direction.
     pub fn add_link(&mut self, name: &str, description: &str) {
-        let Some(w) = &mut self.writer else {
-            return;
-        };
-        if let Err(e) = w.add_interface(name, description) {
-            self.fail(e);
-        }
+        self.with(|w| w.add_interface(name, description).map(|_| ()));
     }
 
     /// Records `packet` from `src` to `dst` entering link direction `link`
@@ -118,10 +126,7 @@ impl LinkCapture {
         packet: &[u8],
         comment: Option<&str>,
     ) {
-        let Some(w) = &mut self.writer else {
-            return;
-        };
-        let result = match (src, dst, u32::try_from(link)) {
+        self.with(|w| match (src, dst, u32::try_from(link)) {
             (SocketAddr::V4(s), SocketAddr::V4(d), Ok(interface)) => w.write_udp(
                 interface,
                 now.as_micros(),
@@ -139,27 +144,6 @@ impl LinkCapture {
                 io::ErrorKind::Unsupported,
                 format!("pcapng capture writes IPv4 only; packet from {src} to {dst}"),
             )),
-        };
-        if let Err(e) = result {
-            self.fail(e);
-        }
-    }
-
-    /// Flushes, and reports the first error this capture met (once).
-    pub fn finish(&mut self) -> io::Result<()> {
-        if let Some(w) = &mut self.writer
-            && let Err(e) = w.flush()
-        {
-            self.fail(e);
-        }
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    fn fail(&mut self, e: io::Error) {
-        self.writer = None;
-        self.error.get_or_insert(e);
+        });
     }
 }

@@ -323,7 +323,7 @@ impl Sim {
     /// corrupted bytes, a duplicated one appears once. IPv4 hosts only; errors
     /// stop the capture and are reported by [`Sim::finish_captures`].
     pub fn capture(&mut self, l: LinkId, out: Box<dyn Write>) {
-        self.links[l.0].capture = Some(Capture::new(out));
+        self.links[l.0].capture = Some(Capture::create(out));
     }
 
     /// Writes every packet entering any link direction (those that exist now
@@ -341,7 +341,7 @@ impl Sim {
     /// Recording changes nothing in the run. IPv4 hosts only; errors stop the
     /// capture and are reported by [`Sim::finish_captures`].
     pub fn capture_pcapng(&mut self, out: Box<dyn Write>) {
-        let mut capture = LinkCapture::new(out);
+        let mut capture = LinkCapture::create(out);
         for l in self.links() {
             let (name, description) = self.interface_words(l, &self.links[l.0].params);
             capture.add_link(&name, &description);
