@@ -19,6 +19,22 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// `brisk run FILE --out OUT --pcap PCAP [--pcap-run RUN]` from the workspace root.
+fn run_with_pcap(file: &Path, out: &Path, pcap: &Path, run: Option<&str>) -> Output {
+    let mut args = vec![
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ];
+    if let Some(run) = run {
+        args.extend(["--pcap-run", run]);
+    }
+    brisk(&args, &workspace_root())
+}
+
 fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("brisk-cli-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -238,16 +254,11 @@ fn tshark_fields(pcap: &Path, fields: &[&str]) -> Vec<String> {
 fn run_writes_a_pcap_of_the_first_run_that_tshark_opens() {
     let dir = temp_dir("run-pcap");
     let pcap = dir.join("fig02.pcap");
-    let output = brisk(
-        &[
-            "run",
-            "experiments/seed000-fig02.toml",
-            "--out",
-            dir.join("out").to_str().unwrap(),
-            "--pcap",
-            pcap.to_str().unwrap(),
-        ],
-        &workspace_root(),
+    let output = run_with_pcap(
+        Path::new("experiments/seed000-fig02.toml"),
+        &dir.join("out"),
+        &pcap,
+        None,
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(stdout(&output).contains("seed000-fig02"));
@@ -331,19 +342,7 @@ fn pcap_run_captures_the_chosen_run_both_ways_with_the_dropped_packet_marked() {
     let file = dir.join("small.toml");
     std::fs::write(&file, SMALL_LOSS_POSITIONS).unwrap();
     let pcap = dir.join("run.pcapng");
-    let output = brisk(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            dir.join("out").to_str().unwrap(),
-            "--pcap",
-            pcap.to_str().unwrap(),
-            "--pcap-run",
-            "position=3",
-        ],
-        &workspace_root(),
-    );
+    let output = run_with_pcap(&file, &dir.join("out"), &pcap, Some("position=3"));
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let err = String::from_utf8_lossy(&output.stderr);
     // The no-loss variant has no position 3: the first run that matches is
@@ -422,18 +421,11 @@ fn pcap_run_captures_the_chosen_run_both_ways_with_the_dropped_packet_marked() {
 
     // The same run again gives the same bytes.
     let again = dir.join("again.pcapng");
-    let output = brisk(
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            dir.join("out2").to_str().unwrap(),
-            "--pcap",
-            again.to_str().unwrap(),
-            "--pcap-run",
-            "variant=standard,bandwidth=2000kbit,delay=15ms,position=3,replication=0",
-        ],
-        &workspace_root(),
+    let output = run_with_pcap(
+        &file,
+        &dir.join("out2"),
+        &again,
+        Some("variant=standard,bandwidth=2000kbit,delay=15ms,position=3,replication=0"),
     );
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(
@@ -467,19 +459,7 @@ fn a_bad_pcap_run_is_a_clear_error_naming_the_key_and_what_is_valid() {
     std::fs::write(&file, SMALL_LOSS_POSITIONS).unwrap();
     let pcap = dir.join("never.pcapng");
     let run = |spec: &str| {
-        let output = brisk(
-            &[
-                "run",
-                file.to_str().unwrap(),
-                "--out",
-                dir.join("out").to_str().unwrap(),
-                "--pcap",
-                pcap.to_str().unwrap(),
-                "--pcap-run",
-                spec,
-            ],
-            &workspace_root(),
-        );
+        let output = run_with_pcap(&file, &dir.join("out"), &pcap, Some(spec));
         assert_eq!(output.status.code(), Some(1), "{spec}: {output:?}");
         String::from_utf8_lossy(&output.stderr).into_owned()
     };
