@@ -689,6 +689,42 @@ fn run_one(
                 .unwrap_or_default();
             records.push(record(None, "packets_sent", packets as f64));
             records.push(record(None, "data_packets", data_packets as f64));
+            // The cost beside the benefit: this sender's packets and bytes on
+            // the bottleneck per message (or payload byte) delivered, and the
+            // retransmissions that were not needed (every one of a chunk the
+            // path never lost, every one beyond the first of a lost chunk).
+            let (b_packets, b_bytes) = sim
+                .packet_log(bottleneck)
+                .iter()
+                .filter(|p| p.src == flow.sender)
+                .fold((0u64, 0u64), |(n, b), p| (n + 1, b + p.size as u64));
+            let delivered = r.read.iter().flatten().count();
+            if delivered > 0 {
+                let n = delivered as f64;
+                records.push(record(
+                    None,
+                    "bottleneck_bytes_per_message",
+                    b_bytes as f64 / n,
+                ));
+                records.push(record(
+                    None,
+                    "bottleneck_packets_per_message",
+                    b_packets as f64 / n,
+                ));
+            }
+            if r.bytes > 0 {
+                records.push(record(
+                    None,
+                    "bottleneck_bytes_per_payload_byte",
+                    b_bytes as f64 / r.bytes as f64,
+                ));
+            }
+            let needed = lost
+                .iter()
+                .filter(|t| s.retransmissions.iter().any(|x| x.tsn == **t))
+                .count();
+            let spurious = s.retransmissions.len().saturating_sub(needed);
+            records.push(record(None, "spurious_retransmissions", spurious as f64));
             let messages = if saturated.is_some() {
                 s.saturated_written
             } else {
