@@ -207,7 +207,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Reproduce(args) => run_reproduce(args),
         Command::Knobs => {
-            print!("{}", knobs_table());
+            brisk_lab::output::print_stdout(&knobs_table());
             Ok(ExitCode::SUCCESS)
         }
         Command::Run {
@@ -251,7 +251,7 @@ fn main() -> ExitCode {
                 window,
             )
             .await?;
-            println!("{report}");
+            brisk_lab::output::print_stdout(&format!("{report}\n"));
             // Echoes that match no message sent fail the run, after the report.
             report.check()
         }),
@@ -304,7 +304,7 @@ fn run_one_file(
         );
     }
     let suite = reproduce::run_files(&[file], &dir, &opts)?;
-    println!("{suite}");
+    brisk_lab::output::print_stdout(&format!("{suite}\n"));
     Ok(checks_exit_code(&suite))
 }
 
@@ -320,7 +320,7 @@ fn run_reproduce(args: ReproduceArgs) -> Result<ExitCode> {
         .context("brisk reproduce: cannot determine the current directory")?;
     let dir = reproduce::resolve_experiments_dir(&cwd, &reproduce::workspace_experiments_dir())?;
     let suite = reproduce::reproduce(&dir, &opts)?;
-    println!("{suite}");
+    brisk_lab::output::print_stdout(&format!("{suite}\n"));
     Ok(checks_exit_code(&suite))
 }
 

@@ -167,7 +167,7 @@ pub async fn echo(listen: SocketAddr, common: &Common, once: bool) -> Result<()>
         let task = tokio::spawn(echo_one(assoc));
         if once {
             let (n, how) = task.await??;
-            println!("echoed {n} messages; association {how}");
+            crate::output::print_stdout(&format!("echoed {n} messages; association {how}\n"));
             return Ok(());
         }
     }
@@ -228,11 +228,11 @@ pub async fn recv(listen: SocketAddr, common: &Common, count: Option<u64>) -> Re
             Err(e) => ("count reached; the shutdown failed".into(), Err(e)),
         },
     };
-    println!(
-        "received {msgs} messages, {bytes} bytes in {secs:.3} s: {:.0} msgs/s, {:.1} Mbit/s ({end})",
+    crate::output::print_stdout(&format!(
+        "received {msgs} messages, {bytes} bytes in {secs:.3} s: {:.0} msgs/s, {:.1} Mbit/s ({end})\n",
         rate(msgs as f64, secs),
         rate(bytes as f64 * 8.0 / 1e6, secs)
-    );
+    ));
     closed
 }
 
@@ -342,14 +342,14 @@ pub async fn send(target: &Target, common: &Common, load: &Load) -> Result<()> {
     let secs = start.elapsed().as_secs_f64();
     close(&assoc).await?;
     let bytes = load.count as f64 * load.size as f64;
-    println!(
+    crate::output::print_stdout(&format!(
         "sent {} messages of {} bytes in {secs:.3} s: {:.0} msgs/s, {:.1} Mbit/s, all acknowledged; \
-         association shut down gracefully",
+         association shut down gracefully\n",
         load.count,
         load.size,
         rate(load.count as f64, secs),
         rate(bytes * 8.0 / 1e6, secs)
-    );
+    ));
     Ok(())
 }
 

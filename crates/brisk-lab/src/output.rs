@@ -195,3 +195,12 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
         serde_json::to_string_pretty(value).map_err(|e| format!("{}: {e}", path.display()))?;
     std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
 }
+
+/// Writes `text` to standard output. A reader that went away (`brisk knobs |
+/// head`) is not an error: the write is dropped, never a panic as `println!`
+/// would make it.
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}

@@ -330,3 +330,29 @@ fn the_pcap_message_names_the_run_in_words() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reader that stops early (`brisk knobs | head -1`) gets no panic: the
+/// output is cut, the exit status stays 0.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_brisk"))
+        .arg("knobs")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the brisk binary");
+    // Close the read end before brisk writes.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+}
