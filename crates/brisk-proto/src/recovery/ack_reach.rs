@@ -22,7 +22,9 @@
 //! arriving one bottleneck `spacing` after the one before (the interval the
 //! SACKs of back-to-back packets come back at, measured by [`AckSpacing`]),
 //! and 4 RTTVAR is the variation C3 already allows for in RTO. The restart
-//! (or R3) timeout is raised to the floor, never lowered.
+//! (or R3) timeout is raised to the floor, never lowered, and never beyond
+//! RTO plus the peer's SACK delay: a chunk sent long after the acknowledged
+//! one (after an idle spell) must not push T3 out by that spell.
 
 use std::time::Duration;
 
@@ -47,6 +49,8 @@ pub struct AckReach {
     pub packets_outstanding: u32,
     /// The bottleneck's spacing of one packet, as the SACKs show it.
     pub spacing: Duration,
+    /// The RTO in force (back-off included).
+    pub rto: Duration,
 }
 
 /// The least time from `now` until T3 may expire.
@@ -98,7 +102,8 @@ impl AckSpacing {
 /// The T3 timeout to restart with: `timeout` (R3, or RFC 7765's restart),
 /// raised to the floor when it would expire before the SACK can be back.
 pub fn apply(timeout: Duration, r: &AckReach) -> Duration {
-    timeout.max(floor(r))
+    let ceiling = r.rto.saturating_add(r.peer_sack_delay);
+    timeout.max(floor(r).min(ceiling))
 }
 
 #[cfg(test)]
@@ -115,6 +120,7 @@ mod tests {
             rttvar: Duration::from_millis(5),
             packets_outstanding: 1,
             spacing: Duration::ZERO,
+            rto: Duration::from_millis(100),
         }
     }
 
@@ -141,6 +147,10 @@ mod tests {
             ..reach(930, false)
         };
         assert_eq!(floor(&queued), Duration::from_micros(68_200));
+        // Sent 5 s after the acknowledged packet (an idle spell): the floor
+        // stops at RTO plus the SACK delay.
+        assert_eq!(floor(&reach(5930, false)), ms(5060));
+        assert_eq!(apply(ms(25), &reach(5930, false)), ms(140));
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub fn on_sack(
                     rttvar: path.rto.rttvar(),
                     packets_outstanding: outstanding.packets_outstanding(),
                     spacing: path.ack_spacing.per_packet(),
+                    rto,
                 },
             );
         }
