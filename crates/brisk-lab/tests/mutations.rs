@@ -186,6 +186,135 @@ fn fig4_fails_with_fast_retransmit_after_three_misses_in_the_standard() {
 }
 
 #[test]
+fn fig4_fifth_message_fails_with_fast_retransmit_after_three_misses() {
+    // The 5th message waits for the next burst's 2nd SACK; on the 3rd miss
+    // indication it would be the 1st SACK, 0.992 ms sooner.
+    const FIG4: &str = "seed000-fig04.toml";
+    let standard = format!("{FIG2_STANDARD}set = {{ fast_retransmit_threshold = 3 }}\n");
+    let exp = mutated(FIG4, &[(FIG2_STANDARD, &standard)]);
+    let differ = assert_differs(&exp, "fast-retransmit threshold 3");
+    assert!(
+        differ.iter().any(|l| l.starts_with(
+            "Standard, 5th message of a burst, waits for the next burst (ms; timeline"
+        )),
+        "{differ:?}"
+    );
+}
+
+/// Fig. 3 at 500 kbit/s and 25 ms only, with the checks of that corner.
+fn fig3_corner(edits: &[(&str, &str)]) -> Experiment {
+    const FIG3: &str = "seed000-fig03.toml";
+    let mut all = vec![
+        (
+            r#"bandwidth = ["500kbit", "1000kbit", "2000kbit"]"#,
+            r#"bandwidth = ["500kbit"]"#,
+        ),
+        (
+            r#"delay = ["5ms", "10ms", "15ms", "20ms", "25ms"]"#,
+            r#"delay = ["25ms"]"#,
+        ),
+    ];
+    all.extend_from_slice(edits);
+    let mut exp = mutated(FIG3, &all);
+    exp.reference
+        .retain(|r| r.label.contains("500 kbit/s, 25 ms"));
+    assert!(exp.reference.len() >= 2, "{:?}", exp.reference);
+    exp
+}
+
+#[test]
+fn fig3_corner_agrees_unmutated() {
+    assert_holds(&fig3_corner(&[]));
+}
+
+#[test]
+fn fig3_timeline_at_500_kbit_25_ms_fails_without_the_sack_delay() {
+    // The 4th message's T3 is restarted by the 3rd's delayed SACK; SACKed at
+    // once, it expires before the next burst and arrives 67 ms sooner.
+    let standard = format!("{FIG2_STANDARD}set = {{ sack_freq = 1 }}\n");
+    let exp = fig3_corner(&[(FIG2_STANDARD, &standard)]);
+    let differ = assert_differs(&exp, "sack_freq = 1");
+    assert!(
+        differ.iter().any(|l| l
+            .starts_with("Standard, mean MTT of lost messages at 500 kbit/s, 25 ms (ms; timeline")),
+        "{differ:?}"
+    );
+}
+
+#[test]
+fn fig3_timeline_at_500_kbit_25_ms_fails_with_a_larger_rto_min() {
+    // The estimator's RTO reaches RTO.Min by the 6th burst; at 120 ms every
+    // T3 recovery from then on is 20 ms later.
+    let standard = format!("{FIG2_STANDARD}set = {{ rto_min = \"120ms\" }}\n");
+    let exp = fig3_corner(&[(FIG2_STANDARD, &standard)]);
+    let differ = assert_differs(&exp, "rto_min = 120ms");
+    assert!(
+        differ.iter().any(|l| l
+            .starts_with("Standard, mean MTT of lost messages at 500 kbit/s, 25 ms (ms; timeline")),
+        "{differ:?}"
+    );
+}
+
+#[test]
+fn fig5_timeline_fails_with_fast_retransmit_after_three_misses() {
+    const FIG5: &str = "seed000-fig05.toml";
+    let subset = [
+        (
+            r#"bandwidth = ["500kbit", "1000kbit", "2000kbit"]"#,
+            r#"bandwidth = ["2000kbit"]"#,
+        ),
+        (
+            r#"delay = ["5ms", "10ms", "15ms", "20ms", "25ms"]"#,
+            r#"delay = ["15ms"]"#,
+        ),
+    ];
+    let only_timeline = |mut exp: Experiment| {
+        exp.reference
+            .retain(|r| r.label.contains("2000 kbit/s, 15 ms (ms; timeline"));
+        assert_eq!(exp.reference.len(), 1);
+        exp
+    };
+    assert_holds(&only_timeline(mutated(FIG5, &subset)));
+    let standard = format!("{FIG2_STANDARD}set = {{ fast_retransmit_threshold = 3 }}\n");
+    let mut edits = subset.to_vec();
+    edits.push((FIG2_STANDARD, &standard));
+    assert_differs(
+        &only_timeline(mutated(FIG5, &edits)),
+        "fast-retransmit threshold 3",
+    );
+}
+
+#[test]
+fn fig9_expected_timeline_fails_without_the_sack_delay_or_with_threshold_3() {
+    fig_expected_timeline_fails("seed000-fig09.toml");
+}
+
+#[test]
+fn fig6_expected_timeline_fails_without_the_sack_delay_or_with_threshold_3() {
+    fig_expected_timeline_fails("seed000-fig06.toml");
+}
+
+/// The Standard's mean over random bursts, checked against its expected
+/// timeline, agrees unmutated and differs without the SACK delay or with a
+/// fast-retransmit threshold of 3.
+fn fig_expected_timeline_fails(file: &str) {
+    let only_standard = |mut exp: Experiment| {
+        exp.reference
+            .retain(|r| r.label.starts_with("Standard, lost messages"));
+        assert_eq!(exp.reference.len(), 1);
+        exp
+    };
+    assert_holds(&only_standard(mutated(file, &[])));
+    for set in ["sack_freq = 1", "fast_retransmit_threshold = 3"] {
+        let standard = format!("{FIG2_STANDARD}set = {{ {set} }}\n");
+        assert_differs(
+            &only_standard(mutated(file, &[(FIG2_STANDARD, &standard)])),
+            set,
+        );
+    }
+}
+
+#[test]
 fn fig2_fails_when_low_latency_loses_its_rto_restart() {
     // The 4th message is recovered by T3 one RTO.Min after it left only
     // because RTO restart moved T3 to its send time.
