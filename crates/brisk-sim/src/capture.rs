@@ -7,8 +7,8 @@ use std::net::{SocketAddr, SocketAddrV4};
 
 use brisk_proto::Time;
 
-use crate::pcap::PcapWriter;
-use crate::pcapng::PcapngWriter;
+use brisk_net::pcap::PcapWriter;
+use brisk_net::pcapng::PcapngWriter;
 
 /// The UDP port of SCTP over UDP (RFC 6951), on both sides of every record.
 pub const CAPTURE_UDP_PORT: u16 = 9899;

@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use brisk_proto::{AssocId, Endpoint, Event, Time};
 use rand_chacha::ChaCha8Rng;
 
-use crate::sim::{HostId, NodeId};
+use brisk_net::HostId;
+
+use crate::sim::NodeId;
 
 /// An application running on a simulated host. Each callback is its own
 /// instant: the packets it causes leave before the next callback runs.

@@ -49,20 +49,16 @@
 
 mod capture;
 mod host;
-mod impair;
-mod link;
-pub mod pattern;
-pub mod pcap;
-pub mod pcapng;
 mod queue;
-mod rng;
 mod sim;
 mod topology;
 
+// The link model lives in `brisk-net`, shared with the emulator.
+pub use brisk_net::{
+    DEFAULT_OVERHEAD, Fate, HostId, Impairment, LinkParams, LinkStats, NewChunk, PacketRecord,
+    PatternError, QueueLimit, carries_data, data_tsns, parse_pattern, pattern, pcap, pcapng,
+};
 pub use capture::CAPTURE_UDP_PORT;
 pub use host::{App, AppCtx};
-pub use impair::{Impairment, NewChunk, carries_data, data_tsns};
-pub use link::{DEFAULT_OVERHEAD, Fate, LinkParams, LinkStats, PacketRecord, QueueLimit};
-pub use pattern::{PatternError, parse_pattern};
-pub use sim::{HostId, LinkId, NodeId, Sim, SimStats};
+pub use sim::{LinkId, NodeId, Sim, SimStats};
 pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};

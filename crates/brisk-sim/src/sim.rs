@@ -6,16 +6,13 @@ use std::net::SocketAddr;
 
 use brisk_proto::{Endpoint, EndpointConfig, Time};
 
+use brisk_net::rng::{Stream, seed_for, stream};
+use brisk_net::{HostId, Link, LinkParams, LinkStats, Outcome, PacketRecord, QueueLimit};
+
 use crate::capture::{Capture, LinkCapture};
 use crate::host::{App, AppCtx, Host};
-use crate::link::{Link, LinkParams, LinkStats, Outcome, PacketRecord, QueueLimit};
 use crate::queue::EventQueue;
-use crate::rng::{Stream, seed_for, stream};
 use crate::topology::{Edge, routes};
-
-/// A host: a node with an endpoint and an application.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HostId(pub(crate) usize);
 
 /// A node: a host or a router.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -24,13 +21,6 @@ pub struct NodeId(pub(crate) usize);
 /// One direction of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LinkId(pub(crate) usize);
-
-impl HostId {
-    /// Hosts are numbered from 0 in the order they were added.
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
 
 impl NodeId {
     /// Nodes are numbered from 0 in the order they were added.
@@ -173,12 +163,12 @@ impl Sim {
     /// # Panics
     /// If another host already has `addr`.
     pub fn add_host(&mut self, addr: SocketAddr, cfg: EndpointConfig, app: Box<dyn App>) -> HostId {
-        let id = HostId(self.hosts.len());
+        let id = HostId::new(self.hosts.len());
         if let Some(other) = self.by_addr.insert(addr, id) {
-            panic!("address {addr} already belongs to host {}", other.0);
+            panic!("address {addr} already belongs to host {}", other.index());
         }
         let node = self.new_node(Node::Host(id));
-        let n = id.0 as u64;
+        let n = id.index() as u64;
         self.hosts.push(Host {
             node,
             endpoint: Endpoint::new(cfg, seed_for(self.seed, Stream::Endpoint, n, 0)),
@@ -206,17 +196,17 @@ impl Sim {
 
     /// The node of host `h`.
     pub fn node(&self, h: HostId) -> NodeId {
-        self.hosts[h.0].node
+        self.hosts[h.index()].node
     }
 
     /// The address of host `h`.
     pub fn addr(&self, h: HostId) -> SocketAddr {
-        self.addrs[h.0]
+        self.addrs[h.index()]
     }
 
     /// The hosts, in the order they were added.
     pub fn hosts(&self) -> impl Iterator<Item = HostId> + '_ {
-        (0..self.hosts.len()).map(HostId)
+        (0..self.hosts.len()).map(HostId::new)
     }
 
     /// A duplex link: `ab` for the direction a->b, `ba` for b->a.
@@ -232,7 +222,7 @@ impl Sim {
     ) -> (LinkId, LinkId) {
         assert!(a != b, "a link joins two different nodes");
         assert!(
-            a.0 < self.nodes.len() && b.0 < self.nodes.len(),
+            a.index() < self.nodes.len() && b.index() < self.nodes.len(),
             "no such node"
         );
         let forward = self.add_direction(a, b, &ab);
@@ -244,11 +234,11 @@ impl Sim {
         let id = LinkId(self.links.len());
         self.links.push(LinkSlot {
             edge: Edge {
-                from: from.0,
-                to: to.0,
+                from: from.index(),
+                to: to.index(),
             },
             params: params.clone(),
-            link: Link::new(params, self.seed, id.0 as u64),
+            link: Link::new(params, self.seed, id.index() as u64),
             capture: None,
         });
         self.routes_stale = true;
@@ -264,7 +254,7 @@ impl Sim {
     /// A node in words: a host by its IP address, a router by its number.
     fn node_words(&self, node: usize) -> String {
         match self.nodes.get(node) {
-            Some(Node::Host(h)) => self.addrs[h.0].ip().to_string(),
+            Some(Node::Host(h)) => self.addrs[h.index()].ip().to_string(),
             _ => format!("router {node}"),
         }
     }
@@ -425,17 +415,17 @@ impl Sim {
 
     /// The application of host `h`, if it is a `T`.
     pub fn app<T: App>(&self, h: HostId) -> Option<&T> {
-        self.hosts.get(h.0)?.app_any().downcast_ref()
+        self.hosts.get(h.index())?.app_any().downcast_ref()
     }
 
     pub fn app_mut<T: App>(&mut self, h: HostId) -> Option<&mut T> {
-        self.hosts.get_mut(h.0)?.app_any_mut().downcast_mut()
+        self.hosts.get_mut(h.index())?.app_any_mut().downcast_mut()
     }
 
     /// Host `h`'s endpoint. What is done through it (a connect, a send) goes
     /// out when the simulation next runs, at the then current time.
     pub fn endpoint(&mut self, h: HostId) -> &mut Endpoint {
-        let host = &mut self.hosts[h.0];
+        let host = &mut self.hosts[h.index()];
         if !host.touched {
             host.touched = true;
             self.touched.push(h);
@@ -445,7 +435,7 @@ impl Sim {
 
     /// Host `h`'s endpoint, to read (its stats, its associations' count).
     pub fn endpoint_ref(&self, h: HostId) -> &Endpoint {
-        &self.hosts[h.0].endpoint
+        &self.hosts[h.index()].endpoint
     }
 
     pub fn stats(&self) -> SimStats {
@@ -484,7 +474,7 @@ impl Sim {
     fn advance(&mut self, limit: Time) {
         self.refresh_routes();
         for h in std::mem::take(&mut self.touched) {
-            self.hosts[h.0].touched = false;
+            self.hosts[h.index()].touched = false;
             self.settle(h);
         }
         while let Some((at, what)) = self.queue.pop_due(limit) {
@@ -506,7 +496,7 @@ impl Sim {
             }
             What::EndpointTimer(h) => {
                 let now = self.now;
-                let host = &mut self.hosts[h.0];
+                let host = &mut self.hosts[h.index()];
                 // Stale: a timer for another time is current.
                 if host.timer_at != Some(now) {
                     return;
@@ -527,8 +517,8 @@ impl Sim {
         let to = slot.edge.to;
         match self.nodes[to] {
             Node::Host(h) if h == packet.dst => {
-                let from = self.addrs[packet.src.0];
-                self.hosts[h.0]
+                let from = self.addrs[packet.src.index()];
+                self.hosts[h.index()]
                     .endpoint
                     .handle_datagram(self.now, from, &packet.bytes);
                 self.settle(h);
@@ -541,7 +531,7 @@ impl Sim {
     /// Calls the application of `h` with a context, then queues its timers.
     fn call_app(&mut self, h: HostId, f: impl FnOnce(&mut dyn App, &mut AppCtx<'_>)) {
         let mut timers = std::mem::take(&mut self.app_timers);
-        let host = &mut self.hosts[h.0];
+        let host = &mut self.hosts[h.index()];
         let mut ctx = AppCtx {
             now: self.now,
             host: h,
@@ -561,7 +551,7 @@ impl Sim {
     /// event to the app (sending after each callback), re-arm the timer.
     fn settle(&mut self, h: HostId) {
         self.flush(h);
-        while let Some((assoc, event)) = self.hosts[h.0].endpoint.poll_event() {
+        while let Some((assoc, event)) = self.hosts[h.index()].endpoint.poll_event() {
             self.call_app(h, |app, ctx| app.on_event(ctx, assoc, &event));
             self.flush(h);
         }
@@ -571,7 +561,10 @@ impl Sim {
     fn flush(&mut self, h: HostId) {
         loop {
             let mut bytes = Vec::new();
-            let Some(t) = self.hosts[h.0].endpoint.poll_transmit(self.now, &mut bytes) else {
+            let Some(t) = self.hosts[h.index()]
+                .endpoint
+                .poll_transmit(self.now, &mut bytes)
+            else {
                 break;
             };
             if t.size < bytes.len() {
@@ -583,7 +576,7 @@ impl Sim {
 
     fn rearm(&mut self, h: HostId) {
         let now = self.now;
-        let host = &mut self.hosts[h.0];
+        let host = &mut self.hosts[h.index()];
         let Some(deadline) = host.endpoint.poll_timeout() else {
             return;
         };
@@ -608,7 +601,7 @@ impl Sim {
             self.unroutable += 1;
             return;
         };
-        let node = self.hosts[from.0].node.0;
+        let node = self.hosts[from.index()].node.0;
         self.packets_sent += 1;
         self.forward(
             node,
@@ -626,7 +619,7 @@ impl Sim {
         let Some(l) = self
             .routes
             .get(node)
-            .and_then(|r| r.get(packet.dst.0))
+            .and_then(|r| r.get(packet.dst.index()))
             .copied()
             .flatten()
         else {
@@ -640,15 +633,18 @@ impl Sim {
         if let Some(c) = &mut slot.capture {
             c.write(
                 self.now,
-                self.addrs[packet.src.0],
-                self.addrs[packet.dst.0],
+                self.addrs[packet.src.index()],
+                self.addrs[packet.dst.index()],
                 &packet.bytes,
             );
         }
         if self.pcapng.is_some() {
             let label = self.link_label(l);
             let comment = self.links[l.0].link.explain(self.now, &entered, &label);
-            let (src, dst) = (self.addrs[packet.src.0], self.addrs[packet.dst.0]);
+            let (src, dst) = (
+                self.addrs[packet.src.index()],
+                self.addrs[packet.dst.index()],
+            );
             if let Some(c) = &mut self.pcapng {
                 c.write(
                     l.0,
@@ -679,9 +675,9 @@ mod tests {
     use brisk_proto::{AssocId, Config, Event, OutgoingMessage};
 
     use super::*;
-    use crate::impair::Impairment;
-    use crate::pcapng::{Block, read_blocks};
     use crate::topology::point_to_point;
+    use brisk_net::Impairment;
+    use brisk_net::pcapng::{Block, read_blocks};
 
     /// Connects, then sends five messages, one per callback.
     #[derive(Default)]

@@ -2,8 +2,9 @@
 
 use std::collections::VecDeque;
 
-use crate::link::LinkParams;
-use crate::sim::{HostId, LinkId, Sim};
+use brisk_net::{HostId, LinkParams};
+
+use crate::sim::{LinkId, Sim};
 
 /// A duplex link between two hosts; returns the a->b and b->a directions.
 pub fn point_to_point(

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use brisk_proto::Time;
 
-use crate::impair::{Chain, Impairment, carries_data, corrupt, data_tsns, micros};
-use crate::sim::HostId;
+use crate::classify::{Class, Classify, NewChunk, NewData, SctpPacket};
+use crate::ids::HostId;
+use crate::impair::{Chain, Impairment, Verdict, corrupt, micros};
 
 /// Bytes added to an SCTP packet on the wire by default: IPv4 (20) + UDP (8).
 pub const DEFAULT_OVERHEAD: usize = 28;
@@ -40,7 +41,9 @@ pub struct LinkParams {
     pub delay: Duration,
     /// The drop-tail queue before the link.
     pub queue: QueueLimit,
-    /// Added to the SCTP packet size for serialization (default 28 = IPv4 + UDP).
+    /// Added to each packet's size for serialization: by default 28 (IPv4 +
+    /// UDP), for the simulator's bare SCTP packets; 0 for the emulator's IP
+    /// packets, which carry their headers.
     pub overhead_bytes: usize,
     /// Applied in order to packets entering this link direction.
     pub impairments: Vec<Impairment>,
@@ -105,12 +108,14 @@ pub struct LinkStats {
     pub reordered: u64,
     /// Packets that carried a DATA or I-DATA chunk.
     pub data_packets: u64,
-    /// SCTP bytes that entered the direction (overhead not included).
+    /// Bytes of the packets that entered the direction, as captured (the
+    /// simulator's bare SCTP packets, the emulator's IP packets; overhead not
+    /// included).
     pub bytes: u64,
     /// The new chunks (numbered from the first TSN seen, 1-based) in the
     /// packets that `DropNewChunks` dropped: which first transmissions were
     /// lost, for the loss-position method to measure their messages.
-    pub dropped_new_chunks: Vec<crate::impair::NewChunk>,
+    pub dropped_new_chunks: Vec<NewChunk>,
 }
 
 /// What became of one packet, as recorded by [`crate::Sim::trace`].
@@ -140,10 +145,11 @@ pub struct PacketRecord {
     pub ordinal: u64,
     /// 1-based among the DATA-carrying packets, for those that carry DATA.
     pub data_ordinal: Option<u64>,
-    /// SCTP bytes.
+    /// Bytes of the packet as it entered (see [`LinkStats::bytes`]).
     pub size: usize,
     /// The TSNs of the DATA and I-DATA chunks the packet carried as it entered
-    /// (before any corruption), in packet order; empty for other packets.
+    /// (before any corruption), in packet order, or a TCP segment's first
+    /// sequence number; empty for other packets.
     pub data_tsns: Vec<u32>,
     pub fate: Fate,
 }
@@ -162,7 +168,7 @@ impl PacketRecord {
 /// What the link did with one packet that entered it: what the simulator
 /// schedules, what a trace records, and what a capture needs to explain it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entered {
+pub struct Entered {
     pub outcome: Outcome,
     pub fate: Fate,
     /// 1-based among all packets of the direction.
@@ -170,12 +176,12 @@ pub(crate) struct Entered {
     /// 1-based among the DATA-carrying packets, for those that carry DATA.
     pub data_ordinal: Option<u64>,
     /// The new chunks a `DropNewChunks` impairment dropped with the packet.
-    pub dropped_new_chunks: Vec<crate::impair::NewChunk>,
+    pub dropped_new_chunks: Vec<NewChunk>,
 }
 
 /// What the link does with a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
+pub enum Outcome {
     Dropped,
     /// Arrives at the far end at `arrival`, twice if `duplicate`.
     Sent {
@@ -199,9 +205,10 @@ fn value_at(base: u64, changes: &Schedule, t: u64) -> u64 {
     }
 }
 
-/// The state of one link direction.
+/// The state of one link direction: computed, not stepped, so the same code
+/// serves the simulator's virtual clock and the emulator's wall clock.
 #[derive(Debug)]
-pub(crate) struct Link {
+pub struct Link {
     bandwidth_bps: u64,
     delay_ns: u64,
     queue: QueueLimit,
@@ -209,6 +216,9 @@ pub(crate) struct Link {
     delay_changes: Schedule,
     bandwidth_changes: Schedule,
     chain: Chain,
+    classifier: Box<dyn Classify>,
+    /// Numbers the first transmissions, for `DropNewChunks`.
+    new_data: NewData,
     /// When the transmitter is free, ns.
     busy_until: u64,
     /// Arrival (ns) of the last packet that jitter delayed: the next may not
@@ -227,8 +237,19 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    /// Link direction number `index` (its random streams) under `seed`.
+    /// Link direction number `index` (its random streams) under `seed`,
+    /// carrying bare SCTP packets (the simulator's).
     pub fn new(params: &LinkParams, seed: u64, index: u64) -> Self {
+        Self::with_classifier(params, seed, index, Box::new(SctpPacket))
+    }
+
+    /// [`Link::new`] for packets that `classifier` understands.
+    pub fn with_classifier(
+        params: &LinkParams,
+        seed: u64,
+        index: u64,
+        classifier: Box<dyn Classify>,
+    ) -> Self {
         let mut delay_changes = Schedule::new();
         let mut bandwidth_changes = Schedule::new();
         for imp in &params.impairments {
@@ -271,6 +292,8 @@ impl Link {
             delay_changes,
             bandwidth_changes,
             chain,
+            classifier,
+            new_data: NewData::default(),
             busy_until: 0,
             last_jittered_arrival: 0,
             waiting: VecDeque::new(),
@@ -285,9 +308,8 @@ impl Link {
 
     /// A packet enters at `now`: impairments (which may corrupt `packet` in
     /// place), the queue, serialization and propagation.
-    #[cfg(test)]
     pub fn transmit(&mut self, now: Time, packet: &mut [u8]) -> Outcome {
-        self.transmit_from(now, packet, (HostId(0), HostId(0)))
+        self.transmit_from(now, packet, (HostId::new(0), HostId::new(0)))
             .outcome
     }
 
@@ -301,19 +323,25 @@ impl Link {
         self.ordinal += 1;
         self.stats.sent += 1;
         self.stats.bytes += packet.len() as u64;
-        let data = carries_data(packet);
-        let data_ordinal = data.then(|| {
+        let class = self.classifier.classify(packet);
+        let data_ordinal = class.data.then(|| {
             self.data_ordinal += 1;
             self.stats.data_packets += 1;
             self.data_ordinal
         });
-        // Read before the impairments act: corruption may garble the TSNs.
-        let tsns = if data && (self.trace.is_some() || self.chain.needs_tsns()) {
-            data_tsns(packet)
+        // Read before the impairments act: corruption may garble them.
+        let needs_new = self.chain.needs_new_data();
+        let units = if class.data && (self.trace.is_some() || needs_new) {
+            self.classifier.units(packet)
         } else {
             Vec::new()
         };
-        let verdict = self.chain.apply(now, self.ordinal, data_ordinal, &tsns);
+        let new = if needs_new {
+            self.new_data.first_transmissions(&units)
+        } else {
+            Vec::new()
+        };
+        let verdict = self.chain.apply(now, self.ordinal, data_ordinal, &new);
         self.stats
             .dropped_new_chunks
             .extend_from_slice(&verdict.dropped_new_chunks);
@@ -322,7 +350,7 @@ impl Link {
             self.stats.impairment_drops += 1;
             (Outcome::Dropped, Fate::ImpairmentDrop)
         } else {
-            self.serialize(now, packet, verdict)
+            self.serialize(now, packet, class, verdict)
         };
         if let Some(trace) = &mut self.trace {
             trace.push(PacketRecord {
@@ -332,7 +360,7 @@ impl Link {
                 ordinal: self.ordinal,
                 data_ordinal,
                 size: packet.len(),
-                data_tsns: tsns,
+                data_tsns: units.iter().map(|u| u.key()).collect(),
                 fate,
             });
         }
@@ -494,7 +522,8 @@ impl Link {
         &mut self,
         now: Time,
         packet: &mut [u8],
-        verdict: crate::impair::Verdict,
+        class: Class,
+        verdict: Verdict,
     ) -> (Outcome, Fate) {
         let now_ns = now.as_micros().saturating_mul(1000);
         // Packets whose transmission has started have left the queue.
@@ -505,7 +534,7 @@ impl Link {
             self.waiting.pop_front();
             self.waiting_bytes -= bytes;
         }
-        let wire = packet.len() + self.overhead;
+        let wire = class.size + self.overhead;
         let start = self.busy_until.max(now_ns);
         if start > now_ns {
             let full = match self.queue {
@@ -545,7 +574,9 @@ impl Link {
             arrival_ns = arrival_ns.div_ceil(tick).saturating_mul(tick);
         }
         let arrival = Time::from_micros(arrival_ns.div_ceil(1000));
-        let corrupted = verdict.corrupt.is_some_and(|w| corrupt(packet, w));
+        let corrupted = verdict
+            .corrupt
+            .is_some_and(|w| corrupt(packet, class.corrupt_from, w));
         self.stats.corrupted += u64::from(corrupted);
         self.stats.duplicated += u64::from(verdict.duplicate);
         self.stats.reordered += u64::from(extra > 0);

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use std::net::{Ipv4Addr, SocketAddrV4};
-//! use brisk_sim::pcap::PcapWriter;
+//! use brisk_net::pcap::PcapWriter;
 //!
 //! let mut pcap = PcapWriter::new(Vec::new()).unwrap();
 //! let a = SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 1), 9899);

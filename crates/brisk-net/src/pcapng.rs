@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use std::net::{Ipv4Addr, SocketAddrV4};
-//! use brisk_sim::pcapng::{Block, PcapngWriter, read_blocks};
+//! use brisk_net::pcapng::{Block, PcapngWriter, read_blocks};
 //!
 //! let mut w = PcapngWriter::new(Vec::new(), "example").unwrap();
 //! let link = w.add_interface("link 0: 10.0.0.1 -> 10.0.0.2", "").unwrap();

@@ -8,11 +8,10 @@
 use std::time::Duration;
 
 use brisk_proto::Time;
-use brisk_proto::wire::chunk::types;
-use brisk_proto::wire::{CommonHeader, RawChunks};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::classify::NewChunk;
 use crate::rng::{Stream, stream};
 
 /// One impairment of a link direction. Ordinals are 1-based and count the
@@ -89,45 +88,9 @@ impl Impairment {
     }
 }
 
-/// Whether an SCTP packet carries a DATA or I-DATA chunk. Walks the chunk
-/// headers only; garbage is simply "no".
-pub fn carries_data(packet: &[u8]) -> bool {
-    let Some(area) = packet.get(CommonHeader::LEN..) else {
-        return false;
-    };
-    RawChunks::new(area)
-        .map_while(Result::ok)
-        .any(|c| c.typ == types::DATA || c.typ == types::IDATA)
-}
-
-/// The TSNs of the DATA and I-DATA chunks an SCTP packet carries, in the
-/// order they appear. Walks the chunk headers only and never panics: a
-/// truncated or garbled chunk area simply ends the list.
-pub fn data_tsns(packet: &[u8]) -> Vec<u32> {
-    let Some(area) = packet.get(CommonHeader::LEN..) else {
-        return Vec::new();
-    };
-    RawChunks::new(area)
-        .map_while(Result::ok)
-        .filter(|c| c.typ == types::DATA || c.typ == types::IDATA)
-        .filter_map(|c| {
-            let tsn: [u8; 4] = c.value.get(..4)?.try_into().ok()?;
-            Some(u32::from_be_bytes(tsn))
-        })
-        .collect()
-}
-
-/// A DATA chunk's first transmission: its number (1-based, by TSN from the
-/// first the link saw) and its TSN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NewChunk {
-    pub number: u64,
-    pub tsn: u32,
-}
-
 /// What the impairment chain decided for one packet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Verdict {
+pub struct Verdict {
     pub drop: bool,
     /// A random word choosing the corrupted byte and its bit mask.
     pub corrupt: Option<u64>,
@@ -149,14 +112,11 @@ struct Stage {
     rng: ChaCha8Rng,
     /// Gilbert-Elliott: in the bad state.
     bad: bool,
-    /// DropNewChunks: the first TSN seen, and the highest chunk number seen.
-    first_tsn: Option<u32>,
-    highest_chunk: u64,
 }
 
 /// The impairments of one link direction, applied in order.
 #[derive(Debug, Clone)]
-pub(crate) struct Chain {
+pub struct Chain {
     stages: Vec<Stage>,
 }
 
@@ -197,54 +157,38 @@ impl Chain {
                     imp,
                     rng: stream(seed, Stream::Impairment, link, (kind << 32) | nth),
                     bad: false,
-                    first_tsn: None,
-                    highest_chunk: 0,
                 }
             })
             .collect();
         Self { stages }
     }
 
-    /// Whether some impairment needs the TSNs of the packets.
-    pub fn needs_tsns(&self) -> bool {
+    /// Whether some impairment needs to know which first transmissions of
+    /// data units each packet carries.
+    pub fn needs_new_data(&self) -> bool {
         self.stages
             .iter()
             .any(|s| matches!(s.imp, Impairment::DropNewChunks { .. }))
     }
 
-    /// Applies the chain to a packet entering at `now` that carries DATA
-    /// chunks with `tsns` (given when [`Chain::needs_tsns`]). Stops at the
-    /// first impairment that drops it.
+    /// Applies the chain to a packet entering at `now` that carries the
+    /// first transmissions `new` (given when [`Chain::needs_new_data`]).
+    /// Stops at the first impairment that drops it.
     pub fn apply(
         &mut self,
         now: Time,
         ordinal: u64,
         data_ordinal: Option<u64>,
-        tsns: &[u32],
+        new: &[NewChunk],
     ) -> Verdict {
         let mut v = Verdict::default();
         let at = now.as_micros();
         for s in &mut self.stages {
             match &s.imp {
                 Impairment::DropNewChunks { chunks } => {
-                    let mut new = Vec::new();
-                    for &tsn in tsns {
-                        let first = *s.first_tsn.get_or_insert(tsn);
-                        // Chunk numbers from the first TSN, 1-based; TSNs
-                        // below it (serial arithmetic) are not new.
-                        let offset = tsn.wrapping_sub(first);
-                        if offset >= 1 << 31 {
-                            continue;
-                        }
-                        let chunk = u64::from(offset) + 1;
-                        if chunk > s.highest_chunk {
-                            s.highest_chunk = chunk;
-                            new.push(NewChunk { number: chunk, tsn });
-                        }
-                    }
                     v.drop = new.iter().any(|c| chunks.binary_search(&c.number).is_ok());
                     if v.drop {
-                        v.dropped_new_chunks = new;
+                        v.dropped_new_chunks = new.to_vec();
                     }
                 }
                 Impairment::DropOrdinals {
@@ -319,22 +263,20 @@ impl Chain {
 }
 
 /// A duration in whole microseconds, saturating.
-pub(crate) fn micros(d: Duration) -> u64 {
+pub fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// Flips bits of one byte past the common header's ports and tag (past its
-/// first 12 bytes when the packet has more), so the CRC32c check fails: CRC32c
-/// catches every error confined to 32 consecutive bits. `word` chooses the
-/// byte and a non-zero mask. Returns false for an empty packet.
-pub(crate) fn corrupt(packet: &mut [u8], word: u64) -> bool {
-    let start = match packet.len() {
+/// Flips bits of one byte at or after `from` (when the packet is longer), so
+/// the receiver's checksum fails: CRC32c, and the Internet checksum of TCP and
+/// UDP, catch every error confined to one byte. `word` chooses the byte and a
+/// non-zero mask. Returns false for an empty packet.
+pub fn corrupt(packet: &mut [u8], from: usize, word: u64) -> bool {
+    let start = if from < packet.len() { from } else { 0 };
+    let span = match packet.len() - start {
         0 => return false,
-        n if n > CommonHeader::LEN => CommonHeader::LEN,
-        n if n > 8 => 8,
-        _ => 0,
+        n => n as u64,
     };
-    let span = (packet.len() - start) as u64;
     let index = start + (word % span) as usize;
     let mask = ((word >> 32) % 255 + 1) as u8;
     if let Some(b) = packet.get_mut(index) {
@@ -346,6 +288,8 @@ pub(crate) fn corrupt(packet: &mut [u8], word: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::{NewData, Unit, carries_data};
+    use brisk_proto::wire::chunk::types;
 
     /// A raw SCTP packet: a zero common header and chunks of these types
     /// (each 4 bytes, value-less; enough for `RawChunks`).
@@ -490,7 +434,7 @@ mod tests {
             seal(&mut p).unwrap();
             for _ in 0..200 {
                 let mut q = p.clone();
-                assert!(corrupt(&mut q, rng.random()));
+                assert!(corrupt(&mut q, 12, rng.random()));
                 assert_eq!(q[..12], p[..12], "header untouched when a body exists");
                 assert!(matches!(
                     verify_checksum(&q, ChecksumPolicy::Verify),
@@ -499,9 +443,9 @@ mod tests {
             }
         }
         let mut tiny = vec![1u8; 10];
-        assert!(corrupt(&mut tiny, 5));
+        assert!(corrupt(&mut tiny, 8, 5));
         assert_eq!(tiny[..8], [1u8; 8]);
-        assert!(!corrupt(&mut [], 5));
+        assert!(!corrupt(&mut [], 0, 5));
     }
 
     #[test]
@@ -586,9 +530,14 @@ mod tests {
     #[test]
     fn drop_new_chunks_counts_first_transmissions_by_tsn_only() {
         let mut chain = Chain::new(&[Impairment::DropNewChunks { chunks: vec![3] }], 1, 0);
+        let mut numbering = NewData::default();
         let first = u32::MAX - 1; // across the wrap
         let t = |k: u32| first.wrapping_add(k - 1);
-        let mut apply = |tsns: &[u32]| chain.apply(Time::ZERO, 1, Some(1), tsns);
+        let mut apply = |tsns: &[u32]| {
+            let units: Vec<Unit> = tsns.iter().map(|&t| Unit::Tsn(t)).collect();
+            let new = numbering.first_transmissions(&units);
+            chain.apply(Time::ZERO, 1, Some(1), &new)
+        };
         assert!(!apply(&[t(1)]).drop);
         assert!(!apply(&[t(2)]).drop);
         // A retransmission of chunk 1 (a redundant copy, say) is not new.

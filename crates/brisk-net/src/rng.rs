@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// Which kind of stream a seed is for.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Stream {
+pub enum Stream {
     Endpoint = 1,
     App = 2,
     Impairment = 3,
@@ -24,7 +24,7 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// The 32-byte seed of stream (`kind`, `a`, `b`) under simulation seed `seed`.
-pub(crate) fn seed_for(seed: u64, kind: Stream, a: u64, b: u64) -> [u8; 32] {
+pub fn seed_for(seed: u64, kind: Stream, a: u64, b: u64) -> [u8; 32] {
     let mut state = mix(mix(mix(seed) ^ kind as u64) ^ a);
     state = mix(state ^ b);
     let mut out = [0u8; 32];
@@ -36,7 +36,7 @@ pub(crate) fn seed_for(seed: u64, kind: Stream, a: u64, b: u64) -> [u8; 32] {
 }
 
 /// A generator for stream (`kind`, `a`, `b`).
-pub(crate) fn stream(seed: u64, kind: Stream, a: u64, b: u64) -> ChaCha8Rng {
+pub fn stream(seed: u64, kind: Stream, a: u64, b: u64) -> ChaCha8Rng {
     ChaCha8Rng::from_seed(seed_for(seed, kind, a, b))
 }
 
