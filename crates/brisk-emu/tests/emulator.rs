@@ -1,0 +1,137 @@
+//! The emulator with real namespaces, devices and the kernel's stacks. These
+//! need root, as CI runs them; without it they fail and say so.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use brisk_emu::{Emulation, EmulationConfig, host_addr, netns};
+use brisk_net::{Fate, Impairment, LinkParams};
+
+fn start(cfg: EmulationConfig) -> Emulation {
+    match Emulation::start(cfg) {
+        Ok(e) => e,
+        Err(e) => panic!("the emulator tests need root and iproute2: {e}"),
+    }
+}
+
+fn delay(ms: u64) -> LinkParams {
+    LinkParams::new(0, Duration::from_millis(ms)).with_overhead(0)
+}
+
+/// A UDP socket bound in host `i`'s namespace, on `port`.
+fn socket_in(emu: &Emulation, i: usize, port: u16) -> UdpSocket {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            emu.enter(i).unwrap();
+            let s = UdpSocket::bind(SocketAddr::from((host_addr(i), port))).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            s
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+#[test]
+fn udp_crosses_the_emulated_link_after_its_delay_each_way() {
+    let emu = start(EmulationConfig::two_hosts(delay(10), delay(5)));
+    let a = socket_in(&emu, 0, 4000);
+    let b = socket_in(&emu, 1, 4000);
+    let mut rtts = Vec::new();
+    for i in 0..10u8 {
+        let sent = Instant::now();
+        a.send_to(&[i; 32], (host_addr(1), 4000)).unwrap();
+        let mut buf = [0u8; 64];
+        let (n, from) = b.recv_from(&mut buf).unwrap();
+        let one_way = sent.elapsed();
+        assert_eq!((n, buf[0]), (32, i));
+        assert!(one_way >= Duration::from_millis(10), "{one_way:?}");
+        b.send_to(&buf[..n], from).unwrap();
+        a.recv_from(&mut buf).unwrap();
+        rtts.push(sent.elapsed());
+    }
+    let fwd = emu.finish().unwrap();
+    for rtt in &rtts {
+        // 15 ms of emulated delay; the rest is the emulator's and the
+        // kernel's own time, which the accuracy measurement publishes.
+        assert!(*rtt >= Duration::from_millis(15), "{rtt:?}");
+        assert!(*rtt < Duration::from_millis(25), "{rtt:?}");
+    }
+    assert_eq!(fwd.link_stats(0, 1).unwrap().delivered, 10);
+    assert_eq!(fwd.link_stats(1, 0).unwrap().delivered, 10);
+}
+
+#[test]
+fn a_drop_ordinal_hits_exactly_the_intended_packet() {
+    let fwd_link = delay(1).with_impairments([Impairment::DropOrdinals {
+        ordinals: vec![4, 7],
+        data_only: false,
+    }]);
+    let emu = start(EmulationConfig::two_hosts(fwd_link, delay(1)));
+    let a = socket_in(&emu, 0, 4001);
+    let b = socket_in(&emu, 1, 4001);
+    b.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut got = Vec::new();
+    for i in 1..=10u8 {
+        a.send_to(&[i; 8], (host_addr(1), 4001)).unwrap();
+        let mut buf = [0u8; 16];
+        if let Ok((_, _)) = b.recv_from(&mut buf) {
+            got.push(buf[0]);
+        }
+    }
+    let fwd = emu.finish().unwrap();
+    assert_eq!(got, vec![1, 2, 3, 5, 6, 8, 9, 10]);
+    let trace = fwd.trace(0, 1);
+    let dropped: Vec<u64> = trace
+        .iter()
+        .filter(|r| r.fate == Fate::ImpairmentDrop)
+        .map(|r| r.ordinal)
+        .collect();
+    assert_eq!(dropped, vec![4, 7]);
+}
+
+#[test]
+fn the_namespaces_are_gone_after_finish_and_after_drop() {
+    let emu = start(EmulationConfig::two_hosts(delay(1), delay(1)));
+    let names: Vec<String> = (0..2).map(|i| emu.namespace(i).name().to_owned()).collect();
+    let listed = netns::ours().unwrap();
+    assert!(names.iter().all(|n| listed.contains(n)), "{listed:?}");
+    emu.finish().unwrap();
+    let listed = netns::ours().unwrap();
+    assert!(names.iter().all(|n| !listed.contains(n)), "{listed:?}");
+
+    let emu = start(EmulationConfig::two_hosts(delay(1), delay(1)));
+    let names: Vec<String> = (0..2).map(|i| emu.namespace(i).name().to_owned()).collect();
+    drop(emu);
+    let listed = netns::ours().unwrap();
+    assert!(names.iter().all(|n| !listed.contains(n)), "{listed:?}");
+}
+
+#[test]
+fn a_namespace_left_by_a_dead_run_is_removed_by_the_next() {
+    // PID 1 is alive but not ours; a PID above pid_max never is.
+    let stale = format!("{}4999999-0-a", netns::PREFIX);
+    let out = std::process::Command::new("ip")
+        .args(["netns", "add", &stale])
+        .output()
+        .expect("iproute2's ip");
+    assert!(out.status.success(), "{out:?}");
+    let emu = start(EmulationConfig::two_hosts(delay(1), delay(1)));
+    assert!(!netns::ours().unwrap().contains(&stale));
+    emu.finish().unwrap();
+}
+
+#[test]
+fn a_host_has_no_route_out_of_the_emulated_network() {
+    let emu = start(EmulationConfig::two_hosts(delay(1), delay(1)));
+    let out = emu
+        .command(0, "ip")
+        .args(["route", "show"])
+        .output()
+        .unwrap();
+    let routes = String::from_utf8_lossy(&out.stdout).to_string();
+    emu.finish().unwrap();
+    assert!(!routes.contains("default"), "{routes}");
+    assert!(routes.contains("10.77.0.0/24"), "{routes}");
+}
