@@ -102,6 +102,15 @@ enum Command {
     Reproduce(ReproduceArgs),
     /// List every config knob: its unit, its value in each preset, and what it does
     Knobs,
+    /// Run real commands in network namespaces joined by emulated links (needs root)
+    ///
+    /// Like Mahimahi, but with the simulator's own link code on the wall
+    /// clock: the same bandwidth, delay, queue, impairments and pattern files.
+    /// The server runs in host b (10.77.0.2), the client in host a
+    /// (10.77.0.1); in each command `{server}` and `{client}` stand for those
+    /// addresses, also given as $BRISK_EMU_SERVER and $BRISK_EMU_CLIENT. The
+    /// client's exit status is the command's; the server is stopped after it.
+    Emulate(brisk_lab::emulate::EmulateArgs),
 }
 
 /// Protocol configuration, shared by the network commands.
@@ -206,6 +215,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Reproduce(args) => run_reproduce(args),
+        Command::Emulate(args) => brisk_lab::emulate::run(&args),
         Command::Knobs => {
             brisk_lab::output::print_stdout(&knobs_table());
             Ok(ExitCode::SUCCESS)
