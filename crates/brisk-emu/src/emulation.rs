@@ -278,6 +278,24 @@ impl Drop for Emulation {
     }
 }
 
+/// Asks for SCHED_FIFO at a middling priority: the loop sleeps in `ppoll`
+/// between packets, so it never starves the cores, but a compiler or a
+/// stack under test no longer delays its wake-ups. Without the privilege it
+/// stays a normal thread; the accuracy measurement shows the difference.
+pub(crate) fn realtime() {
+    use thread_priority::unix::{
+        RealtimeThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
+        thread_native_id,
+    };
+    if let Ok(p) = thread_priority::ThreadPriorityValue::try_from(50u8) {
+        let _ = set_thread_priority_and_policy(
+            thread_native_id(),
+            thread_priority::ThreadPriority::Crossplatform(p),
+            ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
+        );
+    }
+}
+
 /// The forwarding loop: read every device until it would block, hand each
 /// packet to the forwarder stamped with the wall clock, write out every
 /// packet that is due, and sleep in `ppoll` until the next is due or a
@@ -291,6 +309,7 @@ fn forward(
     // Timers may fire up to the slack late: the default 50 us would be most
     // of the error budget.
     let _ = nix::sys::prctl::set_timerslack(1);
+    realtime();
     let now =
         || Time::from_micros(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
     let mut buf = vec![0u8; 65_536];

@@ -14,8 +14,12 @@
 //! - [`Forwarder`]: the sans-IO core, one [`brisk_net::Link`] per ordered
 //!   pair of hosts, testable on virtual time.
 //!
+//! - [`accuracy`]: the emulator's own delay, rate and ordinal error, measured
+//!   end to end with probes in the namespaces.
+//!
 //! It needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN) and iproute2.
 
+pub mod accuracy;
 mod emulation;
 mod forward;
 pub mod netns;

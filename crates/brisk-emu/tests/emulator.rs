@@ -135,3 +135,99 @@ fn a_host_has_no_route_out_of_the_emulated_network() {
     assert!(!routes.contains("default"), "{routes}");
     assert!(routes.contains("10.77.0.0/24"), "{routes}");
 }
+
+#[test]
+fn the_accuracy_probes_measure_delay_rate_and_exact_ordinals() {
+    use brisk_emu::accuracy::{Plan, measure};
+    let plan = Plan {
+        delay: Duration::from_millis(5),
+        packet_rates: vec![200],
+        duration: Duration::from_millis(400),
+        bandwidths: vec![2_000_000],
+        ordinals: vec![1, 3, 50, 200],
+        ordinal_packets: 200,
+    };
+    let acc = measure(&plan).unwrap_or_else(|e| panic!("needs root: {e}"));
+    let d = &acc.delays[0];
+    assert_eq!(d.received, d.sent, "no loss was configured");
+    // Never early: the stamp is taken before the send, the link holds each
+    // datagram at least its delay.
+    assert!(d.min_us >= 0.0, "{d:?}");
+    let r = &acc.rates[0];
+    // A link cannot deliver faster than its rate (1% for the measurement's
+    // own edges).
+    assert!(r.ratio() <= 1.01 && r.ratio() > 0.5, "{r:?}");
+    assert!(acc.ordinals.exact(), "{:?}", acc.ordinals);
+    assert_eq!(acc.ordinals.missing, vec![1, 3, 50, 200]);
+    let text = acc.to_string();
+    assert!(text.contains("| 200 |") && text.contains("exact"), "{text}");
+}
+
+#[test]
+fn linux_tcp_delivers_every_byte_through_loss_and_the_first_transmission_drop() {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    // The 3rd new TCP segment's first transmission is dropped (found by
+    // sequence number, so the retransmission passes), plus 1% random loss.
+    let fwd = LinkParams::new(10_000_000, Duration::from_millis(5))
+        .with_overhead(0)
+        .with_impairments([
+            Impairment::DropNewChunks { chunks: vec![3] },
+            Impairment::Bernoulli { p: 0.01 },
+        ]);
+    let emu = start(EmulationConfig::two_hosts(fwd, delay(5)));
+    let listener = std::thread::scope(|s| {
+        s.spawn(|| {
+            emu.enter(1).unwrap();
+            TcpListener::bind((host_addr(1), 7000)).unwrap()
+        })
+        .join()
+        .unwrap()
+    });
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let receiver = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        conn.read_to_end(&mut got).unwrap();
+        got
+    });
+    let mut client = std::thread::scope(|s| {
+        s.spawn(|| {
+            emu.enter(0).unwrap();
+            TcpStream::connect((host_addr(1), 7000)).unwrap()
+        })
+        .join()
+        .unwrap()
+    });
+    client.write_all(&data).unwrap();
+    client.shutdown(std::net::Shutdown::Write).unwrap();
+    let got = receiver.join().unwrap();
+    drop(client);
+    let fwd = emu.finish().unwrap();
+    assert_eq!(got.len(), data.len());
+    assert!(got == data, "every byte, in order");
+    let stats = fwd.link_stats(0, 1).unwrap();
+    assert_eq!(
+        stats.dropped_new_chunks.len(),
+        1,
+        "{:?}",
+        stats.dropped_new_chunks
+    );
+    assert_eq!(stats.dropped_new_chunks[0].number, 3);
+    // The dropped segment's bytes came again: a later packet starts at its
+    // sequence number.
+    let seq = stats.dropped_new_chunks[0].tsn;
+    let trace = fwd.trace(0, 1);
+    let first = trace
+        .iter()
+        .position(|r| r.data_tsns.contains(&seq))
+        .unwrap();
+    assert_eq!(trace[first].fate, Fate::ImpairmentDrop);
+    assert!(
+        trace[first + 1..]
+            .iter()
+            .any(|r| r.data_tsns.contains(&seq) && !r.lost()),
+        "the segment was retransmitted"
+    );
+}
