@@ -375,6 +375,27 @@ struct RawFile {
     paper_series: Vec<PaperSeries>,
     #[serde(default)]
     paper_rows: Vec<PaperRow>,
+    /// Real stacks the emulator runs: a variant with `stack = NAME` runs
+    /// NAME's commands in the emulator instead of the simulator.
+    #[serde(default)]
+    stacks: Vec<RawStack>,
+}
+
+/// A `[[stacks]]` table: the commands of a real stack's receiver (run in
+/// host b, the server) and sender (host a), as argument lists, and the
+/// sysctls of both hosts' network namespaces.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStack {
+    name: String,
+    /// `sctp` (default) or `tcp`: how the emulator finds the message a
+    /// first-transmission drop hit.
+    #[serde(default)]
+    transport: Option<String>,
+    server: Vec<String>,
+    client: Vec<String>,
+    #[serde(default)]
+    sysctl: BTreeMap<String, toml::Value>,
 }
 
 fn default_seed() -> u64 {
@@ -465,7 +486,13 @@ enum RawGap {
 #[serde(deny_unknown_fields)]
 struct RawVariant {
     name: String,
-    preset: String,
+    /// Required unless the variant runs a `stack` (whose own commands then
+    /// say how it is configured; `{config}` in them expands to this preset).
+    #[serde(default)]
+    preset: Option<String>,
+    /// Runs this `[[stacks]]` entry's commands in the emulator.
+    #[serde(default)]
+    stack: Option<String>,
     #[serde(default)]
     set: BTreeMap<String, toml::Value>,
     /// For loss-position experiments: drop nothing (the no-loss baseline).
@@ -619,6 +646,7 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("rtx-share", &[0], 2, 2),
     ("metric", &[0], 2, 3),
     ("model", &[0], 2, 3),
+    ("max-diff", &[0, 1], 2, 2),
 ];
 
 /// The variant names an `ours` spec (`KIND:ARGS[@POINT]`) refers to, or what
@@ -803,6 +831,9 @@ fn periodic_count(duration: Duration, interval: Duration) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Variant {
     pub name: String,
+    /// A real stack the emulator runs for this variant; `None`: the
+    /// simulator runs Brisk with `config`.
+    pub stack: Option<Stack>,
     /// The sender's config.
     pub config: Config,
     /// The receiver's config: the sender's unless `receiver_preset` or
@@ -812,6 +843,23 @@ pub struct Variant {
     /// Per flow of a dumbbell: (sender, receiver) configs with `flow_set`
     /// applied; empty when the variant has no `flow_set`.
     pub flow_configs: Vec<(Config, Config)>,
+}
+
+/// A real stack's commands (see [`crate::emu_runner`] for their
+/// placeholders) and the sysctls set in both namespaces before each run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stack {
+    pub name: String,
+    pub tcp: bool,
+    pub server: Vec<String>,
+    pub client: Vec<String>,
+    pub sysctl: Vec<(String, String)>,
+}
+
+impl Stack {
+    pub fn transport_is_tcp(&self) -> bool {
+        self.tcp
+    }
 }
 
 impl Variant {
@@ -1489,6 +1537,28 @@ impl Experiment {
             }
         };
 
+        for (i, st) in raw.stacks.iter().enumerate() {
+            if let Some(t) = st
+                .transport
+                .as_deref()
+                .filter(|t| !["sctp", "tcp"].contains(t))
+            {
+                return Err(invalid(
+                    &format!("stacks[{i}].transport"),
+                    "sctp or tcp",
+                    format!("`{t}`"),
+                ));
+            }
+            for (role, argv) in [("server", &st.server), ("client", &st.client)] {
+                if argv.is_empty() {
+                    return Err(invalid(
+                        &format!("stacks[{i}].{role}"),
+                        "a command: the program and its arguments",
+                        "an empty list".into(),
+                    ));
+                }
+            }
+        }
         if raw.variants.is_empty() {
             return Err(invalid(
                 "variants",
@@ -1538,7 +1608,52 @@ impl Experiment {
                     other => invalid(&key(k), "valid settings", other.to_string()),
                 })
             };
-            let mut config = base("preset", &v.preset)?;
+            let stack = match &v.stack {
+                None => None,
+                Some(name) => Some(
+                    raw.stacks
+                        .iter()
+                        .find(|st| &st.name == name)
+                        .map(|st| Stack {
+                            name: st.name.clone(),
+                            tcp: st.transport.as_deref() == Some("tcp"),
+                            server: st.server.clone(),
+                            client: st.client.clone(),
+                            sysctl: st
+                                .sysctl
+                                .iter()
+                                .map(|(k, v)| {
+                                    let text = match v {
+                                        toml::Value::String(s) => s.clone(),
+                                        other => other.to_string(),
+                                    };
+                                    (k.clone(), text)
+                                })
+                                .collect(),
+                        })
+                        .ok_or_else(|| {
+                            let known: Vec<&str> =
+                                raw.stacks.iter().map(|st| st.name.as_str()).collect();
+                            invalid(
+                                &key("stack"),
+                                &format!("the name of a [[stacks]] table ({})", known.join(", ")),
+                                format!("`{name}`"),
+                            )
+                        })?,
+                ),
+            };
+            let preset_name = match (&v.preset, &stack) {
+                (Some(p), _) => p.as_str(),
+                (None, Some(_)) => "rfc9260",
+                (None, None) => {
+                    return Err(invalid(
+                        &key("preset"),
+                        &format!("a preset ({}), or a stack", LAB_PRESETS.join(", ")),
+                        "none".into(),
+                    ));
+                }
+            };
+            let mut config = base("preset", preset_name)?;
             apply(&mut config, "set", &v.set)?;
             let mut receiver_config = match &v.receiver_preset {
                 Some(name) => base("receiver_preset", name)?,
@@ -1565,6 +1680,7 @@ impl Experiment {
             }
             variants.push(Variant {
                 name: v.name.clone(),
+                stack,
                 config,
                 receiver_config,
                 no_loss: v.no_loss,

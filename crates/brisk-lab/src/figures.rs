@@ -171,6 +171,30 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
         ci: None,
     };
     match kind {
+        // The largest difference, message by message, between two variants'
+        // MTTs: the simulator against the emulator, say.
+        "max-diff" => {
+            let (a, b) = args
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: expected max-diff:VARIANT:VARIANT"))?;
+            let b: BTreeMap<u64, f64> = stat_per_tsn(&data(b)?).into_iter().collect();
+            let (worst, at) = stat_per_tsn(&data(a)?)
+                .into_iter()
+                .filter_map(|(t, x)| b.get(&t).map(|y| ((x - y).abs(), t)))
+                .fold(
+                    (f64::NAN, 0),
+                    |m, d| if m.0.is_nan() || d.0 > m.0 { d } else { m },
+                );
+            if worst.is_nan() {
+                return Err(format!("`{spec}`: the two variants share no message"));
+            }
+            Ok(Quantity {
+                text: format!("{worst:.2} (TSN {at})"),
+                low: worst,
+                high: worst,
+                ci: None,
+            })
+        }
         "range" => {
             let v = stat_per_tsn(&data(args)?);
             let lo = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);

@@ -2,6 +2,7 @@
 //! deterministic simulator, metrics, statistics, plots and the report; and the
 //! `brisk` CLI's network commands.
 
+pub mod emu_runner;
 pub mod emulate;
 pub mod experiment;
 pub mod figures;
@@ -15,3 +16,4 @@ pub mod reproduce;
 pub mod runner;
 pub mod stats;
 pub mod traffic;
+pub mod workload;

@@ -94,6 +94,63 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Write messages on a schedule, each stamped with CLOCK_MONOTONIC, for
+    /// `msg-recv` to time (tests/interop/WORKLOAD.md)
+    ///
+    /// Prints `SENT count=<N>` once every message is delivered, or
+    /// `FAIL <reason>` and exits with status 1.
+    MsgSend {
+        /// Local address (UDP for SCTP, TCP for TCP); port 0 picks one
+        #[arg(long, value_name = "ADDR:PORT")]
+        bind: SocketAddr,
+        /// The receiver's address
+        #[arg(long, value_name = "ADDR:PORT")]
+        connect: SocketAddr,
+        /// Bytes per message (at least 12: seq and the write stamp)
+        #[arg(long, value_name = "BYTES")]
+        size: u32,
+        /// Periodic schedule: one message every MS milliseconds (with --count)
+        #[arg(long, value_name = "MS", allow_hyphen_values = true, value_parser = brisk_lab::workload::parse_millis)]
+        every: Option<std::time::Duration>,
+        /// Periodic schedule: this many messages (with --every)
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+        /// Burst schedule: this many bursts (with --burst-size and --gap)
+        #[arg(long, value_name = "B")]
+        bursts: Option<u64>,
+        /// Burst schedule: messages per burst, written back to back
+        #[arg(long, value_name = "K")]
+        burst_size: Option<u64>,
+        /// Burst schedule: milliseconds from one burst's start to the next's
+        #[arg(long, value_name = "MS", allow_hyphen_values = true, value_parser = brisk_lab::workload::parse_millis)]
+        gap: Option<std::time::Duration>,
+        /// Milliseconds to wait after associating before the first message
+        #[arg(long, value_name = "MS", default_value = "500", allow_hyphen_values = true, value_parser = brisk_lab::workload::parse_millis)]
+        start_delay: std::time::Duration,
+        /// The stack that carries the messages
+        #[arg(long, value_enum, default_value_t)]
+        transport: brisk_lab::workload::Transport,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Accept one association (connection), check every message and write
+    /// `seq,written_ns,read_ns,size` per message (tests/interop/WORKLOAD.md)
+    ///
+    /// Prints `CLOSED received=<n>` on stderr when the peer ends gracefully,
+    /// or `FAIL <reason>` and exits with status 1.
+    MsgRecv {
+        /// Address to listen on (UDP for SCTP, TCP for TCP)
+        #[arg(long, value_name = "ADDR:PORT")]
+        bind: SocketAddr,
+        /// CSV file for the records [default: stdout]
+        #[arg(long, value_name = "FILE")]
+        records: Option<PathBuf>,
+        /// The stack that carries the messages
+        #[arg(long, value_enum, default_value_t)]
+        transport: brisk_lab::workload::Transport,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Run the built-in experiment suite (experiments/*.toml) in the simulator and write the report
     ///
     /// Exits with status 1 when a check differs from the paper (outside its
@@ -209,6 +266,11 @@ struct ReproduceArgs {
     /// Number of replications to run in parallel (at least 1)
     #[arg(long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
+    /// Run the emulator experiments (experiments/emu/: real stacks through
+    /// emulated links, in real time; needs root) instead of the simulator's.
+    /// `--only emu` does the same
+    #[arg(long)]
+    emulate: bool,
 }
 
 fn main() -> ExitCode {
@@ -265,6 +327,48 @@ fn main() -> ExitCode {
             // Echoes that match no message sent fail the run, after the report.
             report.check()
         }),
+        Command::MsgSend {
+            bind,
+            connect,
+            size,
+            every,
+            count,
+            bursts,
+            burst_size,
+            gap,
+            start_delay,
+            transport,
+            common,
+        } => Ok(brisk_lab::workload::msg_send(
+            &brisk_lab::workload::SendArgs {
+                bind,
+                connect,
+                size,
+                schedule: brisk_lab::workload::ScheduleArgs {
+                    every,
+                    count,
+                    bursts,
+                    burst_size,
+                    gap,
+                },
+                start_delay,
+                transport,
+                common: common.common(),
+            },
+        )),
+        Command::MsgRecv {
+            bind,
+            records,
+            transport,
+            common,
+        } => Ok(brisk_lab::workload::msg_recv(
+            &brisk_lab::workload::RecvArgs {
+                bind,
+                records,
+                transport,
+                common: common.common(),
+            },
+        )),
     };
     match result {
         Ok(code) => code,
@@ -320,7 +424,7 @@ fn run_one_file(
 
 fn run_reproduce(args: ReproduceArgs) -> Result<ExitCode> {
     use std::io::IsTerminal;
-    let opts = reproduce::Options {
+    let mut opts = reproduce::Options {
         only: args.only,
         out: args.out,
         jobs: args.jobs,
@@ -328,7 +432,16 @@ fn run_reproduce(args: ReproduceArgs) -> Result<ExitCode> {
     };
     let cwd = std::env::current_dir()
         .context("brisk reproduce: cannot determine the current directory")?;
-    let dir = reproduce::resolve_experiments_dir(&cwd, &reproduce::workspace_experiments_dir())?;
+    let mut dir =
+        reproduce::resolve_experiments_dir(&cwd, &reproduce::workspace_experiments_dir())?;
+    if args.emulate || opts.only.as_deref() == Some("emu") {
+        // The emulator's experiments take minutes of wall clock each: only
+        // when asked for.
+        dir = dir.join(reproduce::EMULATOR_DIR);
+        if opts.only.as_deref() == Some("emu") {
+            opts.only = None;
+        }
+    }
     let suite = reproduce::reproduce(&dir, &opts)?;
     brisk_lab::output::print_stdout(&format!("{suite}\n"));
     Ok(checks_exit_code(&suite))

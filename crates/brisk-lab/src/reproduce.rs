@@ -37,6 +37,10 @@ pub struct Options {
     pub progress: bool,
 }
 
+/// The emulator's experiments, inside `experiments/`: run by `reproduce
+/// --emulate`, never by the default `reproduce`.
+pub const EMULATOR_DIR: &str = "emu";
+
 /// The fallback location of `experiments/`: the workspace this crate was built in.
 pub fn workspace_experiments_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

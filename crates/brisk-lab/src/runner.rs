@@ -121,6 +121,12 @@ const LEAD: Duration = Duration::from_millis(500);
 /// Extra virtual time after the last write for recovery to finish.
 const TAIL: Duration = Duration::from_secs(30);
 
+/// The (traffic, simulation) seeds of a run: the emulator's runs use the
+/// same, so their traffic plan and impairments' draws match the simulator's.
+pub(crate) fn seeds(exp: &Experiment, key: &RunKey) -> (u64, u64) {
+    seed_for(exp, key)
+}
+
 fn seed_for(exp: &Experiment, key: &RunKey) -> (u64, u64) {
     // The traffic plan depends on the sweep point and replication only, so
     // variants and loss positions are compared on the same traffic.
@@ -845,11 +851,48 @@ pub fn capture_run(exp: &Experiment, key: &RunKey, path: &std::path::Path) -> Re
     run_one(exp, key, Some(path)).map(|_| ())
 }
 
+/// Runs the emulated runs one after another. A run that cannot start (not
+/// root, a missing program) or fails records `emulation_failed` and its
+/// reason on stderr, so the report shows the hole instead of a number.
+fn emulate(exp: &Experiment, keys: &[RunKey], progress: &ProgressBar) -> Vec<(RunKey, Outcome)> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let workdir = std::env::temp_dir().join(format!("brisk-emu-runs-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&workdir);
+    let mut out = Vec::new();
+    for key in keys {
+        let v = &exp.variants[key.variant];
+        let Some(stack) = &v.stack else { continue };
+        let started = std::time::Instant::now();
+        let records =
+            crate::emu_runner::run_one(exp, key, v, stack, &workdir).unwrap_or_else(|e| {
+                progress.suspend(|| eprintln!("{}: {} (emulated): {e}", exp.name, v.name));
+                Vec::new()
+            });
+        let complete = !records.is_empty() && !records.iter().any(|r| r.metric == "incomplete");
+        progress.inc(1);
+        out.push((
+            *key,
+            Outcome {
+                records,
+                events: 0,
+                virtual_time: started.elapsed(),
+                complete,
+            },
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&workdir);
+    out
+}
+
 /// Runs every run of `exp` on up to `jobs` threads; records come back sorted by
 /// run key, so the same seed gives the same output whatever the parallelism.
 pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record>, RunTotals) {
-    let keys = expand(exp);
-    progress.set_length(progress.length().unwrap_or(0) + keys.len() as u64);
+    let (emulated, keys): (Vec<RunKey>, Vec<RunKey>) = expand(exp)
+        .into_iter()
+        .partition(|k| exp.variants[k.variant].stack.is_some());
+    progress.set_length(progress.length().unwrap_or(0) + (keys.len() + emulated.len()) as u64);
     let work = || {
         keys.par_iter()
             .map(|key| {
@@ -872,6 +915,8 @@ pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
+    // Emulated runs take the wall clock and the cores: one at a time.
+    outcomes.extend(emulate(exp, &emulated, progress));
     outcomes.sort_by_key(|(k, _)| *k);
     let mut totals = RunTotals::default();
     let mut records = Vec::new();

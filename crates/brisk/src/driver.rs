@@ -8,6 +8,7 @@ use std::time::Duration;
 use brisk_proto::Event;
 
 use crate::shared::{Shared, Slot, State};
+use crate::timer::Timer;
 
 /// Datagrams read per wake-up before the replies go out.
 const READ_BATCH: usize = 64;
@@ -16,6 +17,15 @@ const READ_BATCH: usize = 64;
 const STALL_WAIT: Duration = Duration::from_millis(1);
 
 pub(crate) async fn run(shared: Arc<Shared>) {
+    let timer = match Timer::new() {
+        Ok(t) => t,
+        Err(e) => {
+            // No timerfd (a sandbox without it): nothing can be timed, so
+            // the endpoint stops, and its handles say why.
+            shared.lock().stopped = Some(format!("cannot create the driver's timer: {e}"));
+            return;
+        }
+    };
     let mut rx = vec![0u8; 65_536];
     let mut tx = Vec::with_capacity(64 * 1500);
     let mut out: Vec<(SocketAddr, usize, usize)> = Vec::new();
@@ -53,7 +63,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                 // A socket error on receive (an ICMP error reported late) is not
                 // fatal: SCTP recovers from loss by itself.
             }
-            _ = tokio::time::sleep_until(sleep.unwrap_or_else(far_future).into()), if sleep.is_some() => {}
+            _ = timer.sleep_until(sleep.unwrap_or_else(far_future)), if sleep.is_some() => {}
         }
         tx.clear();
         out.clear();

@@ -29,6 +29,7 @@ mod driver;
 mod endpoint;
 mod error;
 mod shared;
+mod timer;
 
 pub use association::{Association, SendOptions};
 pub use brisk_proto::{

@@ -5,6 +5,7 @@ go 1.24.0
 require (
 	github.com/pion/logging v0.2.4
 	github.com/pion/sctp v1.11.3
+	golang.org/x/sys v0.41.0
 )
 
 require (

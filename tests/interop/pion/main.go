@@ -2,7 +2,8 @@
 // tests/interop/PROTOCOL.md: SCTP over UDP on loopback, roles "server"
 // (echo) and "client" (generate, verify, then shut down or abort). Two more
 // roles, "sink" and "blast" (bench.go), serve scripts/bench-net and are not
-// part of the interop protocol.
+// part of the interop protocol, nor are "msg-send" and "msg-recv"
+// (workload.go), the message workload of tests/interop/WORKLOAD.md.
 //
 // Result lines go to stdout, diagnostics (including pion's own logging,
 // tunable with PION_LOG_DEBUG=sctp etc.) go to stderr.
@@ -142,6 +143,11 @@ func main() {
 	// interop roles below are unchanged.
 	if len(os.Args) >= 2 && (os.Args[1] == "sink" || os.Args[1] == "blast") {
 		benchMain(os.Args[1], os.Args[2:])
+		return
+	}
+	// So have the message workload roles (workload.go, ../WORKLOAD.md).
+	if len(os.Args) >= 2 && (os.Args[1] == "msg-send" || os.Args[1] == "msg-recv") {
+		workloadMain(os.Args[1], os.Args[2:])
 		return
 	}
 	armTimeout()

@@ -10,6 +10,35 @@
  *
  * stdout carries only the result lines of PROTOCOL.md; diagnostics go to stderr.
  *
+ * It also implements the `msg-send` and `msg-recv` roles of the message
+ * workload protocol, ../WORKLOAD.md:
+ *
+ *   peer msg-recv --bind ADDR:PORT [--records FILE]
+ *   peer msg-send --bind ADDR:PORT --connect ADDR:PORT --size BYTES
+ *                 (--every MS --count N | --bursts B --burst-size K --gap MS)
+ *                 [--start-delay MS]
+ *
+ * Every role also takes these, each applied to the socket before the
+ * association exists (so it holds from the handshake on), and each left at
+ * usrsctp's default when absent:
+ *
+ *   --rto-min MS --rto-initial MS --rto-max MS   SCTP_RTOINFO (whole ms;
+ *        usrsctp requires min <= initial <= max, counting its defaults --
+ *        min 1000, initial 3000, max 60000 ms in 0.9.5 -- for the ones not
+ *        given)
+ *   --sack-delay MS   SCTP_DELAYED_SACK: the delayed SACK timer (1..500 ms);
+ *        0 switches delayed SACK off (sack_freq 1: a SACK for every packet)
+ *
+ * msg-send prints, after `SENT count=<N>`, `STATS rtx=<R>`: R is the
+ * number of DATA chunks usrsctp retransmitted (fast or on T3 expiry), from
+ * the stack-wide counter sctps_sendretransdata (usrsctp_get_stat), which is
+ * this association's because the process has only one.  usrsctp has no
+ * per-association statistics (no SCTP_GET_ASSOC_STATS).  msg-send waits for
+ * every message to be acknowledged with SCTP_SENDER_DRY_EVENT (usrsctp's
+ * SCTP_STATUS counts the sent queue but not the stream queues), then shuts
+ * the association down gracefully.  msg-recv has no time limit of its own
+ * (WORKLOAD.md gives none): whoever runs it bounds it.
+ *
  * usrsctp behaviour this file relies on (checked against the 0.9.5.0 sources):
  *  - usrsctp_init(port, NULL, ...) opens the UDP encapsulation socket on
  *    INADDR_ANY:port (and [::]:port); packets arriving there are SCTP packets
@@ -65,6 +94,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,20 +152,38 @@ static int claim_report(int kind)
 	return atomic_compare_exchange_strong(&g_report, &none, kind);
 }
 
+/* Writes the success result line to `out`. */
+static void vresult(FILE *out, const char *fmt, va_list ap)
+{
+	if (!claim_report(REPORT_OK))
+		return;
+	vfprintf(out, fmt, ap);
+	fputc('\n', out);
+	fflush(out);
+}
+
 /* Writes the success result line to stdout (the only thing written there
- * besides a FAIL line). */
+ * besides a FAIL line, and msg-send's STATS line). */
 static void result(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void result(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!claim_report(REPORT_OK))
-		return;
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vresult(stdout, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
+}
+
+/* msg-recv's result line, on stderr (WORKLOAD.md: stdout may carry the
+ * records). */
+static void result_stderr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void result_stderr(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vresult(stderr, fmt, ap);
+	va_end(ap);
 }
 
 /* The connected socket, so that a failure can abort the association and
@@ -222,14 +270,26 @@ static void gen_bytes(uint64_t i, uint64_t seed, uint8_t *buf, uint32_t size)
 /* Command line                                                             */
 /* ------------------------------------------------------------------------ */
 
+enum role { ROLE_SERVER, ROLE_CLIENT, ROLE_MSG_SEND, ROLE_MSG_RECV };
+
 struct opts {
-	int is_client;
+	enum role role;
 	struct sockaddr_in bind_addr;     /* UDP address; only the port is used by usrsctp */
 	struct sockaddr_in connect_addr;  /* peer's UDP address */
 	int have_bind, have_connect, have_count;
 	uint64_t count, seed, abort_after, window;
 	int have_abort_after;
 	int end_abort;
+	/* msg-send / msg-recv (WORKLOAD.md) */
+	uint64_t size, bursts, burst_size;
+	int have_size, have_every, have_bursts, have_burst_size, have_gap;
+	double every_ms, gap_ms, start_delay_ms;
+	const char *records;              /* NULL: stdout */
+	/* Tuning, any role; absent: usrsctp's defaults. */
+	uint64_t rto_min, rto_initial, rto_max, sack_delay;
+	int have_rto_min, have_rto_initial, have_rto_max, have_sack_delay;
+	/* Set for options the role does not take (reported after parsing). */
+	const char *misplaced;
 };
 
 static void usage(const char *why) __attribute__((noreturn));
@@ -238,7 +298,13 @@ static void usage(const char *why)
 	fprintf(stderr,
 	    "usage: peer server --bind 127.0.0.1:UDP\n"
 	    "       peer client --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP --count N\n"
-	    "                   [--seed S] [--end shutdown|abort] [--abort-after K] [--window W]\n");
+	    "                   [--seed S] [--end shutdown|abort] [--abort-after K] [--window W]\n"
+	    "       peer msg-recv --bind ADDR:PORT [--records FILE]\n"
+	    "       peer msg-send --bind ADDR:PORT --connect ADDR:PORT --size BYTES\n"
+	    "                     (--every MS --count N | --bursts B --burst-size K --gap MS)\n"
+	    "                     [--start-delay MS]\n"
+	    "every role also takes: [--rto-min MS] [--rto-initial MS] [--rto-max MS]\n"
+	    "                       [--sack-delay MS]   (whole milliseconds; default: usrsctp's)\n");
 	fail("usage: %s", why);
 }
 
@@ -252,6 +318,22 @@ static int parse_u64(const char *s, uint64_t *out)
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A duration in milliseconds, possibly with a fraction ("16", "0.5"). */
+static int parse_ms(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !(v >= 0.0) || v > 1e9)
 		return -1;
 	*out = v;
 	return 0;
@@ -282,20 +364,49 @@ static int parse_addr(const char *s, struct sockaddr_in *sin)
 	return 0;
 }
 
+/* A whole number of milliseconds for usrsctp's RTO options (1 .. 2^32-1). */
+static void parse_rto(const char *name, const char *val, uint64_t *out, int *have)
+{
+	char why[64];
+
+	if (parse_u64(val, out) != 0 || *out == 0 || *out > UINT32_MAX) {
+		snprintf(why, sizeof(why), "bad %s (whole milliseconds, at least 1)", name);
+		usage(why);
+	}
+	*have = 1;
+}
+
+/* Remembers the first option given to a role that does not take it. */
+static void only_for(struct opts *o, int ok, const char *name)
+{
+	if (!ok && o->misplaced == NULL)
+		o->misplaced = name;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
+	int msg_send, msg_recv, msg;
+
 	memset(o, 0, sizeof(*o));
 	o->window = 32;
+	o->start_delay_ms = 500;
 	if (argc < 2)
 		usage("missing role");
 	if (strcmp(argv[1], "server") == 0) {
-		o->is_client = 0;
+		o->role = ROLE_SERVER;
 	} else if (strcmp(argv[1], "client") == 0) {
-		o->is_client = 1;
+		o->role = ROLE_CLIENT;
+	} else if (strcmp(argv[1], "msg-send") == 0) {
+		o->role = ROLE_MSG_SEND;
+	} else if (strcmp(argv[1], "msg-recv") == 0) {
+		o->role = ROLE_MSG_RECV;
 	} else {
-		usage("role must be server or client");
+		usage("role must be server, client, msg-send or msg-recv");
 	}
 	g_role = argv[1];
+	msg_send = o->role == ROLE_MSG_SEND;
+	msg_recv = o->role == ROLE_MSG_RECV;
+	msg = msg_send || msg_recv;
 	for (int k = 2; k < argc; k += 2) {
 		const char *name = argv[k], *val = k + 1 < argc ? argv[k + 1] : NULL;
 
@@ -309,13 +420,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (parse_addr(val, &o->connect_addr) != 0)
 				usage("bad --connect");
 			o->have_connect = 1;
+			only_for(o, !msg_recv, name);
 		} else if (strcmp(name, "--count") == 0) {
 			if (parse_u64(val, &o->count) != 0 || o->count > UINT32_MAX - 1000)
 				usage("bad --count");
 			o->have_count = 1;
+			only_for(o, !msg_recv, name);
 		} else if (strcmp(name, "--seed") == 0) {
 			if (parse_u64(val, &o->seed) != 0)
 				usage("bad --seed");
+			only_for(o, !msg, name);
 		} else if (strcmp(name, "--end") == 0) {
 			if (strcmp(val, "shutdown") == 0)
 				o->end_abort = 0;
@@ -323,26 +437,106 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				o->end_abort = 1;
 			else
 				usage("bad --end");
+			only_for(o, !msg, name);
 		} else if (strcmp(name, "--abort-after") == 0) {
 			if (parse_u64(val, &o->abort_after) != 0)
 				usage("bad --abort-after");
 			o->have_abort_after = 1;
+			only_for(o, !msg, name);
 		} else if (strcmp(name, "--window") == 0) {
 			if (parse_u64(val, &o->window) != 0 || o->window == 0)
 				usage("bad --window");
+			only_for(o, !msg, name);
+		} else if (strcmp(name, "--size") == 0) {
+			/* usrsctp refuses a message larger than the send buffer
+			 * (EMSGSIZE), which is SOCK_BUF. */
+			if (parse_u64(val, &o->size) != 0 || o->size < 12 || o->size > SOCK_BUF)
+				usage("bad --size (12 .. 1048576 bytes)");
+			o->have_size = 1;
+			only_for(o, msg_send, name);
+		} else if (strcmp(name, "--every") == 0) {
+			if (parse_ms(val, &o->every_ms) != 0)
+				usage("bad --every");
+			o->have_every = 1;
+			only_for(o, msg_send, name);
+		} else if (strcmp(name, "--bursts") == 0) {
+			if (parse_u64(val, &o->bursts) != 0 || o->bursts > UINT32_MAX)
+				usage("bad --bursts");
+			o->have_bursts = 1;
+			only_for(o, msg_send, name);
+		} else if (strcmp(name, "--burst-size") == 0) {
+			if (parse_u64(val, &o->burst_size) != 0 || o->burst_size == 0 ||
+			    o->burst_size > UINT32_MAX)
+				usage("bad --burst-size");
+			o->have_burst_size = 1;
+			only_for(o, msg_send, name);
+		} else if (strcmp(name, "--gap") == 0) {
+			if (parse_ms(val, &o->gap_ms) != 0)
+				usage("bad --gap");
+			o->have_gap = 1;
+			only_for(o, msg_send, name);
+		} else if (strcmp(name, "--start-delay") == 0) {
+			if (parse_ms(val, &o->start_delay_ms) != 0)
+				usage("bad --start-delay");
+			only_for(o, msg_send, name);
+		} else if (strcmp(name, "--records") == 0) {
+			if (*val == '\0')
+				usage("bad --records");
+			o->records = val;
+			only_for(o, msg_recv, name);
+		} else if (strcmp(name, "--rto-min") == 0) {
+			parse_rto(name, val, &o->rto_min, &o->have_rto_min);
+		} else if (strcmp(name, "--rto-initial") == 0) {
+			parse_rto(name, val, &o->rto_initial, &o->have_rto_initial);
+		} else if (strcmp(name, "--rto-max") == 0) {
+			parse_rto(name, val, &o->rto_max, &o->have_rto_max);
+		} else if (strcmp(name, "--sack-delay") == 0) {
+			if (parse_u64(val, &o->sack_delay) != 0 || o->sack_delay > 500)
+				usage("bad --sack-delay (whole milliseconds, 0 .. 500)");
+			o->have_sack_delay = 1;
 		} else {
 			usage("unknown option");
 		}
 	}
 	if (!o->have_bind)
 		usage("--bind is required");
-	if (o->is_client) {
+	if (o->misplaced != NULL) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "%s is not an option of %s", o->misplaced, g_role);
+		usage(why);
+	}
+	if (o->have_rto_min && o->have_rto_initial && o->rto_min > o->rto_initial)
+		usage("--rto-min exceeds --rto-initial");
+	if (o->have_rto_initial && o->have_rto_max && o->rto_initial > o->rto_max)
+		usage("--rto-initial exceeds --rto-max");
+	if (o->have_rto_min && o->have_rto_max && o->rto_min > o->rto_max)
+		usage("--rto-min exceeds --rto-max");
+	if (o->role == ROLE_CLIENT) {
 		if (!o->have_connect || !o->have_count)
 			usage("client needs --connect and --count");
 		if (!o->have_abort_after)
 			o->abort_after = o->count / 2;
 		if (o->end_abort && o->abort_after > o->count)
 			usage("--abort-after exceeds --count");
+	}
+	if (msg_send) {
+		int periodic = o->have_every || o->have_count;
+		int bursty = o->have_bursts || o->have_burst_size || o->have_gap;
+
+		if (!o->have_connect || !o->have_size)
+			usage("msg-send needs --connect and --size");
+		if (periodic && bursty)
+			usage("give either --every/--count or --bursts/--burst-size/--gap");
+		if (periodic && !(o->have_every && o->have_count))
+			usage("--every and --count go together");
+		if (bursty && !(o->have_bursts && o->have_burst_size && o->have_gap))
+			usage("--bursts, --burst-size and --gap go together");
+		if (!periodic && !bursty)
+			usage("msg-send needs a schedule: --every MS --count N or "
+			    "--bursts B --burst-size K --gap MS");
+		if (bursty && o->bursts * o->burst_size > UINT32_MAX)
+			usage("more than 2^32 messages");
 	}
 }
 
@@ -393,10 +587,11 @@ static void log_stats(void)
 	memset(&st, 0, sizeof(st));
 	usrsctp_get_stat(&st);
 	diag("stats: in %u pkts (crc checked %u, unchecked %u, bad crc %u), "
-	    "out %u pkts (crc set %u, unset %u), retransmitted DATA %u",
+	    "out %u pkts (crc set %u, unset %u), retransmitted DATA %u "
+	    "(fast retransmissions %u, T3 expiries %u)",
 	    st.sctps_inpackets, st.sctps_recvswcrc, st.sctps_recvhwcrc, st.sctps_badsum,
 	    st.sctps_outpackets, st.sctps_sendswcrc, st.sctps_sendhwcrc,
-	    st.sctps_sendretransdata);
+	    st.sctps_sendretransdata, st.sctps_sendfastretrans, st.sctps_timodata);
 }
 
 /* usrsctp_finish() fails while sockets or associations still exist (they
@@ -420,9 +615,66 @@ static void set_opt(struct socket *s, int level, int name, const void *val,
 		fail("setsockopt %s: %s", what, strerror(errno));
 }
 
-/* Options common to both roles; a socket returned by accept() inherits them
+/* --rto-* and --sack-delay, set on the endpoint before any association
+ * exists: an association copies them when it is created (sctp_init_asoc),
+ * and one that accept() hands out keeps them.  Absent options keep usrsctp's
+ * defaults (SCTP_RTOINFO and SCTP_DELAYED_SACK leave fields that are 0
+ * unchanged). */
+static void apply_tuning(struct socket *s, const struct opts *o)
+{
+	if (o->have_rto_min || o->have_rto_initial || o->have_rto_max) {
+		struct sctp_rtoinfo rto;
+
+		memset(&rto, 0, sizeof(rto));
+		rto.srto_assoc_id = SCTP_FUTURE_ASSOC;
+		rto.srto_min = (uint32_t)o->rto_min;
+		rto.srto_initial = (uint32_t)o->rto_initial;
+		rto.srto_max = (uint32_t)o->rto_max;
+		if (usrsctp_setsockopt(s, IPPROTO_SCTP, SCTP_RTOINFO, &rto, sizeof(rto)) < 0)
+			fail("setsockopt SCTP_RTOINFO: %s (usrsctp needs min <= initial <= max, "
+			    "with its defaults min 1000, initial 3000, max 60000 ms for the "
+			    "values not given)", strerror(errno));
+	}
+	if (o->have_sack_delay) {
+		struct sctp_sack_info sack;
+
+		memset(&sack, 0, sizeof(sack));
+		sack.sack_assoc_id = SCTP_FUTURE_ASSOC;
+		if (o->sack_delay == 0)
+			sack.sack_freq = 1;     /* a SACK for every packet: no delay */
+		else
+			sack.sack_delay = (uint32_t)o->sack_delay;
+		set_opt(s, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK");
+	}
+}
+
+/* Logs the association's RTO and delayed SACK parameters (stderr), so that
+ * a run shows what --rto-* / --sack-delay (or the defaults) amounted to. */
+static void log_tuning(struct socket *s)
+{
+	struct sctp_rtoinfo rto;
+	struct sctp_sack_info sack;
+	socklen_t len;
+
+	memset(&rto, 0, sizeof(rto));
+	len = sizeof(rto);
+	if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_RTOINFO, &rto, &len) < 0) {
+		diag("getsockopt SCTP_RTOINFO: %s", strerror(errno));
+		return;
+	}
+	memset(&sack, 0, sizeof(sack));
+	len = sizeof(sack);
+	if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, &len) < 0) {
+		diag("getsockopt SCTP_DELAYED_SACK: %s", strerror(errno));
+		return;
+	}
+	diag("rto min %u initial %u max %u ms, sack delay %u ms freq %u",
+	    rto.srto_min, rto.srto_initial, rto.srto_max, sack.sack_delay, sack.sack_freq);
+}
+
+/* Options common to all roles; a socket returned by accept() inherits them
  * from the listening socket (features, buffer sizes). */
-static struct socket *make_socket(void)
+static struct socket *make_socket(const struct opts *o)
 {
 	struct socket *s;
 	const int on = 1;
@@ -462,13 +714,25 @@ static struct socket *make_socket(void)
 		set_opt(s, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT");
 	}
 
-	/* SCTP port 5000 on 127.0.0.1 on both sides. */
+	apply_tuning(s, o);
+
+	/* SCTP port 5000 on both sides; on 127.0.0.1 for PROTOCOL.md's roles,
+	 * on the --bind address for WORKLOAD.md's (which run in network
+	 * namespaces with addresses of their own: usrsctp picks its interface
+	 * addresses up in usrsctp_init()). */
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons(SCTP_PORT);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (usrsctp_bind(s, (struct sockaddr *)&sin, sizeof(sin)) < 0)
-		fail("usrsctp_bind 127.0.0.1:%d: %s", SCTP_PORT, strerror(errno));
+	if (o->role == ROLE_MSG_SEND || o->role == ROLE_MSG_RECV)
+		sin.sin_addr = o->bind_addr.sin_addr;
+	else
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (usrsctp_bind(s, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		char host[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &sin.sin_addr, host, sizeof(host));
+		fail("usrsctp_bind %s:%d: %s", host, SCTP_PORT, strerror(errno));
+	}
 	return s;
 }
 
@@ -491,13 +755,24 @@ static int get_streams(struct socket *s, uint16_t *in, uint16_t *out)
 	return 0;
 }
 
+/* CLOCK_MONOTONIC in nanoseconds (the clock WORKLOAD.md's stamps use). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Receiving whole messages                                                 */
 /* ------------------------------------------------------------------------ */
 
 struct msg {
-	uint8_t *buf;                /* MAX_MSG bytes */
+	uint8_t *buf;                /* cap bytes */
+	size_t cap;
 	size_t len;
+	uint64_t read_ns;            /* CLOCK_MONOTONIC right after the last read */
 	int notification;            /* MSG_NOTIFICATION was set */
 	struct sctp_rcvinfo info;    /* valid for data */
 };
@@ -518,13 +793,14 @@ static enum recv_result recv_msg(struct socket *s, struct msg *m)
 		int flags = 0;
 		ssize_t n;
 
-		if (m->len == MAX_MSG) {
+		if (m->len == m->cap) {
 			errno = EMSGSIZE;
 			return RECV_ERR;
 		}
 		memset(&info, 0, sizeof(info));
-		n = usrsctp_recvv(s, m->buf + m->len, MAX_MSG - m->len, NULL, NULL,
+		n = usrsctp_recvv(s, m->buf + m->len, m->cap - m->len, NULL, NULL,
 		    &info, &infolen, &infotype, &flags);
+		m->read_ns = now_ns();
 		if (n < 0)
 			return RECV_ERR;
 		if (n == 0) {
@@ -551,7 +827,10 @@ static enum recv_result recv_msg(struct socket *s, struct msg *m)
 }
 
 /* Classification of a notification. */
-enum note { NOTE_OTHER, NOTE_SHUTDOWN_EVENT, NOTE_CLOSED_SHUTDOWN, NOTE_CLOSED_ABORT };
+enum note {
+	NOTE_OTHER, NOTE_SHUTDOWN_EVENT, NOTE_CLOSED_SHUTDOWN, NOTE_CLOSED_ABORT,
+	NOTE_SENDER_DRY   /* only msg-send subscribes to SCTP_SENDER_DRY_EVENT */
+};
 
 /* Describes the ABORT chunk that usrsctp appends to a COMM_LOST
  * notification (sac_info), e.g. "cause 12 (User-Initiated Abort) 'interop abort'". */
@@ -616,6 +895,9 @@ static enum note handle_notification(const struct msg *m)
 	case SCTP_SHUTDOWN_EVENT:
 		diag("SCTP_SHUTDOWN_EVENT (peer sent SHUTDOWN)");
 		return NOTE_SHUTDOWN_EVENT;
+	case SCTP_SENDER_DRY_EVENT:
+		diag("SCTP_SENDER_DRY_EVENT (everything sent has been acknowledged)");
+		return NOTE_SENDER_DRY;
 	default:
 		diag("notification type %u", n->sn_header.sn_type);
 		return NOTE_OTHER;
@@ -644,7 +926,7 @@ static int run_server(const struct opts *o)
 	uint16_t in, out;
 
 	stack_init(ntohs(o->bind_addr.sin_port));
-	lsock = make_socket();
+	lsock = make_socket(o);
 	if (usrsctp_listen(lsock, 1) < 0)
 		fail("usrsctp_listen: %s", strerror(errno));
 	diag("listening on SCTP port %d, UDP port %u", SCTP_PORT, ntohs(o->bind_addr.sin_port));
@@ -661,6 +943,7 @@ static int run_server(const struct opts *o)
 		diag("warning: fewer than %d streams negotiated", USED_STREAMS);
 
 	m.buf = xmalloc(MAX_MSG);
+	m.cap = MAX_MSG;
 	while (ended_abort < 0) {
 		switch (recv_msg(conn, &m)) {
 		case RECV_EOF:
@@ -878,7 +1161,7 @@ static int run_client(const struct opts *o)
 	c.window = o->window;
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cv, NULL);
-	c.sock = make_socket();
+	c.sock = make_socket(o);
 
 	/* SCTP destination: the peer's address, SCTP port 5000. */
 	dst = o->connect_addr;
@@ -903,6 +1186,7 @@ static int run_client(const struct opts *o)
 		fail("only %u inbound / %u outbound streams negotiated, need %d", in, out, USED_STREAMS);
 
 	m.buf = xmalloc(MAX_MSG);
+	m.cap = MAX_MSG;
 	expect = xmalloc(65536);
 	seen = calloc(o->count ? o->count : 1, 1);
 	if (seen == NULL)
@@ -987,6 +1271,313 @@ static int run_client(const struct opts *o)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The message workload: msg-send and msg-recv (../WORKLOAD.md)             */
+/* ------------------------------------------------------------------------ */
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	for (int k = 3; k >= 0; k--, v >>= 8)
+		p[k] = (uint8_t)v;
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	for (int k = 7; k >= 0; k--, v >>= 8)
+		p[k] = (uint8_t)v;
+}
+
+static uint64_t get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int k = 0; k < n; k++)
+		v = v << 8 | p[k];
+	return v;
+}
+
+/* Byte j (12 <= j < size) of message seq: (seq * 131 + j * 7) mod 256. */
+static uint8_t filler(uint32_t seq, size_t j)
+{
+	return (uint8_t)((uint64_t)seq * 131u + (uint64_t)j * 7u);
+}
+
+static uint64_t ms_to_ns(double ms)
+{
+	return (uint64_t)(ms * 1e6 + 0.5);
+}
+
+static uint64_t msg_total(const struct opts *o)
+{
+	return o->have_every ? o->count : o->bursts * o->burst_size;
+}
+
+/* When message seq is due, in ns after t0. */
+static uint64_t msg_offset_ns(const struct opts *o, uint64_t seq)
+{
+	if (o->have_every)
+		return ms_to_ns((double)seq * o->every_ms);
+	return ms_to_ns((double)(seq / o->burst_size) * o->gap_ms);
+}
+
+static void sleep_until_ns(uint64_t t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(t / 1000000000u);
+	ts.tv_nsec = (long)(t % 1000000000u);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Re-arms the overall limit (SIGALRM, on_alarm: FAIL timeout) to `ns` from now. */
+static void arm_timeout_ns(uint64_t ns)
+{
+	struct itimerval it;
+
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = (time_t)(ns / 1000000000u);
+	it.it_value.tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
+	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+		it.it_value.tv_usec = 1;
+	if (setitimer(ITIMER_REAL, &it, NULL) != 0)
+		fail("setitimer: %s", strerror(errno));
+}
+
+/* msg-send: reads from the association (the receiver sends no data, only
+ * the stack's notifications come) until the notification `want`; `phase`
+ * completes the failure reasons.  With want == NOTE_CLOSED_SHUTDOWN an EOF
+ * counts too (one-to-one socket: the association is gone). */
+static void wait_for(struct socket *s, struct msg *m, enum note want, const char *phase)
+{
+	for (;;) {
+		enum recv_result r = recv_msg(s, m);
+		enum note n;
+
+		if (r == RECV_EOF) {
+			if (want == NOTE_CLOSED_SHUTDOWN)
+				return;
+			fail("association closed %s", phase);
+		}
+		if (r == RECV_ERR) {
+			if (errno == ECONNRESET || errno == ECONNABORTED)
+				fail("association aborted %s (%s)", phase, strerror(errno));
+			fail("recv %s: %s", phase, strerror(errno));
+		}
+		if (!m->notification) {
+			diag("ignoring %zu bytes of data from the receiver", m->len);
+			continue;
+		}
+		n = handle_notification(m);
+		if (n == want)
+			return;
+		if (n == NOTE_CLOSED_ABORT)
+			fail("association aborted %s", phase);
+		if (n == NOTE_CLOSED_SHUTDOWN)
+			fail("association shut down by the receiver %s", phase);
+		if (n == NOTE_SHUTDOWN_EVENT && want != NOTE_CLOSED_SHUTDOWN)
+			fail("receiver sent SHUTDOWN %s", phase);
+	}
+}
+
+static int run_msg_send(const struct opts *o)
+{
+	struct socket *sock;
+	struct sockaddr_in dst;
+	struct sctp_udpencaps enc;
+	struct sctp_sndinfo snd;
+	struct sctp_event ev;
+	struct sctpstat st;
+	struct msg m;
+	uint64_t total = msg_total(o), schedule_ns, t0;
+	uint16_t in, out;
+	uint8_t *buf;
+
+	stack_init(ntohs(o->bind_addr.sin_port));
+	sock = make_socket(o);
+
+	/* SCTP destination: the receiver's address, SCTP port 5000, reached
+	 * over UDP at its --connect port (RFC 6951); see run_client. */
+	dst = o->connect_addr;
+	dst.sin_port = htons(SCTP_PORT);
+	memset(&enc, 0, sizeof(enc));
+	memcpy(&enc.sue_address, &dst, sizeof(dst));
+	enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
+	enc.sue_port = o->connect_addr.sin_port;   /* network byte order */
+	set_opt(sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
+	    "SCTP_REMOTE_UDP_ENCAPS_PORT");
+
+	/* Blocking connect: returns once COOKIE-ACK has arrived. */
+	if (usrsctp_connect(sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
+		fail("connect: %s", strerror(errno));
+	g_conn = sock;
+	if (get_streams(sock, &in, &out) < 0)
+		fail("association lost right after connect");
+	if (out < 1)
+		fail("no outbound stream negotiated");
+	log_tuning(sock);
+
+	/* t0 = --start-delay after the association is up; the whole run ends
+	 * by t0 + schedule + 60 s (WORKLOAD.md). */
+	schedule_ns = total > 0 ? msg_offset_ns(o, total - 1) : 0;
+	t0 = now_ns() + ms_to_ns(o->start_delay_ms);
+	arm_timeout_ns(t0 - now_ns() + schedule_ns + (uint64_t)TIMEOUT_S * 1000000000u);
+	diag("sending %" PRIu64 " messages of %" PRIu64 " bytes over %.3f ms after a %.3f ms start delay",
+	    total, o->size, (double)schedule_ns / 1e6, o->start_delay_ms);
+
+	/* Stream 0, ordered, PPID 0. */
+	memset(&snd, 0, sizeof(snd));
+	buf = xmalloc(o->size);
+	for (uint64_t seq = 0; seq < total; seq++) {
+		uint64_t written;
+
+		/* Everything but the stamp is ready before the message is due. */
+		put_be32(buf, (uint32_t)seq);
+		for (size_t j = 12; j < o->size; j++)
+			buf[j] = filler((uint32_t)seq, j);
+		sleep_until_ns(t0 + msg_offset_ns(o, seq));
+		/* The stamp is taken just before the write call; a write that
+		 * blocks (full send buffer) counts in the MTT. */
+		written = now_ns();
+		put_be64(buf + 4, written);
+		if (usrsctp_sendv(sock, buf, o->size, NULL, 0, &snd, (socklen_t)sizeof(snd),
+		    SCTP_SENDV_SNDINFO, 0) < 0)
+			fail("send of message %" PRIu64 ": %s", seq, strerror(errno));
+	}
+	free(buf);
+
+	/* Wait until every message is acknowledged.  Subscribing to
+	 * SCTP_SENDER_DRY_EVENT on an association that is already dry queues
+	 * the event at once (sctp_usrreq.c); otherwise it comes with the SACK
+	 * that empties the queues (sctp_input.c). */
+	m.buf = xmalloc(MAX_MSG);
+	m.cap = MAX_MSG;
+	memset(&ev, 0, sizeof(ev));
+	ev.se_assoc_id = 0;    /* one-to-one socket: its association */
+	ev.se_type = SCTP_SENDER_DRY_EVENT;
+	ev.se_on = 1;
+	set_opt(sock, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT SENDER_DRY");
+	wait_for(sock, &m, NOTE_SENDER_DRY, "before every message was acknowledged");
+
+	/* Graceful shutdown (RFC 9260 9.2), closed with SHUTDOWN-ACK. */
+	if (usrsctp_shutdown(sock, SHUT_WR) < 0)
+		fail("shutdown: %s", strerror(errno));
+	wait_for(sock, &m, NOTE_CLOSED_SHUTDOWN, "during shutdown");
+	g_conn = NULL;
+	result("SENT count=%" PRIu64, total);
+
+	/* Retransmitted DATA chunks: usrsctp counts them stack-wide only
+	 * (sctp_chunk_retransmit, one per chunk sent again); this process has
+	 * had one association. */
+	memset(&st, 0, sizeof(st));
+	usrsctp_get_stat(&st);
+	printf("STATS rtx=%" PRIu32 "\n", st.sctps_sendretransdata);
+	fflush(stdout);
+
+	usrsctp_close(sock);
+	free(m.buf);
+	stack_finish();
+	return 0;
+}
+
+/* Checks a received message (size, filler); returns its seq and stamp. */
+static void check_message(const struct msg *m, uint32_t *seq, uint64_t *written)
+{
+	if (m->len < 12)
+		fail("message of %zu bytes (at least 12 expected)", m->len);
+	*seq = (uint32_t)get_be(m->buf, 4);
+	*written = get_be(m->buf + 4, 8);
+	for (size_t j = 12; j < m->len; j++) {
+		if (m->buf[j] != filler(*seq, j))
+			fail("message %" PRIu32 " (%zu bytes): byte %zu is 0x%02x, expected 0x%02x",
+			    *seq, m->len, j, m->buf[j], filler(*seq, j));
+	}
+}
+
+static int run_msg_recv(const struct opts *o)
+{
+	struct socket *lsock, *conn;
+	struct msg m;
+	uint64_t received = 0;
+	int closed = 0;
+	uint16_t in, out;
+	FILE *rec = stdout;
+
+	/* WORKLOAD.md sets the receiver no time limit: whoever runs it does. */
+	alarm(0);
+	if (o->records != NULL) {
+		rec = fopen(o->records, "w");
+		if (rec == NULL)
+			fail("--records %s: %s", o->records, strerror(errno));
+	}
+	if (fprintf(rec, "seq,written_ns,read_ns,size\n") < 0 || fflush(rec) != 0)
+		fail("writing records: %s", strerror(errno));
+
+	stack_init(ntohs(o->bind_addr.sin_port));
+	lsock = make_socket(o);
+	if (usrsctp_listen(lsock, 1) < 0)
+		fail("usrsctp_listen: %s", strerror(errno));
+	diag("listening on SCTP port %d, UDP port %u", SCTP_PORT, ntohs(o->bind_addr.sin_port));
+
+	/* Exactly one association; later INITs find no listener. */
+	conn = usrsctp_accept(lsock, NULL, NULL);
+	if (conn == NULL)
+		fail("usrsctp_accept: %s", strerror(errno));
+	usrsctp_close(lsock);
+	g_conn = conn;
+	if (get_streams(conn, &in, &out) == 0)
+		log_tuning(conn);
+
+	/* Messages up to SOCK_BUF bytes, msg-send's limit. */
+	m.buf = xmalloc(SOCK_BUF);
+	m.cap = SOCK_BUF;
+	while (!closed) {
+		uint32_t seq;
+		uint64_t written;
+
+		switch (recv_msg(conn, &m)) {
+		case RECV_EOF:
+			/* One-to-one socket: EOF after a graceful close. */
+			diag("EOF");
+			closed = 1;
+			break;
+		case RECV_ERR:
+			if (errno == ECONNRESET || errno == ECONNABORTED)
+				fail("association aborted (%s)", strerror(errno));
+			fail("recv: %s", strerror(errno));
+		case RECV_MSG:
+			if (m.notification) {
+				switch (handle_notification(&m)) {
+				case NOTE_CLOSED_SHUTDOWN:
+					closed = 1;
+					break;
+				case NOTE_CLOSED_ABORT:
+					fail("association aborted");
+				default:
+					break;
+				}
+				break;
+			}
+			/* m.read_ns: taken right after the read that returned
+			 * the message's last piece (MSG_EOR). */
+			check_message(&m, &seq, &written);
+			if (fprintf(rec, "%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%zu\n",
+			    seq, written, m.read_ns, m.len) < 0 || fflush(rec) != 0)
+				fail("writing records: %s", strerror(errno));
+			received++;
+			break;
+		}
+	}
+	g_conn = NULL;
+	if (rec != stdout && fclose(rec) != 0)
+		fail("closing %s: %s", o->records, strerror(errno));
+	result_stderr("CLOSED received=%" PRIu64, received);
+	usrsctp_close(conn);
+	free(m.buf);
+	stack_finish();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1000,5 +1591,15 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	parse_args(argc, argv, &o);
-	return o.is_client ? run_client(&o) : run_server(&o);
+	switch (o.role) {
+	case ROLE_CLIENT:
+		return run_client(&o);
+	case ROLE_MSG_SEND:
+		return run_msg_send(&o);
+	case ROLE_MSG_RECV:
+		return run_msg_recv(&o);
+	case ROLE_SERVER:
+	default:
+		return run_server(&o);
+	}
 }
