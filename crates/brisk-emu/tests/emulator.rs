@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 use brisk_emu::{Emulation, EmulationConfig, host_addr, netns};
 use brisk_net::{Fate, Impairment, LinkParams};
 
+/// The tests that time packets run one at a time.
+static TIMED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn start(cfg: EmulationConfig) -> Emulation {
     match Emulation::start(cfg) {
         Ok(e) => e,
@@ -34,6 +37,7 @@ fn socket_in(emu: &Emulation, i: usize, port: u16) -> UdpSocket {
 
 #[test]
 fn udp_crosses_the_emulated_link_after_its_delay_each_way() {
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|p| p.into_inner());
     let emu = start(EmulationConfig::two_hosts(delay(10), delay(5)));
     let a = socket_in(&emu, 0, 4000);
     let b = socket_in(&emu, 1, 4000);
@@ -138,6 +142,7 @@ fn a_host_has_no_route_out_of_the_emulated_network() {
 
 #[test]
 fn the_accuracy_probes_measure_delay_rate_and_exact_ordinals() {
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|p| p.into_inner());
     use brisk_emu::accuracy::{Plan, measure};
     let plan = Plan {
         delay: Duration::from_millis(5),

@@ -257,6 +257,28 @@ pub fn run(args: &EmulateArgs) -> Result<ExitCode> {
     })
 }
 
+/// Runs `brisk emulate-accuracy`: the published measurement, printed as
+/// tables; exit status 1 when a target is missed.
+pub fn accuracy(seconds: f64) -> Result<ExitCode> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 600.0) {
+        bail!("--seconds {seconds}: expected a number of seconds above 0 and at most 600");
+    }
+    let plan = brisk_emu::accuracy::Plan {
+        duration: Duration::from_secs_f64(seconds),
+        ..brisk_emu::accuracy::Plan::default()
+    };
+    let acc = brisk_emu::accuracy::measure(&plan)?;
+    crate::output::print_stdout(&acc.to_string());
+    let section = crate::emu_report::accuracy_section(&acc);
+    Ok(match section.status {
+        crate::report::Status::Reproduced => ExitCode::SUCCESS,
+        _ => {
+            eprintln!("a target was missed (see above)");
+            ExitCode::FAILURE
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@
 //! replications = 3
 //! statistic = "median"            # or "mean-ci95"
 //! figure = "mtt-per-tsn"          # or "summary-vs-delay", "retransmission-table",
-//!                                 # "goodput-vs-size", "mtt-vs-rate"
+//!                                 # "goodput-vs-size", "mtt-vs-rate", "latency-table"
 //!
 //! [topology]
 //! kind = "point-to-point"         # or "dumbbell" (flows, flow_variants,
@@ -242,6 +242,12 @@ pub enum Figure {
     /// Mean MTT and DATA packets per message against the message rate (the
     /// `rate` sweep), one series per variant and message size (Nagle).
     MttVsRate,
+    /// Message latency per variant and sweep point: the 50th and 99th
+    /// percentile and the largest MTT of every message of every run, with
+    /// the bytes each message cost on the bottleneck; and the 99th
+    /// percentile against the loss rate, one series per variant and message
+    /// size (the application developer's case).
+    LatencyTable,
 }
 
 /// How the dimensions of `[sweep]` combine into sweep points.
@@ -647,6 +653,8 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("metric", &[0], 2, 3),
     ("model", &[0], 2, 3),
     ("max-diff", &[0, 1], 2, 2),
+    ("p99-ratio", &[0, 1], 2, 2),
+    ("bytes-ratio", &[0, 1], 2, 2),
 ];
 
 /// The variant names an `ours` spec (`KIND:ARGS[@POINT]`) refers to, or what
@@ -1019,7 +1027,10 @@ impl Experiment {
         swept
             || matches!(
                 self.figure,
-                Figure::RetransmissionTable | Figure::GoodputVsSize | Figure::MttVsRate
+                Figure::RetransmissionTable
+                    | Figure::GoodputVsSize
+                    | Figure::MttVsRate
+                    | Figure::LatencyTable
             )
     }
 

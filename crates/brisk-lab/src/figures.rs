@@ -552,7 +552,10 @@ pub fn section_and_checks(
                 },
             ));
         }
-        Figure::RetransmissionTable | Figure::GoodputVsSize | Figure::MttVsRate => {
+        Figure::RetransmissionTable
+        | Figure::GoodputVsSize
+        | Figure::MttVsRate
+        | Figure::LatencyTable => {
             let (c, t) = flowfigs::figure(exp, records);
             charts.extend(c);
             tables.extend(t);

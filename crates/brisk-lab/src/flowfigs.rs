@@ -244,6 +244,36 @@ pub(crate) fn quantity(
 ) -> Option<Result<Quantity, String>> {
     let parts: Vec<&str> = args.split(':').collect();
     let q = match kind {
+        // The largest ratio, over the sweep points both variants ran, of A's
+        // 99th percentile MTT (or bytes per message) to B's.
+        "p99-ratio" | "bytes-ratio" => {
+            let [a, b] = parts[..] else {
+                return Some(Err(format!("expected {kind}:VARIANT:VARIANT")));
+            };
+            let of = |name: &str| exp.variants.iter().position(|v| v.name == name);
+            let (Some(a), Some(b)) = (of(a), of(b)) else {
+                return Some(Err(format!("{kind}: unknown variant in `{args}`")));
+            };
+            let values = if kind == "p99-ratio" {
+                p99s(exp, records)
+            } else {
+                bytes_per_message(exp, records)
+            };
+            let worst = values
+                .iter()
+                .filter(|((v, p), _)| *v == a && at.matches(p))
+                .filter_map(|((_, p), x)| Some(x / values.get(&(b, *p))?))
+                .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+            match worst {
+                Some(w) => Ok(Quantity {
+                    text: format!("{w:.2}"),
+                    low: w,
+                    high: w,
+                    ci: None,
+                }),
+                None => Err(format!("{kind}: the two variants share no sweep point")),
+            }
+        }
         "lost-rtx" | "lost-share" | "rtx-share" => {
             let [variant, cause] = parts[..] else {
                 return Some(Err(format!("expected {kind}:VARIANT:CAUSE")));
@@ -467,6 +497,7 @@ pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
         Figure::RetransmissionTable => retransmission_figure(exp, records),
         Figure::GoodputVsSize => goodput_figure(exp, records),
         Figure::MttVsRate => rate_figure(exp, records),
+        Figure::LatencyTable => latency_figure(exp, records),
         Figure::MttPerTsn | Figure::SummaryVsDelay => (Vec::new(), Vec::new()),
     }
 }
@@ -980,6 +1011,160 @@ fn goodput_figure(exp: &Experiment, records: &[Record]) -> Figures {
         vec![(
             "Simulated goodput at each message size beside the model".into(),
             Table { headers, rows },
+        )],
+    )
+}
+
+/// The `q` quantile (0 to 1) of sorted values: the nearest rank.
+fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    Some(sorted[((last as f64) * q).round() as usize])
+}
+
+/// Every message's MTT, per (variant, sweep point); with the bytes per
+/// message and the share delivered, per run.
+struct Latencies {
+    mtts: BTreeMap<(usize, PointKey), Vec<f64>>,
+    bytes: BTreeMap<(usize, PointKey), Vec<f64>>,
+    delivered: BTreeMap<(usize, PointKey), Vec<f64>>,
+}
+
+fn latencies(exp: &Experiment, records: &[Record]) -> Latencies {
+    let mut l = Latencies {
+        mtts: BTreeMap::new(),
+        bytes: BTreeMap::new(),
+        delivered: BTreeMap::new(),
+    };
+    for r in records {
+        let Some(vi) = exp.variants.iter().position(|v| v.name == r.variant) else {
+            continue;
+        };
+        let key = (vi, PointKey::of(r));
+        let into = match r.metric.as_str() {
+            "mtt_ms" => &mut l.mtts,
+            "bottleneck_bytes_per_message" => &mut l.bytes,
+            "delivered_pct" => &mut l.delivered,
+            _ => continue,
+        };
+        into.entry(key).or_default().push(r.value);
+    }
+    for v in l.mtts.values_mut() {
+        v.sort_by(f64::total_cmp);
+    }
+    l
+}
+
+/// The 99th percentile MTT of each (variant, point).
+pub(crate) fn p99s(exp: &Experiment, records: &[Record]) -> BTreeMap<(usize, PointKey), f64> {
+    latencies(exp, records)
+        .mtts
+        .iter()
+        .filter_map(|(k, v)| Some((*k, quantile(v, 0.99)?)))
+        .collect()
+}
+
+/// The mean bottleneck bytes per message of each (variant, point).
+pub(crate) fn bytes_per_message(
+    exp: &Experiment,
+    records: &[Record],
+) -> BTreeMap<(usize, PointKey), f64> {
+    latencies(exp, records)
+        .bytes
+        .iter()
+        .filter_map(|(k, v)| Some((*k, stats::mean(v)?)))
+        .collect()
+}
+
+fn latency_figure(exp: &Experiment, records: &[Record]) -> Figures {
+    let l = latencies(exp, records);
+    let points: Vec<PointKey> = l
+        .mtts
+        .keys()
+        .map(|k| k.1)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let names = distinguish(&points);
+    let mut rows = Vec::new();
+    for (pi, p) in points.iter().enumerate() {
+        for (vi, v) in exp.variants.iter().enumerate() {
+            let Some(m) = l.mtts.get(&(vi, *p)) else {
+                continue;
+            };
+            let cell = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.1}"));
+            let mean = |map: &BTreeMap<(usize, PointKey), Vec<f64>>| {
+                map.get(&(vi, *p)).and_then(|v| stats::mean(v))
+            };
+            rows.push(vec![
+                names[pi].clone(),
+                v.name.clone(),
+                m.len().to_string(),
+                cell(quantile(m, 0.5)),
+                cell(quantile(m, 0.99)),
+                cell(m.last().copied()),
+                cell(mean(&l.bytes)),
+                cell(mean(&l.delivered)),
+            ]);
+        }
+    }
+    let table = Table {
+        headers: [
+            "point",
+            "variant",
+            "messages",
+            "p50 MTT (ms)",
+            "p99 MTT (ms)",
+            "max MTT (ms)",
+            "bottleneck bytes per message",
+            "delivered (%)",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect(),
+        rows,
+    };
+    // p99 against the loss rate: one series per variant and message size.
+    let mut curves: BTreeMap<(usize, Option<usize>), Vec<Point>> = BTreeMap::new();
+    for ((vi, p), v) in &l.mtts {
+        if let (Some(loss), Some(y)) = (p.loss_ppb, quantile(v, 0.99)) {
+            curves
+                .entry((*vi, p.message_size))
+                .or_default()
+                .push(Point {
+                    x: loss as f64 / 1e7,
+                    y,
+                    ci: None,
+                });
+        }
+    }
+    let sizes: BTreeSet<Option<usize>> = curves.keys().map(|k| k.1).collect();
+    let series = curves
+        .into_iter()
+        .map(|((vi, size), points)| {
+            let name = match (size, sizes.len()) {
+                (Some(s), n) if n > 1 => format!("{}, {s} B", exp.variants[vi].name),
+                _ => exp.variants[vi].name.clone(),
+            };
+            let si = sizes.iter().position(|x| *x == size).unwrap_or(0);
+            Series::new(name, points, SeriesStyle::LineAndMarkers)
+                .with_color(vi)
+                .with_marker(si)
+        })
+        .collect();
+    let chart = Chart {
+        title: format!("{}: 99th percentile MTT", chart_title(exp)),
+        x_label: "random loss (%)".into(),
+        y_label: "p99 MTT (ms)".into(),
+        series,
+        x_range: None,
+        y_range: None,
+        x_categories: Vec::new(),
+    };
+    (
+        vec![(format!("{}-p99", exp.name), chart)],
+        vec![(
+            "Message latency: every message of every run (p50, p99, max) and its cost".to_owned(),
+            table,
         )],
     )
 }

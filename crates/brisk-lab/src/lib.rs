@@ -2,6 +2,7 @@
 //! deterministic simulator, metrics, statistics, plots and the report; and the
 //! `brisk` CLI's network commands.
 
+pub mod emu_report;
 pub mod emu_runner;
 pub mod emulate;
 pub mod experiment;

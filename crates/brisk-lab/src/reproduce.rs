@@ -41,6 +41,9 @@ pub struct Options {
 /// --emulate`, never by the default `reproduce`.
 pub const EMULATOR_DIR: &str = "emu";
 
+/// Where `reproduce --emulate` writes its report by default.
+pub const DEFAULT_EMU_OUT_DIR: &str = "brisk-report-emu";
+
 /// The fallback location of `experiments/`: the workspace this crate was built in.
 pub fn workspace_experiments_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -178,6 +181,18 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
     let mut all_records: Vec<Record> = Vec::new();
     let mut all_summary = Vec::new();
     let mut sections = Vec::new();
+    // Emulated results come with the emulator's own error, measured now.
+    if experiments
+        .iter()
+        .any(|e| e.variants.iter().any(|v| v.stack.is_some()))
+    {
+        bar.set_message("emulator accuracy");
+        let plan = brisk_emu::accuracy::Plan::default();
+        match brisk_emu::accuracy::measure(&plan) {
+            Ok(acc) => sections.push(crate::emu_report::accuracy_section(&acc)),
+            Err(e) => bail!("brisk reproduce: measuring the emulator's accuracy: {e}"),
+        }
+    }
     let mut summaries = Vec::new();
     let mut totals_all = RunTotals::default();
     for exp in &experiments {
