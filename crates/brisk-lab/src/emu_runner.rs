@@ -246,13 +246,15 @@ fn wait_or_stop(child: &mut Child, deadline: Instant) -> Option<std::process::Ex
     None
 }
 
-/// Runs one emulated run of `variant` (which has a stack) and measures it.
+/// Runs one emulated run of `variant` (which has a stack) and measures it;
+/// with `capture`, every packet of both directions goes there as pcapng.
 pub fn run_one(
     exp: &Experiment,
     key: &RunKey,
     variant: &Variant,
     stack: &Stack,
     workdir: &Path,
+    capture: Option<&Path>,
 ) -> Result<Vec<Record>, String> {
     let point = exp.point(&key.point);
     let traffic = exp.traffic.at(point.message_size, point.rate);
@@ -274,6 +276,7 @@ pub fn run_one(
     let mut cfg = EmulationConfig::two_hosts(fwd_link, back_link);
     cfg.seed = crate::runner::seeds(exp, key).1;
     cfg.classifier.charge_udp_encapsulation = false;
+    cfg.capture = capture.map(Path::to_path_buf);
     let emu = Emulation::start(cfg).map_err(|e| e.to_string())?;
     for (k, v) in &stack.sysctl {
         for host in 0..2 {

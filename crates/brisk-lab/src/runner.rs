@@ -848,12 +848,26 @@ pub fn capture_first_run(exp: &Experiment, path: &std::path::Path) -> Result<Run
 /// held back (see [`brisk_sim::Sim::capture_pcapng`]). The run's results are
 /// those of the same run without a capture.
 pub fn capture_run(exp: &Experiment, key: &RunKey, path: &std::path::Path) -> Result<(), String> {
-    run_one(exp, key, Some(path)).map(|_| ())
+    let v = &exp.variants[key.variant];
+    match &v.stack {
+        // An emulated run is captured by the emulator, as it runs.
+        Some(stack) => {
+            let workdir =
+                std::env::temp_dir().join(format!("brisk-emu-pcap-{}", std::process::id()));
+            std::fs::create_dir_all(&workdir).map_err(|e| e.to_string())?;
+            let r =
+                crate::emu_runner::run_one(exp, key, v, stack, &workdir, Some(path)).map(|_| ());
+            let _ = std::fs::remove_dir_all(&workdir);
+            r
+        }
+        None => run_one(exp, key, Some(path)).map(|_| ()),
+    }
 }
 
 /// Runs the emulated runs one after another. A run that cannot start (not
-/// root, a missing program) or fails records `emulation_failed` and its
-/// reason on stderr, so the report shows the hole instead of a number.
+/// root, a missing program) prints its reason on stderr and records nothing,
+/// so the report shows the hole ("no data", a check not available) instead
+/// of a number; a run whose commands failed records `incomplete`.
 fn emulate(exp: &Experiment, keys: &[RunKey], progress: &ProgressBar) -> Vec<(RunKey, Outcome)> {
     if keys.is_empty() {
         return Vec::new();
@@ -865,8 +879,8 @@ fn emulate(exp: &Experiment, keys: &[RunKey], progress: &ProgressBar) -> Vec<(Ru
         let v = &exp.variants[key.variant];
         let Some(stack) = &v.stack else { continue };
         let started = std::time::Instant::now();
-        let records =
-            crate::emu_runner::run_one(exp, key, v, stack, &workdir).unwrap_or_else(|e| {
+        let records = crate::emu_runner::run_one(exp, key, v, stack, &workdir, None)
+            .unwrap_or_else(|e| {
                 progress.suspend(|| eprintln!("{}: {} (emulated): {e}", exp.name, v.name));
                 Vec::new()
             });
