@@ -45,6 +45,8 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             // Never spin on a deadline that produces no work.
             sleep = Some(std::time::Instant::now() + STALL_WAIT);
         }
+        tx.clear();
+        out.clear();
         tokio::select! {
             biased;
             _ = shared.wake.notified() => {}
@@ -53,9 +55,17 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                     let mut st = shared.lock();
                     let now = shared.now();
                     st.proto.handle_datagram(now, from, &rx[..n]);
+                    // Each datagram's answer is taken before the next is read:
+                    // a batch of out-of-order packets gets a SACK each (RFC
+                    // 9260 6.7), as a kernel stack sends them, not one for all,
+                    // which would hide miss indications from the sender.
+                    collect(&mut st, now, &mut tx, &mut out);
                     for _ in 1..READ_BATCH {
                         match shared.socket.try_recv_from(&mut rx) {
-                            Ok((n, from)) => st.proto.handle_datagram(now, from, &rx[..n]),
+                            Ok((n, from)) => {
+                                st.proto.handle_datagram(now, from, &rx[..n]);
+                                collect(&mut st, now, &mut tx, &mut out);
+                            }
                             Err(_) => break,
                         }
                     }
@@ -65,15 +75,11 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             }
             _ = timer.sleep_until(sleep.unwrap_or_else(far_future)), if sleep.is_some() => {}
         }
-        tx.clear();
-        out.clear();
         {
             let mut st = shared.lock();
             let now = shared.now();
             st.proto.handle_timeout(now);
-            while let Some(t) = st.proto.poll_transmit(now, &mut tx) {
-                out.push((t.destination, tx.len() - t.size, t.size));
-            }
+            collect(&mut st, now, &mut tx, &mut out);
             dispatch(&shared, &mut st);
             stalled = out.is_empty() && st.proto.poll_timeout().is_some_and(|t| t < now);
             if stalled {
@@ -88,6 +94,19 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                 let _ = shared.socket.send_to(packet, dest).await;
             }
         }
+    }
+}
+
+/// Appends every packet the endpoint has to send to `tx`, noting each one's
+/// destination and place in `out`.
+fn collect(
+    st: &mut State,
+    now: brisk_proto::Time,
+    tx: &mut Vec<u8>,
+    out: &mut Vec<(SocketAddr, usize, usize)>,
+) {
+    while let Some(t) = st.proto.poll_transmit(now, tx) {
+        out.push((t.destination, tx.len() - t.size, t.size));
     }
 }
 
