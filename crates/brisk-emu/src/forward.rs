@@ -32,7 +32,14 @@ pub struct ForwardStats {
     /// Packets a host sent to itself: never happens over a TUN device, and
     /// dropped if it does.
     pub to_self: u64,
+    /// Packets a link sent on that found [`MAX_IN_FLIGHT_BYTES`] already in
+    /// flight: dropped, so that a link with no queue limit and a command that
+    /// sends without end cannot take the machine's memory.
+    pub overflow: u64,
 }
+
+/// The most bytes the forwarder holds between their links and their arrival.
+pub const MAX_IN_FLIGHT_BYTES: usize = 64 << 20;
 
 /// Every link direction of the network and the packets in flight on them.
 #[derive(Debug)]
@@ -41,6 +48,7 @@ pub struct Forwarder {
     /// `links[from][to]`, `None` on the diagonal.
     links: Vec<Vec<Option<Link>>>,
     in_flight: BinaryHeap<Reverse<Due>>,
+    in_flight_bytes: usize,
     seq: u64,
     stats: ForwardStats,
     capture: Option<Capture>,
@@ -108,6 +116,7 @@ impl Forwarder {
             addrs: addrs.to_vec(),
             links,
             in_flight: BinaryHeap::new(),
+            in_flight_bytes: 0,
             seq: 0,
             stats: ForwardStats::default(),
             capture: None,
@@ -183,6 +192,11 @@ impl Forwarder {
     }
 
     fn schedule(&mut self, at: Time, from: usize, to: usize, packet: Vec<u8>) {
+        if self.in_flight_bytes + packet.len() > MAX_IN_FLIGHT_BYTES {
+            self.stats.overflow += 1;
+            return;
+        }
+        self.in_flight_bytes += packet.len();
         self.seq += 1;
         self.in_flight.push(Reverse(Due {
             at,
@@ -205,6 +219,7 @@ impl Forwarder {
             return None;
         }
         let Reverse(due) = self.in_flight.pop()?;
+        self.in_flight_bytes -= due.packet.len();
         if let Some(link) = self.links[due.from][due.to].as_mut() {
             link.stats.delivered += 1;
         }
@@ -337,6 +352,23 @@ mod tests {
         assert_eq!(trace[2].fate, Fate::ImpairmentDrop);
         assert_eq!(f.link_stats(0, 1).unwrap().impairment_drops, 1);
         assert_eq!(f.link_stats(1, 0).unwrap().impairment_drops, 0);
+    }
+
+    #[test]
+    fn a_sender_without_end_on_an_unlimited_link_cannot_take_unbounded_memory() {
+        // 1 kbit/s and no queue limit: nothing leaves for hours.
+        let slow = LinkParams::new(1_000, Duration::ZERO).with_overhead(0);
+        let mut f = two_hosts(slow, LinkParams::default());
+        let n = 2 * MAX_IN_FLIGHT_BYTES / 60_000;
+        for _ in 0..n {
+            f.packet(Time::ZERO, 0, udp(A, B, 60_000));
+        }
+        assert!(f.in_flight_bytes <= MAX_IN_FLIGHT_BYTES);
+        assert!(f.stats().overflow as usize >= n / 2 - 1, "{:?}", f.stats());
+        // What is held still leaves, in order, and frees its room.
+        let (to, _) = f.poll_arrival(Time::from_secs(1_000_000)).unwrap();
+        assert_eq!(to, 1);
+        assert!(f.in_flight_bytes <= MAX_IN_FLIGHT_BYTES - 60_000);
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod forward;
 pub mod netns;
 
 pub use emulation::{DEVICE, Emulation, EmulationConfig, host_addr};
-pub use forward::{ForwardStats, Forwarder, host_label};
+pub use forward::{ForwardStats, Forwarder, MAX_IN_FLIGHT_BYTES, host_label};
 
 /// What can go wrong setting up or running an emulation.
 #[derive(Debug, thiserror::Error)]

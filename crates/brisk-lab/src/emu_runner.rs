@@ -27,7 +27,7 @@ use brisk_net::{Impairment, LinkParams, PacketRecord, QueueLimit};
 use brisk_proto::Config;
 
 use crate::experiment::{Count, Experiment, Gap, Method, Stack, Traffic, Variant};
-use crate::runner::{Record, RunKey, SweepValues};
+use crate::runner::{Record, RunKey};
 use crate::traffic::{Planned, plan};
 
 /// How long the receiver runs alone before the sender starts.
@@ -328,25 +328,8 @@ pub fn run_one(
         && rows.len() == planned.len();
 
     let base = Record {
-        experiment: exp.name.clone(),
         variant: variant.name.clone(),
-        bandwidth_kbps: point.bandwidth_bps / 1000,
-        delay_ms: point.delay.as_secs_f64() * 1000.0,
-        replication: key.replication,
-        position: key.position,
-        flow: 0,
-        tsn: None,
-        metric: String::new(),
-        value: 0.0,
-        sweep: exp.records_sweep_values().then(|| {
-            Box::new(SweepValues {
-                message_size: traffic.message_size(),
-                loss: point.loss,
-                corrupt: point.corrupt,
-                rate: point.rate,
-                mtu: point.mtu,
-            })
-        }),
+        ..Record::base(exp, key, &point, &traffic)
     };
     let record = |tsn: Option<u64>, metric: &str, value: f64| Record {
         tsn,

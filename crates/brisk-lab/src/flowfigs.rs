@@ -1306,6 +1306,81 @@ fn rate_figure(exp: &Experiment, records: &[Record]) -> Figures {
 mod tests {
     use super::*;
 
+    /// Records of `variant`: `n` messages of `mtt` ms, the last `slow` of
+    /// them at 10 times that, and `bytes` per message, at `loss`.
+    fn latency_records(variant: &str, loss: f64, mtt: f64, slow: usize, bytes: f64) -> Vec<Record> {
+        let base = Record {
+            experiment: "e".into(),
+            variant: variant.into(),
+            bandwidth_kbps: 10_000,
+            delay_ms: 50.0,
+            replication: 0,
+            position: None,
+            flow: 0,
+            tsn: None,
+            metric: "mtt_ms".into(),
+            value: 0.0,
+            sweep: Some(Box::new(crate::runner::SweepValues {
+                loss: Some(loss),
+                ..Default::default()
+            })),
+        };
+        let mut out: Vec<Record> = (0..100)
+            .map(|i| Record {
+                tsn: Some(i + 1),
+                value: if i >= 100 - slow as u64 {
+                    mtt * 10.0
+                } else {
+                    mtt
+                },
+                ..base.clone()
+            })
+            .collect();
+        out.push(Record {
+            metric: "bottleneck_bytes_per_message".into(),
+            value: bytes,
+            ..base
+        });
+        out
+    }
+
+    #[test]
+    fn p99_and_bytes_ratios_take_the_worst_shared_point_and_can_fail() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../experiments/emu/webrtc-app-emu.toml"),
+        )
+        .unwrap();
+        let exp = Experiment::parse(std::path::Path::new("webrtc.toml"), &text).unwrap();
+        let mut records = latency_records("brisk-low-latency", 0.02, 60.0, 0, 130.0);
+        records.extend(latency_records("usrsctp", 0.02, 60.0, 5, 100.0));
+        records.extend(latency_records("brisk-low-latency", 0.05, 60.0, 5, 130.0));
+        records.extend(latency_records("usrsctp", 0.05, 60.0, 5, 100.0));
+        let at = PointFilter::default();
+        let q = |kind, args| quantity(&exp, &records, kind, args, &at).unwrap().unwrap();
+        // At 2% ours is 60 against 600 (0.1); at 5% both are 600 (1.0): the
+        // worst point counts, so the goal of 0.5 fails.
+        assert!((q("p99-ratio", "brisk-low-latency:usrsctp").low - 1.0).abs() < 1e-9);
+        assert!((q("bytes-ratio", "brisk-low-latency:usrsctp").low - 1.3).abs() < 1e-9);
+        let only = PointFilter::parse("loss=0.02").unwrap();
+        let q2 = quantity(
+            &exp,
+            &records,
+            "p99-ratio",
+            "brisk-low-latency:usrsctp",
+            &only,
+        )
+        .unwrap()
+        .unwrap();
+        assert!((q2.low - 0.1).abs() < 1e-9);
+        assert!(
+            quantity(&exp, &records, "p99-ratio", "brisk-low-latency:pion", &at)
+                .unwrap()
+                .is_err(),
+            "no shared point"
+        );
+    }
+
     fn key(delay_us: u64, size: usize, loss: Option<f64>) -> PointKey {
         PointKey {
             bandwidth_kbps: 2000,

@@ -64,6 +64,32 @@ pub struct SweepValues {
 }
 
 impl Record {
+    /// A record of run `key` at sweep point `point` with `traffic`, its
+    /// variant, message, metric and value still to be filled in.
+    pub(crate) fn base(exp: &Experiment, key: &RunKey, point: &Point, traffic: &Traffic) -> Record {
+        Record {
+            experiment: exp.name.clone(),
+            variant: String::new(),
+            bandwidth_kbps: point.bandwidth_bps / 1000,
+            delay_ms: point.delay.as_secs_f64() * 1000.0,
+            replication: key.replication,
+            position: key.position,
+            flow: 0,
+            tsn: None,
+            metric: String::new(),
+            value: 0.0,
+            sweep: exp.records_sweep_values().then(|| {
+                Box::new(SweepValues {
+                    message_size: traffic.message_size(),
+                    loss: point.loss,
+                    corrupt: point.corrupt,
+                    rate: point.rate,
+                    mtu: point.mtu,
+                })
+            }),
+        }
+    }
+
     pub fn message_size(&self) -> Option<usize> {
         self.sweep.as_ref().and_then(|s| s.message_size)
     }
@@ -479,27 +505,7 @@ fn run_one(
     let mut records = Vec::new();
     let mut complete = true;
     let mut goodputs = Vec::new();
-    let base = Record {
-        experiment: exp.name.clone(),
-        variant: String::new(),
-        bandwidth_kbps: bandwidth / 1000,
-        delay_ms: delay.as_secs_f64() * 1000.0,
-        replication: key.replication,
-        position: key.position,
-        flow: 0,
-        tsn: None,
-        metric: String::new(),
-        value: 0.0,
-        sweep: exp.records_sweep_values().then(|| {
-            Box::new(SweepValues {
-                message_size: traffic.message_size(),
-                loss: point.loss,
-                corrupt: point.corrupt,
-                rate: point.rate,
-                mtu: point.mtu,
-            })
-        }),
-    };
+    let base = Record::base(exp, key, &point, &traffic);
     // Each sender's T3 expiries found spurious and undone (its Stats).
     let undone: Vec<u64> = pairs
         .iter()

@@ -350,3 +350,36 @@ fn table3_fails_when_the_sender_only_profile_is_not_applied() {
         "{differ:?}"
     );
 }
+
+/// The simulator-against-emulator file with its emulated variants run in the
+/// simulator too: each `max-diff` check compares two identical runs.
+fn fig2_emu_in_the_simulator(edits: &[(&str, &str)]) -> Experiment {
+    let path = experiment_path("emu/seed000-fig02-emu.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("stack = \"brisk\"\n"));
+    text = text.replace("stack = \"brisk\"\n", "");
+    for (from, to) in edits {
+        assert!(text.contains(from), "`{from}` not found");
+        text = text.replacen(from, to, 1);
+    }
+    Experiment::parse(&path, &text).unwrap()
+}
+
+#[test]
+fn the_simulator_against_emulator_check_fails_when_one_side_differs() {
+    assert_holds(&fig2_emu_in_the_simulator(&[]));
+    // The "emulated" Standard without its SACK delay: the 4th message of
+    // each burst comes 40 ms sooner than the simulated one's.
+    let emu = "name = \"emu-standard\"\npreset = \"signaling-lksctp\"\n";
+    let broken = format!("{emu}set = {{ sack_freq = 1 }}\n");
+    let differ = assert_differs(
+        &fig2_emu_in_the_simulator(&[(emu, &broken)]),
+        "emu-standard without SACK delay",
+    );
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("Standard: largest difference")),
+        "{differ:?}"
+    );
+}

@@ -8,66 +8,21 @@
 //! Needs cc and libusrsctp-dev for `tests/interop/usrsctp/build.sh`;
 //! `scripts/test` installs them.
 
+mod peers;
 mod process;
 
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use peers::{MS, Record, build_peer, check_ok, check_records, parse, text, two_ports};
 use process::{brisk, finish, start};
 
 const LIMIT: Duration = Duration::from_secs(90);
-const MS: u64 = 1_000_000;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds usrsctp-peer once per test run with its build script; returns the
-/// binary.
-fn usrsctp_peer() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let script = repo().join("tests/interop/usrsctp/build.sh");
-        let out_dir = repo().join("target/interop");
-        let out = Command::new("bash")
-            .arg(&script)
-            .arg(&out_dir)
-            .output()
-            .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "building the usrsctp interop peer failed (scripts/test installs cc and \
-             libusrsctp-dev):\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let path = PathBuf::from(
-            String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .lines()
-                .last()
-                .unwrap_or(""),
-        );
-        assert!(
-            path.exists(),
-            "the usrsctp build did not produce {}",
-            path.display()
-        );
-        path
-    })
-}
-
-/// Two distinct free UDP ports on loopback.
-fn two_ports() -> (u16, u16) {
-    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-    (
-        a.local_addr().unwrap().port(),
-        b.local_addr().unwrap().port(),
-    )
+/// The usrsctp peer, built once per test run.
+fn usrsctp_peer() -> PathBuf {
+    build_peer("usrsctp", &[])
 }
 
 /// Whether a UDP socket is bound to `port` (read from /proc/net/udp and
@@ -100,51 +55,6 @@ fn wait_bound(port: u16) {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(100));
-}
-
-#[derive(Debug)]
-struct Record {
-    seq: u32,
-    written_ns: u64,
-    read_ns: u64,
-    size: usize,
-}
-
-impl Record {
-    fn mtt_ns(&self) -> u64 {
-        self.read_ns.saturating_sub(self.written_ns)
-    }
-}
-
-fn parse(csv: &str) -> Vec<Record> {
-    let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("seq,written_ns,read_ns,size"), "{csv}");
-    lines
-        .map(|line| {
-            let f: Vec<&str> = line.split(',').collect();
-            assert_eq!(f.len(), 4, "bad record {line:?}");
-            Record {
-                seq: f[0].parse().unwrap(),
-                written_ns: f[1].parse().unwrap(),
-                read_ns: f[2].parse().unwrap(),
-                size: f[3].parse().unwrap(),
-            }
-        })
-        .collect()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn check_ok(out: &Output, what: &str, stream: &[u8], want: &str) {
-    assert!(
-        out.status.success() && text(stream).lines().any(|l| l == want),
-        "{what}: {:?}, want {want:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 /// The receiver's command for `usrsctp-peer msg-recv` on `port`.
@@ -226,23 +136,6 @@ fn rtx(sent: &Output) -> u64 {
 
 /// Every seq in 0..n exactly once, each of `size` bytes, with an MTT in
 /// (0, 50 ms); returns the write stamps by seq.
-fn check_records(recs: &[Record], n: usize, size: usize) -> Vec<u64> {
-    let mut written = vec![None; n];
-    for r in recs {
-        let i = r.seq as usize;
-        assert!(i < n, "seq {} out of range: {r:?}", r.seq);
-        assert!(written[i].is_none(), "seq {} twice", r.seq);
-        written[i] = Some(r.written_ns);
-        assert_eq!(r.size, size, "{r:?}");
-        assert!(
-            r.read_ns > r.written_ns && r.mtt_ns() < 50 * MS,
-            "MTT of {:.3} ms: {r:?}",
-            r.mtt_ns() as f64 / 1e6
-        );
-    }
-    written.into_iter().map(Option::unwrap).collect()
-}
-
 /// Three bursts of four, 50 ms apart: each burst back to back.
 fn check_bursts(written: &[u64]) {
     for b in 0..3 {
