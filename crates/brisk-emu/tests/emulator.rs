@@ -174,11 +174,15 @@ fn linux_tcp_delivers_every_byte_through_loss_and_the_first_transmission_drop() 
     use std::net::{TcpListener, TcpStream};
 
     // The 3rd new TCP segment's first transmission is dropped (found by
-    // sequence number, so the retransmission passes), plus 1% random loss.
+    // sequence number, so the retransmission passes), and the one that
+    // first sends the stream's 500,001st byte, plus 1% random loss.
     let fwd = LinkParams::new(10_000_000, Duration::from_millis(5))
         .with_overhead(0)
         .with_impairments([
             Impairment::DropNewChunks { chunks: vec![3] },
+            Impairment::DropNewBytes {
+                bytes: vec![500_001],
+            },
             Impairment::Bernoulli { p: 0.01 },
         ]);
     let emu = start(EmulationConfig::two_hosts(fwd, delay(5)));
@@ -215,11 +219,24 @@ fn linux_tcp_delivers_every_byte_through_loss_and_the_first_transmission_drop() 
     let stats = fwd.link_stats(0, 1).unwrap();
     assert_eq!(
         stats.dropped_new_chunks.len(),
-        1,
+        2,
         "{:?}",
         stats.dropped_new_chunks
     );
     assert_eq!(stats.dropped_new_chunks[0].number, 3);
+    assert!(
+        stats.dropped_new_chunks[1].carries_byte(500_001),
+        "{:?}",
+        stats.dropped_new_chunks[1]
+    );
+    // Stream byte numbers follow sequence numbers: byte 1 is the ISN + 1.
+    let third = stats.dropped_new_chunks[0];
+    let byte_seq = stats.dropped_new_chunks[1].tsn;
+    let offset = byte_seq.wrapping_sub(third.tsn);
+    assert_eq!(
+        u64::from(offset),
+        stats.dropped_new_chunks[1].first_byte - third.first_byte
+    );
     // The dropped segment's bytes came again: a later packet starts at its
     // sequence number.
     let seq = stats.dropped_new_chunks[0].tsn;

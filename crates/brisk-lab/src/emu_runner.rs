@@ -176,22 +176,20 @@ pub fn read_records(text: &str) -> Result<Vec<Row>, String> {
 }
 
 /// The messages (0-based) whose first transmission the forward link
-/// dropped. SCTP: chunk numbers, one chunk per message. TCP: the message
-/// whose bytes the dropped segment starts in, from the first data byte and
-/// the 4-byte length prefix of each message.
-fn lost_messages(
-    trace: &[PacketRecord],
-    dropped: &[brisk_net::NewChunk],
-    tcp: bool,
-    size: usize,
-) -> Vec<u64> {
+/// dropped. SCTP: chunk numbers, one chunk per message. TCP: the messages
+/// whose first byte a dropped segment sent for the first time (each message
+/// is `frame` bytes: its length prefix and its body).
+fn lost_messages(dropped: &[brisk_net::NewChunk], tcp: bool, frame: u64) -> Vec<u64> {
     let mut out: Vec<u64> = if tcp {
-        let Some(base) = trace.iter().find_map(|r| r.data_tsns.first().copied()) else {
-            return Vec::new();
-        };
         dropped
             .iter()
-            .map(|c| u64::from(c.tsn.wrapping_sub(base)) / (size as u64 + 4))
+            .filter(|c| c.new_bytes > 0)
+            .flat_map(|c| {
+                // Message i starts at byte i * frame + 1.
+                let first = (c.first_byte - 1).div_ceil(frame);
+                let last = (c.first_byte - 1 + c.new_bytes - 1) / frame;
+                first..=last
+            })
             .collect()
     } else {
         dropped.iter().map(|c| c.number - 1).collect()
@@ -262,9 +260,19 @@ pub fn run_one(
     let planned: Vec<Planned> = plan(&traffic, traffic_seed);
     let size = traffic.message_size().unwrap_or(0);
     let mut forward = Vec::new();
+    let tcp = stack.transport_is_tcp();
+    let frame = size as u64 + crate::workload::TCP_PREFIX as u64;
     if let Some(k) = key.position {
-        // One message, one SCTP chunk or TCP segment: the k-th new one.
-        forward.push(Impairment::DropNewChunks { chunks: vec![k] });
+        forward.push(if tcp {
+            // The segment that first sends the k-th message's first byte,
+            // however the kernel packs messages into segments.
+            Impairment::DropNewBytes {
+                bytes: vec![(k - 1) * frame + 1],
+            }
+        } else {
+            // One message, one SCTP chunk: the k-th new one.
+            Impairment::DropNewChunks { chunks: vec![k] }
+        });
     }
     for line in &exp.impairments {
         forward.extend(brisk_net::parse_pattern(line).map_err(|e| e.to_string())?);
@@ -341,10 +349,9 @@ pub fn run_one(
     let mut out = Vec::new();
     let stats = fwd.link_stats(0, 1).cloned().unwrap_or_default();
     let trace = fwd.trace(0, 1);
-    let tcp = stack.transport_is_tcp();
     match key.position {
         Some(_) => {
-            for i in lost_messages(trace, &stats.dropped_new_chunks, tcp, size) {
+            for i in lost_messages(&stats.dropped_new_chunks, tcp, frame) {
                 if let Some(&v) = mtt.get(&i) {
                     out.push(record(Some(i + 1), "mtt_ms", v));
                 }
@@ -445,6 +452,26 @@ mod tests {
         let (k, v) = args[3].split_once('=').unwrap();
         back.set(k, v).unwrap();
         assert_eq!(back.get("rto_min"), c.get("rto_min"));
+    }
+
+    #[test]
+    fn lost_messages_are_those_whose_first_byte_or_chunk_was_dropped() {
+        let chunk = |number, first_byte, new_bytes| brisk_net::NewChunk {
+            number,
+            tsn: 0,
+            first_byte,
+            new_bytes,
+        };
+        // TCP, 204-byte frames: one segment sent messages 2 and 3 (0-based)
+        // for the first time; another only the tail of message 4.
+        assert_eq!(lost_messages(&[chunk(3, 409, 408)], true, 204), vec![2, 3]);
+        assert!(lost_messages(&[chunk(5, 818, 100)], true, 204).is_empty());
+        assert_eq!(lost_messages(&[chunk(1, 1, 1)], true, 204), vec![0]);
+        // SCTP: chunk numbers, bundled chunks too.
+        assert_eq!(
+            lost_messages(&[chunk(4, 0, 0), chunk(5, 0, 0)], false, 204),
+            vec![3, 4]
+        );
     }
 
     #[test]

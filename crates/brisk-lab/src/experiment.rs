@@ -45,7 +45,8 @@
 //! rate = [10, 100, 1000]          # messages per second (periodic traffic)
 //! mtu = [1500, 3000]              # IP MTU: both ends' mtu = this - overhead_bytes
 //! combine = "product"             # or "one-at-a-time": first values are the base,
-//! axis = "message_size"           #  each other value alone; the axis crossed with all
+//! axis = "message_size"           #  each other value alone; the axis crossed with all;
+//!                                 #  or "zip": the i-th values of every list together
 //!
 //! [[models]]                      # goodput-vs-size: seed 003's model curves
 //! name = "eq. 7"
@@ -262,6 +263,11 @@ pub enum Combine {
     /// parameter at a time"). The `axis` dimension, if any, is crossed with
     /// all of them.
     OneAtATime,
+    /// The i-th values of every swept dimension together (every list of
+    /// more than one value has the same length): chosen points of a grid,
+    /// such as its corners. The `axis` dimension, if any, is crossed with
+    /// all of them.
+    Zip,
 }
 
 /// A sweep dimension.
@@ -979,6 +985,31 @@ impl Experiment {
             Dim::Rate => p.rate = i,
             Dim::Mtu => p.mtu = i,
         };
+        if self.combine == Combine::Zip {
+            let zipped = |d: Dim| self.axis != Some(d) && self.dim_len(d) > 1;
+            let n = DIMS
+                .iter()
+                .filter(|&&d| zipped(d))
+                .map(|&d| self.dim_len(d))
+                .max()
+                .unwrap_or(1);
+            let axis_len = self.axis.map_or(1, |a| self.dim_len(a));
+            let mut out = Vec::new();
+            for i in 0..n {
+                for j in 0..axis_len {
+                    let mut p = PointIdx::default();
+                    for d in DIMS {
+                        if zipped(d) {
+                            set(&mut p, d, i);
+                        } else if self.axis == Some(d) {
+                            set(&mut p, d, j);
+                        }
+                    }
+                    out.push(p);
+                }
+            }
+            return out;
+        }
         let mut out = vec![PointIdx::default()];
         for d in DIMS {
             let n = self.dim_len(d);
@@ -1817,6 +1848,30 @@ impl Experiment {
                 let span = spans().and_then(|s| s.impairments.get(i).map(|s| s.span()));
                 pattern_error(path, text, format!("impairments[{i}]"), line, span, e)
             })?;
+        }
+        if raw.sweep.combine == Combine::Zip {
+            let lens = [
+                ("bandwidth", bandwidths.len()),
+                ("delay", delays.len()),
+                ("message_size", message_sizes.len()),
+                ("loss", losses.len()),
+                ("corrupt", corrupts.len()),
+                ("rate", rates.len()),
+                ("mtu", mtus.len()),
+            ];
+            let axis = raw.sweep.axis.map(dim_name);
+            let mut zipped = lens
+                .iter()
+                .filter(|(name, n)| *n > 1 && Some(*name) != axis);
+            if let Some(&(first, n)) = zipped.next()
+                && let Some(&(other, m)) = zipped.find(|(_, m)| *m != n)
+            {
+                return Err(invalid(
+                    &format!("sweep.{other}"),
+                    &format!("as many values as sweep.{first} ({n}), for combine = \"zip\""),
+                    m.to_string(),
+                ));
+            }
         }
         Ok(Experiment {
             file: path.to_owned(),

@@ -562,6 +562,13 @@ pub fn section_and_checks(
         }
     }
     flowfigs::add_paper_series(exp, &mut charts);
+    if let Some(t) = crate::positions::burst_position_table(exp, records) {
+        tables.push((
+            "Mean MTT of the lost message by its position in the burst, beside the no-loss MTT"
+                .to_owned(),
+            t,
+        ));
+    }
     if exp.method == crate::experiment::Method::LossPosition
         && let Some(t) = cost_table(exp, records)
     {

@@ -12,6 +12,7 @@ pub mod model;
 pub mod net;
 pub mod output;
 pub mod plot;
+pub mod positions;
 pub mod report;
 pub mod reproduce;
 pub mod runner;

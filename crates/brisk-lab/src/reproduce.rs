@@ -380,3 +380,25 @@ impl std::fmt::Display for SuiteSummary {
         write!(f, "report: {}", self.report_path().display())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::Experiment;
+
+    #[test]
+    fn every_emulator_experiment_file_parses_and_runs_a_stack() {
+        let dir = workspace_experiments_dir().join("emu");
+        let files = list_experiment_files(&dir).unwrap();
+        assert!(files.len() >= 5, "{files:?}");
+        for f in files {
+            let exp = Experiment::load(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            assert!(!exp.points().is_empty(), "{}", f.display());
+            assert!(
+                exp.variants.iter().any(|v| v.stack.is_some()),
+                "{}",
+                f.display()
+            );
+        }
+    }
+}

@@ -112,6 +112,39 @@ fn one_at_a_time_varies_each_dimension_alone_around_the_base_and_crosses_the_axi
 }
 
 #[test]
+fn zip_takes_the_ith_values_together_and_crosses_the_axis() {
+    let e = parse(&text(
+        PERIODIC,
+        ONE_VARIANT,
+        "[sweep]\ndelay = [\"5ms\", \"25ms\"]\nloss = [0.01, 0.05]\nmessage_size = [100]\ncombine = \"zip\"",
+    ));
+    let points = e.points();
+    assert_eq!(points.len(), 2);
+    assert!(
+        points
+            .iter()
+            .all(|p| p.delay == p.loss && p.message_size == 0)
+    );
+    assert_eq!(e.point(&points[1]).delay, Duration::from_millis(25));
+    let e = parse(&text(
+        PERIODIC,
+        ONE_VARIANT,
+        "[sweep]\ndelay = [\"5ms\", \"25ms\"]\nloss = [0.01, 0.05]\nrate = [10, 20, 30]\ncombine = \"zip\"\naxis = \"rate\"",
+    ));
+    assert_eq!(e.points().len(), 2 * 3);
+    // Lists of different lengths cannot be zipped.
+    let e = err(&text(
+        PERIODIC,
+        ONE_VARIANT,
+        "[sweep]\ndelay = [\"5ms\", \"25ms\"]\nloss = [0.01, 0.02, 0.05]\ncombine = \"zip\"",
+    ));
+    assert!(
+        e.contains("key `sweep.loss`: expected as many values as sweep.delay (2)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn bad_sweep_values_are_named() {
     let e = err(&text(PERIODIC, ONE_VARIANT, "[sweep]\nloss = [1.5]"));
     assert!(

@@ -319,6 +319,30 @@ pub struct NewChunk {
     pub number: u64,
     /// The TSN of an SCTP chunk, or the first sequence number of a TCP segment.
     pub tsn: u32,
+    /// TCP: the stream byte number (1-based, counted from the first payload
+    /// byte of this connection and direction) of the first byte this segment
+    /// sends for the first time; 0 for SCTP.
+    pub first_byte: u64,
+    /// TCP: how many bytes from `first_byte` on are sent for the first time;
+    /// 0 for SCTP.
+    pub new_bytes: u64,
+}
+
+impl NewChunk {
+    /// Whether this first transmission carries stream byte `byte` (1-based)
+    /// for the first time: only TCP units carry bytes.
+    pub fn carries_byte(&self, byte: u64) -> bool {
+        self.first_byte <= byte && byte < self.first_byte + self.new_bytes
+    }
+}
+
+/// Where a TCP connection's stream has got to in one direction: the
+/// sequence number just past the highest byte seen, and how many bytes that
+/// is from the first one.
+#[derive(Debug, Clone, Copy)]
+struct StreamEnd {
+    seq: u32,
+    bytes: u64,
 }
 
 /// Numbers first transmissions, so that retransmissions and redundant copies
@@ -331,7 +355,7 @@ pub struct NewData {
     first_tsn: Option<u32>,
     highest_chunk: u64,
     /// Per TCP connection and direction: the end of the bytes seen.
-    tcp_end: HashMap<u64, u32>,
+    tcp_end: HashMap<u64, StreamEnd>,
     tcp_segments: u64,
 }
 
@@ -352,21 +376,34 @@ impl NewData {
                     let chunk = u64::from(offset) + 1;
                     if chunk > self.highest_chunk {
                         self.highest_chunk = chunk;
-                        new.push(NewChunk { number: chunk, tsn });
+                        new.push(NewChunk {
+                            number: chunk,
+                            tsn,
+                            first_byte: 0,
+                            new_bytes: 0,
+                        });
                     }
                 }
                 Unit::Bytes { flow, seq, len } => {
                     let end = seq.wrapping_add(len);
-                    let seen = self.tcp_end.entry(flow).or_insert(seq);
+                    let seen = self
+                        .tcp_end
+                        .entry(flow)
+                        .or_insert(StreamEnd { seq, bytes: 0 });
                     // RFC 9293 sequence arithmetic: new when it ends beyond
                     // every byte seen in this direction.
-                    let beyond = end.wrapping_sub(*seen);
+                    let beyond = end.wrapping_sub(seen.seq);
                     if beyond != 0 && beyond < 1 << 31 {
-                        *seen = end;
+                        let fresh = u64::from(beyond.min(len));
+                        let first_byte = seen.bytes + 1 + u64::from(beyond) - fresh;
+                        seen.seq = end;
+                        seen.bytes += u64::from(beyond);
                         self.tcp_segments += 1;
                         new.push(NewChunk {
                             number: self.tcp_segments,
                             tsn: seq,
+                            first_byte,
+                            new_bytes: fresh,
                         });
                     }
                 }
@@ -497,13 +534,9 @@ mod tests {
     fn sctp_chunks_are_numbered_by_tsn_from_the_first_seen() {
         let mut n = NewData::default();
         let got = n.first_transmissions(&[Unit::Tsn(10), Unit::Tsn(11)]);
-        assert_eq!(
-            got,
-            vec![
-                NewChunk { number: 1, tsn: 10 },
-                NewChunk { number: 2, tsn: 11 }
-            ]
-        );
+        let numbered: Vec<(u64, u32, u64)> =
+            got.iter().map(|c| (c.number, c.tsn, c.new_bytes)).collect();
+        assert_eq!(numbered, vec![(1, 10, 0), (2, 11, 0)]);
         assert!(n.first_transmissions(&[Unit::Tsn(10)]).is_empty());
         assert_eq!(n.first_transmissions(&[Unit::Tsn(13)])[0].number, 4);
     }

@@ -30,6 +30,14 @@ pub enum Impairment {
     /// new, so retransmissions and redundant copies never shift the count.
     /// This is what a loss-position study means (seed 000).
     DropNewChunks { chunks: Vec<u64> },
+    /// Drop the TCP segment that carries the first transmission of stream
+    /// byte k, for each listed 1-based k, counted per connection and
+    /// direction from the first payload byte the link sees. A message
+    /// stream's k-th message starts at a known byte, so this loses exactly
+    /// that message's first transmission however the sender packs its
+    /// segments (Linux coalesces messages that queue behind a full window).
+    /// SCTP packets carry no stream bytes and are never dropped by it.
+    DropNewBytes { bytes: Vec<u64> },
     /// Drop every packet entering at a time `t` with `from <= t < to`.
     DropWindow { from: Duration, to: Duration },
     /// Drop each packet with probability `p`.
@@ -84,6 +92,7 @@ impl Impairment {
             Impairment::DropNewChunks { .. } => 11,
             Impairment::Jitter { .. } => 12,
             Impairment::Tick { .. } => 13,
+            Impairment::DropNewBytes { .. } => 14,
         }
     }
 }
@@ -148,7 +157,8 @@ impl Chain {
                 let mut imp = imp.clone();
                 if let Impairment::DropOrdinals { ordinals, .. }
                 | Impairment::CorruptOrdinals { ordinals, .. }
-                | Impairment::DropNewChunks { chunks: ordinals } = &mut imp
+                | Impairment::DropNewChunks { chunks: ordinals }
+                | Impairment::DropNewBytes { bytes: ordinals } = &mut imp
                 {
                     ordinals.sort_unstable();
                     ordinals.dedup();
@@ -166,9 +176,12 @@ impl Chain {
     /// Whether some impairment needs to know which first transmissions of
     /// data units each packet carries.
     pub fn needs_new_data(&self) -> bool {
-        self.stages
-            .iter()
-            .any(|s| matches!(s.imp, Impairment::DropNewChunks { .. }))
+        self.stages.iter().any(|s| {
+            matches!(
+                s.imp,
+                Impairment::DropNewChunks { .. } | Impairment::DropNewBytes { .. }
+            )
+        })
     }
 
     /// Applies the chain to a packet entering at `now` that carries the
@@ -187,6 +200,17 @@ impl Chain {
             match &s.imp {
                 Impairment::DropNewChunks { chunks } => {
                     v.drop = new.iter().any(|c| chunks.binary_search(&c.number).is_ok());
+                    if v.drop {
+                        v.dropped_new_chunks = new.to_vec();
+                    }
+                }
+                Impairment::DropNewBytes { bytes } => {
+                    v.drop = new.iter().any(|c| {
+                        // The first listed byte at or after the segment's
+                        // first new byte.
+                        let i = bytes.partition_point(|&b| b < c.first_byte);
+                        bytes.get(i).is_some_and(|&b| c.carries_byte(b))
+                    });
                     if v.drop {
                         v.dropped_new_chunks = new.to_vec();
                     }
@@ -551,5 +575,51 @@ mod tests {
         // Its retransmission passes.
         assert!(!apply(&[t(3)]).drop);
         assert!(!apply(&[t(5)]).drop);
+    }
+
+    #[test]
+    fn drop_new_bytes_loses_the_segment_that_first_sends_the_byte_however_packed() {
+        // Messages of 204 bytes (a 4-byte prefix and 200): the 4th starts at
+        // byte 613. The sender packs the 3rd and 4th into one segment.
+        let mut chain = Chain::new(&[Impairment::DropNewBytes { bytes: vec![613] }], 1, 0);
+        let mut numbering = NewData::default();
+        let isn = u32::MAX - 300; // across the wrap
+        let mut apply = |seq_offset: u32, len: u32| {
+            let unit = Unit::Bytes {
+                flow: 7,
+                seq: isn.wrapping_add(seq_offset),
+                len,
+            };
+            let new = numbering.first_transmissions(&[unit]);
+            chain.apply(Time::ZERO, 1, Some(1), &new)
+        };
+        assert!(!apply(0, 204).drop);
+        assert!(!apply(204, 204).drop);
+        let v = apply(408, 408);
+        assert!(v.drop);
+        assert_eq!(v.dropped_new_chunks.len(), 1);
+        let c = v.dropped_new_chunks[0];
+        assert_eq!((c.first_byte, c.new_bytes), (409, 408));
+        // The retransmission, however repacketized, passes.
+        assert!(!apply(408, 408).drop);
+        assert!(!apply(612, 204).drop);
+        // A segment that overlaps old bytes counts only its new ones.
+        let v = apply(816, 204);
+        assert!(!v.drop);
+        // A partial retransmission that also sends new bytes.
+        let mut chain = Chain::new(&[Impairment::DropNewBytes { bytes: vec![21] }], 1, 0);
+        let mut numbering = NewData::default();
+        let mut apply = |seq: u32, len: u32| {
+            let new = numbering.first_transmissions(&[Unit::Bytes { flow: 1, seq, len }]);
+            (chain.apply(Time::ZERO, 1, Some(1), &new).drop, new)
+        };
+        assert!(!apply(100, 10).0);
+        let (drop, new) = apply(105, 20); // bytes 6..=25, of which 11..=25 new
+        assert!(drop);
+        assert_eq!((new[0].first_byte, new[0].new_bytes), (11, 15));
+        // SCTP chunks carry no stream bytes and are never dropped by it.
+        let mut chain = Chain::new(&[Impairment::DropNewBytes { bytes: vec![1] }], 1, 0);
+        let new = NewData::default().first_transmissions(&[Unit::Tsn(1)]);
+        assert!(!chain.apply(Time::ZERO, 1, Some(1), &new).drop);
     }
 }

@@ -275,6 +275,7 @@ impl Link {
                     imp,
                     Impairment::DropOrdinals { .. }
                         | Impairment::DropNewChunks { .. }
+                        | Impairment::DropNewBytes { .. }
                         | Impairment::DropWindow { .. }
                         | Impairment::Bernoulli { .. }
                         | Impairment::GilbertElliott { .. }
@@ -480,6 +481,27 @@ impl Link {
                     (!hit.is_empty()).then(|| {
                         format!(
                             "drop-new-chunk pattern (first transmission of {})",
+                            hit.join("; ")
+                        )
+                    })
+                }
+                (true, Impairment::DropNewBytes { bytes }) => {
+                    let hit: Vec<String> = entered
+                        .dropped_new_chunks
+                        .iter()
+                        .flat_map(|c| {
+                            bytes
+                                .iter()
+                                .filter(|&&b| c.carries_byte(b))
+                                .map(move |b| format!("byte {b}, segment at seq {}", c.tsn))
+                        })
+                        .collect();
+                    if !hit.is_empty() {
+                        maybe.clear();
+                    }
+                    (!hit.is_empty()).then(|| {
+                        format!(
+                            "drop-new-byte pattern (first transmission of {})",
                             hit.join("; ")
                         )
                     })

@@ -20,6 +20,7 @@
 //! | `drop N...` | drop the packets with these ordinals |
 //! | `drop-data N...` | drop the DATA packets with these ordinals (retransmissions and copies count) |
 //! | `drop-new-chunk K...` | drop the packet carrying the first transmission of the K-th new DATA chunk (numbered by TSN; retransmissions never count) |
+//! | `drop-new-byte B...` | drop the TCP segment carrying the first transmission of the B-th byte of its connection's stream (per direction, from the first payload byte seen; retransmissions never count) |
 //! | `window FROM TO` | drop every packet entering at FROM <= t < TO |
 //! | `bernoulli P` | drop each packet with probability P |
 //! | `gilbert P R [LOSS_GOOD LOSS_BAD]` | Gilbert-Elliott: per packet go good->bad with P, bad->good with R, then drop with the state's loss probability (default 0 and 1) |
@@ -60,7 +61,7 @@ pub struct PatternError {
 }
 
 /// Every form a line may take, for error messages.
-const FORMS: &str = "drop, drop-data, drop-new-chunk, window, bernoulli, gilbert, corrupt, corrupt-at, \
+const FORMS: &str = "drop, drop-data, drop-new-chunk, drop-new-byte, window, bernoulli, gilbert, corrupt, corrupt-at, \
 corrupt-data-at, delay-at, bandwidth-at, reorder, duplicate, jitter, tick";
 
 /// Parses a pattern file (see the module documentation).
@@ -120,6 +121,9 @@ fn parse_line(keyword: &str, args: &[&str]) -> Result<Impairment, String> {
         }
         "drop-new-chunk" => Impairment::DropNewChunks {
             chunks: ordinals(keyword, args)?,
+        },
+        "drop-new-byte" => Impairment::DropNewBytes {
+            bytes: ordinals(keyword, args)?,
         },
         "jitter" => {
             count(1, "MAX, e.g. `jitter 2ms`")?;
@@ -318,6 +322,8 @@ delay-at 10s 50ms
 bandwidth-at 5s 1000kbit
 reorder 0.01 20ms
 duplicate 0.005
+drop-new-chunk 4
+drop-new-byte 613 817
 ";
         let got = parse_pattern(text).unwrap();
         assert_eq!(
@@ -370,6 +376,10 @@ duplicate 0.005
                     extra: ms(20)
                 },
                 Impairment::Duplicate { p: 0.005 },
+                Impairment::DropNewChunks { chunks: vec![4] },
+                Impairment::DropNewBytes {
+                    bytes: vec![613, 817]
+                },
             ]
         );
     }
