@@ -291,16 +291,31 @@ fn ordinal_row(plan: &Plan) -> Result<OrdinalRow, EmuError> {
 
 /// Runs every measurement of `plan`, one emulation each.
 pub fn measure(plan: &Plan) -> Result<Accuracy, EmuError> {
-    let delays = plan
-        .packet_rates
-        .iter()
-        .map(|&pps| delay_row(plan, pps))
-        .collect::<Result<_, _>>()?;
-    let rates = plan
-        .bandwidths
-        .iter()
-        .map(|&bps| rate_row(plan, bps))
-        .collect::<Result<_, _>>()?;
+    measure_until(plan, &|| false)
+}
+
+/// [`measure`], asking `stop` before each probe: when it says yes, the
+/// measurement ends with [`EmuError::Interrupted`] (each probe's emulation,
+/// and its namespaces, are gone by then).
+pub fn measure_until(plan: &Plan, stop: &dyn Fn() -> bool) -> Result<Accuracy, EmuError> {
+    let go = || {
+        if stop() {
+            Err(EmuError::Interrupted)
+        } else {
+            Ok(())
+        }
+    };
+    let mut delays = Vec::new();
+    for &pps in &plan.packet_rates {
+        go()?;
+        delays.push(delay_row(plan, pps)?);
+    }
+    let mut rates = Vec::new();
+    for &bps in &plan.bandwidths {
+        go()?;
+        rates.push(rate_row(plan, bps)?);
+    }
+    go()?;
     let ordinals = ordinal_row(plan)?;
     Ok(Accuracy {
         delay: plan.delay,

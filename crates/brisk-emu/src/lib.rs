@@ -46,4 +46,6 @@ pub enum EmuError {
     },
     #[error("{0}")]
     Config(String),
+    #[error("interrupted")]
+    Interrupted,
 }

@@ -224,9 +224,28 @@ fn retransmissions(trace: &[PacketRecord]) -> (u64, u64) {
     (all, spurious)
 }
 
-/// Waits for `child` until `deadline`, then stops it (SIGTERM, SIGKILL).
+/// Whether SIGINT or SIGTERM arrived since the first emulated run began:
+/// the run in progress stops its commands and removes its namespaces, and
+/// no further run starts.
+pub fn interrupted() -> bool {
+    static FLAG: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+        std::sync::OnceLock::new();
+    let flag = FLAG.get_or_init(|| {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Without the handler the default action ends the process and
+            // leaves the namespaces to the next run's leftover check.
+            let _ = signal_hook::flag::register(signal, flag.clone());
+        }
+        flag
+    });
+    flag.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Waits for `child` until `deadline` (or an interruption), then stops it
+/// (SIGTERM, SIGKILL).
 fn wait_or_stop(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && !interrupted() {
         if let Ok(Some(status)) = child.try_wait() {
             return Some(status);
         }

@@ -259,3 +259,68 @@ fn ctrl_c_stops_the_commands_and_removes_the_namespaces() {
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     assert!(namespaces_of(pid).is_empty(), "{:?}", namespaces_of(pid));
 }
+
+#[test]
+fn ctrl_c_stops_an_emulated_experiment_and_removes_its_namespaces() {
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|p| p.into_inner());
+    let file = tmp("ctrl-c.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "ctrl-c"
+title = "T"
+source = "test"
+method = "flow"
+statistic = "median"
+figure = "latency-table"
+[topology]
+kind = "point-to-point"
+bandwidth = "10mbit"
+delay = "5ms"
+[traffic]
+kind = "periodic"
+interval = "10ms"
+messages = 3000
+message_size = 100
+[[stacks]]
+name = "sleepers"
+server = ["sleep", "60"]
+client = ["sleep", "60"]
+[[variants]]
+name = "a"
+stack = "sleepers"
+[[variants]]
+name = "b"
+stack = "sleepers"
+"#,
+    )
+    .unwrap();
+    let out_dir = tmp("ctrl-c-report");
+    let child = start(brisk().arg("run").arg(&file).arg("--out").arg(&out_dir));
+    let pid = child.id();
+    let mut up = false;
+    for _ in 0..200 {
+        if namespaces_of(pid).len() == 2 {
+            up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(
+        up,
+        "brisk run of an emulated experiment (root) made no namespaces"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = finish(child, "interrupted brisk run", Duration::from_secs(15));
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    // Interrupted while it measured the emulator's accuracy (the first
+    // thing an emulated experiment does): no run started, nothing is left.
+    assert!(!out_dir.join("runs.csv").exists());
+    assert!(namespaces_of(pid).is_empty(), "{:?}", namespaces_of(pid));
+}

@@ -109,6 +109,14 @@ declare_config! {
         /// RFC 2960 and Linux lksctp 2.6.15, the baseline of the research we reproduce.
         #[unit = "count"]
         pub fast_retransmit_threshold: u32,
+        /// Fast-retransmit a chunk again when SACKs for data sent after its
+        /// retransmission report it missing `fast_retransmit_threshold` times:
+        /// its retransmission was lost too. RFC 9260 7.2.4 allows one fast
+        /// retransmit per chunk and leaves a lost retransmission to T3, which
+        /// stalls an ordered stream for an RTO; RACK (RFC 8985 6.2) finds lost
+        /// retransmissions by the same evidence (ours, for SCTP).
+        #[unit = "true|false"]
+        pub lost_retransmission_detection: bool,
 
         // --- Congestion and flow control (RFC 9260 6.1, 7.2) ---
         /// New-data packets one transmission opportunity may send (0 = no limit).
@@ -425,6 +433,7 @@ impl Config {
             honor_i_bit: true,
             peer_sack_delay: None,
             fast_retransmit_threshold: 3,
+            lost_retransmission_detection: false,
             max_burst: 4,
             initial_cwnd: None,
             mtu: 1452,
@@ -487,12 +496,13 @@ impl Config {
     }
 
     /// Everything that helps timely delivery, on: packet-based Early
-    /// Retransmit, RTO restart, thin-stream mode, the tail loss probe, Nagle off
-    /// and PKTDROP.
+    /// Retransmit, RTO restart, thin-stream mode, the tail loss probe, lost
+    /// retransmission detection, Nagle off and PKTDROP.
     pub fn low_latency() -> Self {
         Self {
             early_retransmit: EarlyRetransmit::Packets,
             tail_loss_probe: true,
+            lost_retransmission_detection: true,
             pktdrop: true,
             ..Self::thin_stream()
         }
@@ -854,6 +864,7 @@ mod tests {
                 | "pktdrop"
                 | "early_retransmit_delay"
                 | "spurious_timeout_undo"
+                | "lost_retransmission_detection"
                 | "ack_reach_floor" => "true",
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
@@ -971,7 +982,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 39);
+        assert_eq!(KNOBS.len(), 40);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {

@@ -121,6 +121,66 @@ fn a_chunk_is_fast_retransmitted_at_most_once() {
     assert_eq!(p.b_recv_all().len(), 6);
 }
 
+/// Sends 40 messages 1 ms apart with the 1st DATA packet lost and, when
+/// `fr_ordinal` is given, that DATA packet (the fast retransmission) lost too.
+fn lost_fast_retransmission(cfg: Config, fr_ordinal: Option<u64>) -> Pair {
+    let mut p = connected(cfg);
+    p.drop_data_packet(Dir::AtoB, 1);
+    if let Some(k) = fr_ordinal {
+        p.drop_data_packet(Dir::AtoB, k);
+    }
+    burst(&mut p, 40);
+    p.run_for(ms(5000));
+    p
+}
+
+#[test]
+fn a_lost_fast_retransmission_is_fast_retransmitted_again_with_lost_retransmission_detection() {
+    let cfg = Config {
+        lost_retransmission_detection: true,
+        ..Config::rfc9260()
+    };
+    // Where the fast retransmission of the 1st message goes: new data keeps
+    // flowing behind it, 1 ms apart.
+    let probe = lost_fast_retransmission(cfg.clone(), None);
+    let (fr_at, tsn, cause) = probe.a_retransmissions()[0];
+    assert_eq!(cause, RetransmitCause::FastRetransmit);
+    let fr = probe
+        .data_packets(Dir::AtoB)
+        .iter()
+        .find(|l| l.seen.sent_at == fr_at && l.seen.tsns.contains(&tsn))
+        .and_then(|l| l.seen.data_ordinal)
+        .unwrap();
+    assert!(fr > 10, "new data was sent before it: {fr}");
+
+    let mut p = lost_fast_retransmission(cfg, Some(fr));
+    let rtx = p.a_retransmissions();
+    let causes: Vec<_> = rtx.iter().map(|r| r.2).collect();
+    assert_eq!(
+        causes,
+        vec![
+            RetransmitCause::FastRetransmit,
+            RetransmitCause::FastRetransmit
+        ],
+        "{rtx:?}"
+    );
+    assert!(rtx.iter().all(|r| r.1 == tsn));
+    // The second goes when SACKs for three packets sent after the first
+    // report the TSN missing: one RTT (20 ms) and three packets (1 ms apart,
+    // SACKed every second one) later, long before T3 (RTO.Min 1 s).
+    let gap = rtx[1].0 - rtx[0].0;
+    assert!(gap >= ms(22) && gap <= ms(26), "{gap:?}");
+    assert_eq!(p.b_recv_all().len(), 40);
+
+    // RFC 9260 7.2.4 alone leaves the lost retransmission to T3.
+    let p = lost_fast_retransmission(Config::rfc9260(), Some(fr));
+    let causes: Vec<_> = p.a_retransmissions().iter().map(|r| r.2).collect();
+    assert_eq!(
+        causes,
+        vec![RetransmitCause::FastRetransmit, RetransmitCause::T3Timeout]
+    );
+}
+
 #[test]
 fn t3_backs_off_and_the_association_fails_after_max_retrans() {
     let cfg = Config {

@@ -143,6 +143,7 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
         &outcome,
         &mut a.outstanding,
         thin::dupthresh(&a.cfg, thin),
+        a.cfg.lost_retransmission_detection,
     );
     let mut entered = fr.entered_recovery;
     let mut marked = !fr.marked.is_empty();

@@ -56,13 +56,15 @@ impl FastRecovery {
     }
 
     /// Counts miss indications for the SACK just applied and marks chunks that
-    /// reached `threshold`.
+    /// reached `threshold`; with `again`, also chunks fast-retransmitted
+    /// before whose retransmission was lost (`lost_retransmission_detection`).
     pub fn on_sack(
         &mut self,
         sack: &Sack,
         outcome: &SackOutcome,
         outstanding: &mut Outstanding,
         threshold: u32,
+        again: bool,
     ) -> FastRetransmitOutcome {
         let mut result = FastRetransmitOutcome::default();
         if sack.gap_blocks.is_empty() && !outcome.reneged {
@@ -79,7 +81,7 @@ impl FastRecovery {
         let Some(limit) = limit else {
             return result;
         };
-        result.marked = outstanding.count_misses(limit, threshold, outcome.htna_sent);
+        result.marked = outstanding.count_misses(limit, threshold, outcome.htna_sent, again);
         if !result.marked.is_empty() {
             // Enter fast recovery; the exit point is the highest outstanding TSN.
             result.entered_recovery = self.enter(outstanding.next_tsn().wrapping_sub(1));

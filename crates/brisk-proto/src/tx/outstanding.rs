@@ -434,7 +434,9 @@ impl Outstanding {
 
     /// 7.2.4: counts one miss indication for every chunk still in flight below
     /// `limit`, and marks for fast retransmit those that reach `threshold` and
-    /// were not fast-retransmitted before. Returns the TSNs marked.
+    /// were not fast-retransmitted before (or, with `again`, were: their
+    /// misses count only evidence sent after the latest copy, so reaching the
+    /// threshold means that copy was lost too). Returns the TSNs marked.
     ///
     /// A chunk sent again after `sent_before` (the send time of the chunk that
     /// reported it) is not missing: its new copy left after the evidence. Without
@@ -445,6 +447,7 @@ impl Outstanding {
         limit: u32,
         threshold: u32,
         sent_before: Option<Time>,
+        again: bool,
     ) -> Vec<u32> {
         let mut fired = Vec::new();
         for i in 0..self.chunks.len() {
@@ -458,7 +461,7 @@ impl Outstanding {
                 continue;
             }
             chunk.misses += 1;
-            if chunk.misses >= threshold && !chunk.fast_retransmitted {
+            if chunk.misses >= threshold && (again || !chunk.fast_retransmitted) {
                 chunk.fast_retransmitted = true;
                 let tsn = chunk.tsn;
                 self.mark_at(i, RetransmitCause::FastRetransmit);
@@ -782,7 +785,7 @@ mod tests {
         assert_eq!(out.bytes_acked, 3 * 116);
         assert_eq!(o.packets_outstanding(), 4, "1001, 1004, 1005, 1006 remain");
         // Only 1001 is below HTNA and missing.
-        assert!(o.count_misses(1003, 3, None).is_empty());
+        assert!(o.count_misses(1003, 3, None, false).is_empty());
         assert_eq!(o.get(1001).unwrap().misses, 1);
         assert_eq!(o.get(1004).unwrap().misses, 0);
     }
@@ -792,7 +795,7 @@ mod tests {
         let mut o = sent(5);
         for (i, end) in [(0, 2u16), (1, 3), (2, 4)] {
             let out = o.on_sack(&sack(1000, &[(2, end)]), Time::ZERO).unwrap();
-            let fired = o.count_misses(out.htna.unwrap(), 3, None);
+            let fired = o.count_misses(out.htna.unwrap(), 3, None, false);
             assert_eq!(fired.is_empty(), i < 2);
         }
         let c = o.get(1001).unwrap();
@@ -810,7 +813,46 @@ mod tests {
             Some(RetransmitCause::FastRetransmit)
         );
         for _ in 0..5 {
-            assert!(o.count_misses(1005, 3, None).is_empty());
+            assert!(o.count_misses(1005, 3, None, false).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_lost_fast_retransmission_is_sent_again_on_evidence_sent_after_it() {
+        let mut o = sent(5);
+        for end in [2u16, 3, 4] {
+            let out = o.on_sack(&sack(1000, &[(2, end)]), Time::ZERO).unwrap();
+            o.count_misses(out.htna.unwrap(), 3, out.htna_sent, true);
+        }
+        let p = o.begin_packet(Time::from_millis(5));
+        o.resend(1001, Time::from_millis(5), p);
+        o.end_packet();
+        // SACKs for data sent before the retransmission say nothing of it.
+        for _ in 0..5 {
+            assert!(
+                o.count_misses(1005, 3, Some(Time::from_millis(4)), true)
+                    .is_empty()
+            );
+        }
+        assert_eq!(o.get(1001).unwrap().misses, 0);
+        // Three reports by data sent after it: the retransmission was lost.
+        let after = Some(Time::from_millis(6));
+        assert!(o.count_misses(1005, 3, after, true).is_empty());
+        assert!(o.count_misses(1005, 3, after, true).is_empty());
+        assert_eq!(o.count_misses(1005, 3, after, true), vec![1001]);
+        assert_eq!(
+            o.get(1001).unwrap().state,
+            ChunkState::Marked(RetransmitCause::FastRetransmit)
+        );
+        // Without the option, the same evidence leaves it to T3 (7.2.4).
+        let p = o.begin_packet(Time::from_millis(7));
+        o.resend(1001, Time::from_millis(7), p);
+        o.end_packet();
+        for _ in 0..5 {
+            assert!(
+                o.count_misses(1005, 3, Some(Time::from_millis(8)), false)
+                    .is_empty()
+            );
         }
     }
 
@@ -918,7 +960,7 @@ mod tests {
             .unwrap();
         assert_eq!(out.htna_sent, Some(Time::ZERO));
         assert!(
-            o.count_misses(out.htna.unwrap(), 1, out.htna_sent)
+            o.count_misses(out.htna.unwrap(), 1, out.htna_sent, false)
                 .is_empty()
         );
         assert_eq!(o.get(1000).unwrap().misses, 0);
@@ -930,7 +972,7 @@ mod tests {
             .on_sack(&sack(999, &[(2, 3)]), Time::from_millis(20))
             .unwrap();
         assert_eq!(
-            o.count_misses(out.htna.unwrap(), 1, out.htna_sent),
+            o.count_misses(out.htna.unwrap(), 1, out.htna_sent, false),
             vec![1000]
         );
     }
