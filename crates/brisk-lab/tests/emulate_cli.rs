@@ -32,6 +32,17 @@ fn namespaces_of(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// Whether process `pid`'s two namespaces appear within 5 s.
+fn namespaces_appear(pid: u32) -> bool {
+    for _ in 0..200 {
+        if namespaces_of(pid).len() == 2 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    false
+}
+
 /// Seed 000 Fig. 2's setting: the Standard with the paper's timers.
 const STANDARD: [&str; 10] = [
     "--config",
@@ -240,15 +251,10 @@ fn ctrl_c_stops_the_commands_and_removes_the_namespaces() {
     let child = start(brisk().args(["emulate", "--", "sleep", "30", "--", "sleep", "30"]));
     let pid = child.id();
     // Wait until the namespaces exist, then interrupt.
-    let mut up = false;
-    for _ in 0..200 {
-        if namespaces_of(pid).len() == 2 {
-            up = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    assert!(up, "brisk emulate (root) made no namespaces");
+    assert!(
+        namespaces_appear(pid),
+        "brisk emulate (root) made no namespaces"
+    );
     std::thread::sleep(Duration::from_millis(500));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
@@ -298,16 +304,8 @@ stack = "sleepers"
     let out_dir = tmp("ctrl-c-report");
     let child = start(brisk().arg("run").arg(&file).arg("--out").arg(&out_dir));
     let pid = child.id();
-    let mut up = false;
-    for _ in 0..200 {
-        if namespaces_of(pid).len() == 2 {
-            up = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
     assert!(
-        up,
+        namespaces_appear(pid),
         "brisk run of an emulated experiment (root) made no namespaces"
     );
     nix::sys::signal::kill(
