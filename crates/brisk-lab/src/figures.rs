@@ -657,7 +657,11 @@ pub fn section_and_checks(
         headers: vec![
             "quantity".into(),
             "paper".into(),
-            "Brisk (simulated)".into(),
+            if exp.variants.iter().any(|v| v.stack.is_some()) {
+                "ours (emulated runs beside any simulated ones)".into()
+            } else {
+                "Brisk (simulated)".into()
+            },
             "check".into(),
         ],
         rows,
