@@ -61,6 +61,7 @@ impl Endpoint {
     ) -> Result<Self, Error> {
         cfg.accept_config.validate()?;
         let socket = UdpSocket::bind(addr).await?;
+        crate::socket_buffer::raise(&socket, cfg.accept_config.receive_buffer as usize);
         let local_addr = socket.local_addr()?;
         let proto = brisk_proto::Endpoint::new(cfg, seed);
         let shared = Arc::new(Shared::new(proto, socket, local_addr));
@@ -73,6 +74,14 @@ impl Endpoint {
     /// The local UDP address.
     pub fn local_addr(&self) -> SocketAddr {
         self.inner.shared.local_addr
+    }
+
+    /// The UDP socket's receive buffer as the kernel accounts it (about
+    /// twice the datagram bytes it holds): sized at bind and at each connect
+    /// for the window advertised, within what the kernel allows (`rmem_max`, or
+    /// any size with CAP_NET_ADMIN).
+    pub fn socket_receive_buffer(&self) -> usize {
+        crate::socket_buffer::current(&self.inner.shared.socket)
     }
 
     /// Times the driver woke for a protocol deadline already past that
@@ -103,6 +112,8 @@ impl Endpoint {
         cfg: Config,
     ) -> Result<Association, Error> {
         let shared = &self.inner.shared;
+        // A window larger than the accepted associations' needs room too.
+        crate::socket_buffer::raise(&shared.socket, cfg.receive_buffer as usize);
         let (id, notify) = {
             let mut st = shared.lock();
             if let Some(why) = &st.stopped {

@@ -29,6 +29,7 @@ mod driver;
 mod endpoint;
 mod error;
 mod shared;
+mod socket_buffer;
 mod timer;
 
 pub use association::{Association, SendOptions};

@@ -223,3 +223,39 @@ async fn a_send_blocked_on_a_full_buffer_waits_without_spinning() {
         "a send blocked for 500 ms used {used:?} of CPU"
     );
 }
+
+/// The kernel's UDP buffer holds the window we advertise, so a sender that
+/// fills the window is not cut short by kernel drops (as root, as CI runs,
+/// SO_RCVBUFFORCE passes `rmem_max`; elsewhere the kernel's cap stands).
+#[tokio::test]
+async fn the_socket_buffer_holds_the_advertised_window() {
+    let (server, _client) = pair().await;
+    let window = Config::rfc9260().receive_buffer as usize;
+    let rmem_max: usize = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .expect("/proc/sys/net/core/rmem_max")
+        .trim()
+        .parse()
+        .unwrap();
+    let root = nix::unistd::geteuid().is_root();
+    let got = server.socket_receive_buffer();
+    // The kernel reports twice what was set (its bookkeeping).
+    if root || rmem_max >= 2 * window {
+        assert!(got >= 2 * window, "{got} < {}", 2 * window);
+    } else {
+        assert!(got >= 2 * rmem_max.min(2 * window), "{got}");
+    }
+    // A connect with a larger window raises it again.
+    let client = client().await;
+    let big = Config {
+        receive_buffer: 4 << 20,
+        ..fast()
+    };
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        client.connect(server.local_addr(), big),
+    )
+    .await;
+    if root {
+        assert!(client.socket_receive_buffer() >= 8 << 20);
+    }
+}
