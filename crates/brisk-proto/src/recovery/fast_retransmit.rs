@@ -81,6 +81,11 @@ impl FastRecovery {
         let Some(limit) = limit else {
             return result;
         };
+        // A lost retransmission is judged only on evidence whose send time is
+        // certain: the HTNA chunk sent once (a SACK drawn by an earlier copy of
+        // a chunk resent since would report a retransmission missing that
+        // has not had time to arrive).
+        let again = again && outcome.htna_sent_once;
         result.marked = outstanding.count_misses(limit, threshold, outcome.htna_sent, again);
         if !result.marked.is_empty() {
             // Enter fast recovery; the exit point is the highest outstanding TSN.

@@ -120,6 +120,10 @@ pub struct SackOutcome {
     /// When the HTNA chunk was last sent: only chunks sent before it can be
     /// reported missing by this SACK.
     pub htna_sent: Option<Time>,
+    /// The HTNA chunk was sent exactly once, so `htna_sent` is the send time
+    /// of the copy that drew this SACK (Karn's ambiguity, RFC 6298 3: with
+    /// several copies, an earlier one may have).
+    pub htna_sent_once: bool,
     /// The earliest outstanding TSN was acknowledged (6.3.2 R3).
     pub earliest_acked: bool,
     /// A chunk previously gap-acked is missing from this SACK (reneging).
@@ -436,7 +440,8 @@ impl Outstanding {
     /// `limit`, and marks for fast retransmit those that reach `threshold` and
     /// were not fast-retransmitted before (or, with `again`, were: their
     /// misses count only evidence sent after the latest copy, so reaching the
-    /// threshold means that copy was lost too). Returns the TSNs marked.
+    /// threshold means that copy was lost too; without `again` a chunk
+    /// fast-retransmitted before counts nothing). Returns the TSNs marked.
     ///
     /// A chunk sent again after `sent_before` (the send time of the chunk that
     /// reported it) is not missing: its new copy left after the evidence. Without
@@ -457,6 +462,7 @@ impl Outstanding {
             }
             if chunk.state != ChunkState::InFlight
                 || sent_before.is_some_and(|t| chunk.last_sent > t)
+                || (chunk.fast_retransmitted && !again)
             {
                 continue;
             }
@@ -622,6 +628,7 @@ impl Outstanding {
         if out.htna.is_none_or(|h| lt32(h, chunk.tsn)) {
             out.htna = Some(chunk.tsn);
             out.htna_sent = Some(chunk.last_sent);
+            out.htna_sent_once = chunk.transmissions == 1;
         }
     }
 
