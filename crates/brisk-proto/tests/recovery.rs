@@ -321,3 +321,23 @@ fn sacks_lost_in_a_time_window_cause_spurious_t3_retransmissions_reported_as_dup
     assert_eq!(p.b_recv_all().len(), 1, "delivered once");
     assert_eq!(p.a.association(a).unwrap().stats().messages_acked, 1);
 }
+
+#[test]
+fn lost_retransmission_detection_never_fires_when_only_one_packet_is_lost() {
+    // low-latency: thin (threshold 1) with redundant copies in new packets,
+    // whose SACKs must not be read as evidence against a retransmission
+    // still on its way. Every position of a burst of seven.
+    for k in 1..=7u64 {
+        let mut p = connected(Config::low_latency());
+        p.drop_data_packet(Dir::AtoB, k);
+        burst(&mut p, 7);
+        p.run_for(ms(3000));
+        let fast: Vec<_> = p
+            .a_retransmissions()
+            .into_iter()
+            .filter(|r| r.2 == RetransmitCause::FastRetransmit)
+            .collect();
+        assert!(fast.len() <= 1, "k = {k}: {fast:?}");
+        assert_eq!(p.b_recv_all().len(), 7, "k = {k}");
+    }
+}
