@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 
 use brisk_net::HostId;
 
-use crate::sim::NodeId;
+use crate::ids::NodeId;
 
 /// An application running on a simulated host. Each callback is its own
 /// instant: the packets it causes leave before the next callback runs.

@@ -49,7 +49,9 @@
 
 mod capture;
 mod host;
+mod ids;
 mod queue;
+mod routing;
 mod sim;
 mod topology;
 
@@ -60,5 +62,6 @@ pub use brisk_net::{
 };
 pub use capture::CAPTURE_UDP_PORT;
 pub use host::{App, AppCtx};
-pub use sim::{LinkId, NodeId, Sim, SimStats};
+pub use ids::{LinkId, NodeId};
+pub use sim::{Sim, SimStats};
 pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};

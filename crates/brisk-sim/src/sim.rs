@@ -11,30 +11,9 @@ use brisk_net::{HostId, Link, LinkParams, LinkStats, Outcome, PacketRecord, Queu
 
 use crate::capture::{Capture, LinkCapture};
 use crate::host::{App, AppCtx, Host};
+use crate::ids::{LinkId, NodeId};
 use crate::queue::EventQueue;
-use crate::topology::{Edge, routes};
-
-/// A node: a host or a router.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub(crate) usize);
-
-/// One direction of a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LinkId(pub(crate) usize);
-
-impl NodeId {
-    /// Nodes are numbered from 0 in the order they were added.
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
-
-impl LinkId {
-    /// Link directions are numbered from 0 in the order they were created.
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
+use crate::routing::{Edge, routes};
 
 /// Counters of a whole run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
