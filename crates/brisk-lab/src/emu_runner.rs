@@ -242,6 +242,13 @@ pub fn interrupted() -> bool {
     flag.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Ends the process after an interruption, once the emulation in progress
+/// has stopped its commands and removed its namespaces.
+pub fn exit_interrupted(progress: &indicatif::ProgressBar) -> ! {
+    progress.suspend(|| eprintln!("interrupted: the namespaces were removed"));
+    std::process::exit(130);
+}
+
 /// Waits for `child` until `deadline` (or an interruption), then stops it
 /// (SIGTERM, SIGKILL).
 fn wait_or_stop(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {

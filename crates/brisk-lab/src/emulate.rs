@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitCode, ExitStatus, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -174,11 +172,8 @@ pub fn run(args: &EmulateArgs) -> Result<ExitCode> {
     let cfg = config(args)?;
     // Ctrl-C (and SIGTERM) end the run cleanly: children stopped,
     // namespaces removed.
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, interrupted.clone())
-            .context("installing the signal handlers")?;
-    }
+    use crate::emu_runner::interrupted;
+    interrupted();
     let emu = Emulation::start(cfg)?;
     let spawn = |host: usize, argv: &[String]| -> Result<Child> {
         let argv = substitute(argv);
@@ -192,7 +187,7 @@ pub fn run(args: &EmulateArgs) -> Result<ExitCode> {
     };
     let mut server_child = spawn(1, &server)?;
     let lead_end = Instant::now() + args.server_lead;
-    while Instant::now() < lead_end && !interrupted.load(Ordering::Relaxed) {
+    while Instant::now() < lead_end && !interrupted() {
         std::thread::sleep(Duration::from_millis(5));
     }
     if let Ok(Some(status)) = server_child.try_wait() {
@@ -205,7 +200,7 @@ pub fn run(args: &EmulateArgs) -> Result<ExitCode> {
         if let Some(status) = client_child.try_wait().context("waiting for the client")? {
             break Some(status);
         }
-        if interrupted.load(Ordering::Relaxed) || Instant::now() >= deadline {
+        if interrupted() || Instant::now() >= deadline {
             stop(&mut client_child);
             break None;
         }
@@ -234,7 +229,7 @@ pub fn run(args: &EmulateArgs) -> Result<ExitCode> {
     if let Some(p) = &args.pcap {
         eprintln!("pcapng written to {}", p.display());
     }
-    if interrupted.load(Ordering::Relaxed) {
+    if interrupted() {
         eprintln!("interrupted: the commands were stopped and the namespaces removed");
         return Ok(ExitCode::from(130));
     }

@@ -199,6 +199,17 @@ fn dim_name(d: Dim) -> &'static str {
     }
 }
 
+/// Every sweep dimension, in the order sweep points are laid out.
+const DIMS: [Dim; 7] = [
+    Dim::Bandwidth,
+    Dim::Delay,
+    Dim::MessageSize,
+    Dim::Loss,
+    Dim::Corrupt,
+    Dim::Rate,
+    Dim::Mtu,
+];
+
 /// How runs are organised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -967,15 +978,6 @@ impl Experiment {
     /// The sweep points, in a fixed order: bandwidth outermost, then delay,
     /// message size, loss, corruption, rate and MTU.
     pub fn points(&self) -> Vec<PointIdx> {
-        const DIMS: [Dim; 7] = [
-            Dim::Bandwidth,
-            Dim::Delay,
-            Dim::MessageSize,
-            Dim::Loss,
-            Dim::Corrupt,
-            Dim::Rate,
-            Dim::Mtu,
-        ];
         let set = |p: &mut PointIdx, d: Dim, i: usize| match d {
             Dim::Bandwidth => p.bandwidth = i,
             Dim::Delay => p.delay = i,
@@ -1849,31 +1851,7 @@ impl Experiment {
                 pattern_error(path, text, format!("impairments[{i}]"), line, span, e)
             })?;
         }
-        if raw.sweep.combine == Combine::Zip {
-            let lens = [
-                ("bandwidth", bandwidths.len()),
-                ("delay", delays.len()),
-                ("message_size", message_sizes.len()),
-                ("loss", losses.len()),
-                ("corrupt", corrupts.len()),
-                ("rate", rates.len()),
-                ("mtu", mtus.len()),
-            ];
-            let axis = raw.sweep.axis.map(dim_name);
-            let mut zipped = lens
-                .iter()
-                .filter(|(name, n)| *n > 1 && Some(*name) != axis);
-            if let Some(&(first, n)) = zipped.next()
-                && let Some(&(other, m)) = zipped.find(|(_, m)| *m != n)
-            {
-                return Err(invalid(
-                    &format!("sweep.{other}"),
-                    &format!("as many values as sweep.{first} ({n}), for combine = \"zip\""),
-                    m.to_string(),
-                ));
-            }
-        }
-        Ok(Experiment {
+        let exp = Experiment {
             file: path.to_owned(),
             name: raw.name,
             title: raw.title,
@@ -1902,7 +1880,26 @@ impl Experiment {
             models: raw.models,
             paper_series: raw.paper_series,
             paper_rows: raw.paper_rows,
-        })
+        };
+        if exp.combine == Combine::Zip {
+            let mut zipped = DIMS
+                .into_iter()
+                .filter(|&d| exp.axis != Some(d) && exp.dim_len(d) > 1);
+            if let Some(first) = zipped.next()
+                && let Some(other) = zipped.find(|&d| exp.dim_len(d) != exp.dim_len(first))
+            {
+                return Err(invalid(
+                    &format!("sweep.{}", dim_name(other)),
+                    &format!(
+                        "as many values as sweep.{} ({}), for combine = \"zip\"",
+                        dim_name(first),
+                        exp.dim_len(first)
+                    ),
+                    exp.dim_len(other).to_string(),
+                ));
+            }
+        }
+        Ok(exp)
     }
 }
 

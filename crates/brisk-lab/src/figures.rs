@@ -1018,10 +1018,12 @@ fn flow_cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn record(variant: &str, tsn: u64, value: f64) -> Record {
+    /// An MTT record of `variant`'s message `tsn` at Fig. 2's link, from a
+    /// loss-position run at that message.
+    pub(crate) fn record(variant: &str, tsn: u64, value: f64) -> Record {
         Record {
             experiment: "t".into(),
             variant: variant.into(),

@@ -77,6 +77,7 @@ pub fn burst_position_table(exp: &Experiment, records: &[Record]) -> Option<Tabl
 mod tests {
     use super::*;
     use crate::experiment::Experiment;
+    use crate::figures::tests::record;
     use std::path::Path;
 
     fn exp() -> Experiment {
@@ -107,22 +108,6 @@ preset = "rfc9260"
 no_loss = true
 "#;
         Experiment::parse(Path::new("t.toml"), text).unwrap()
-    }
-
-    fn record(variant: &str, tsn: u64, value: f64) -> Record {
-        Record {
-            experiment: "t".into(),
-            variant: variant.into(),
-            bandwidth_kbps: 2000,
-            delay_ms: 15.0,
-            replication: 0,
-            position: Some(tsn),
-            flow: 0,
-            tsn: Some(tsn),
-            metric: "mtt_ms".into(),
-            value,
-            sweep: None,
-        }
     }
 
     #[test]

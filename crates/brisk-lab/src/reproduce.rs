@@ -190,10 +190,7 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         let plan = brisk_emu::accuracy::Plan::default();
         match brisk_emu::accuracy::measure_until(&plan, &crate::emu_runner::interrupted) {
             Ok(acc) => sections.push(crate::emu_report::accuracy_section(&acc)),
-            Err(brisk_emu::EmuError::Interrupted) => {
-                bar.suspend(|| eprintln!("interrupted: the namespaces were removed"));
-                std::process::exit(130);
-            }
+            Err(brisk_emu::EmuError::Interrupted) => crate::emu_runner::exit_interrupted(&bar),
             Err(e) => bail!("brisk reproduce: measuring the emulator's accuracy: {e}"),
         }
     }

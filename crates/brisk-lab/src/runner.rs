@@ -885,11 +885,8 @@ fn emulate(exp: &Experiment, keys: &[RunKey], progress: &ProgressBar) -> Vec<(Ru
         let v = &exp.variants[key.variant];
         let Some(stack) = &v.stack else { continue };
         if crate::emu_runner::interrupted() {
-            // The run in progress has stopped its commands and removed its
-            // namespaces; nothing is left to clean.
             let _ = std::fs::remove_dir_all(&workdir);
-            progress.suspend(|| eprintln!("interrupted: the namespaces were removed"));
-            std::process::exit(130);
+            crate::emu_runner::exit_interrupted(progress);
         }
         let started = std::time::Instant::now();
         let records = crate::emu_runner::run_one(exp, key, v, stack, &workdir, None)

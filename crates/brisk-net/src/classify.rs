@@ -336,6 +336,11 @@ impl NewChunk {
     }
 }
 
+/// The TCP connections (per direction) one link direction numbers at most:
+/// a command in an emulated host that opens connection after connection
+/// cannot grow the table without bound.
+pub const MAX_TCP_FLOWS: usize = 65_536;
+
 /// Where a TCP connection's stream has got to in one direction: the
 /// sequence number just past the highest byte seen, and how many bytes that
 /// is from the first one.
@@ -386,6 +391,11 @@ impl NewData {
                 }
                 Unit::Bytes { flow, seq, len } => {
                     let end = seq.wrapping_add(len);
+                    if self.tcp_end.len() >= MAX_TCP_FLOWS && !self.tcp_end.contains_key(&flow) {
+                        // A link direction follows this many connections at
+                        // most; segments of any more are never numbered.
+                        continue;
+                    }
                     let seen = self
                         .tcp_end
                         .entry(flow)
@@ -528,6 +538,29 @@ mod tests {
             w.first_transmissions(&c.units(&tcp(near, &[0; 100])))
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn the_connections_followed_are_bounded() {
+        let mut n = NewData::default();
+        let unit = |flow: u64| Unit::Bytes {
+            flow,
+            seq: 1,
+            len: 10,
+        };
+        for flow in 0..(MAX_TCP_FLOWS as u64 + 10_000) {
+            n.first_transmissions(&[unit(flow)]);
+        }
+        assert_eq!(n.tcp_end.len(), MAX_TCP_FLOWS);
+        // A connection followed before goes on being numbered; a new one is not.
+        let known = n.first_transmissions(&[Unit::Bytes {
+            flow: 5,
+            seq: 11,
+            len: 10,
+        }]);
+        assert_eq!(known.len(), 1);
+        assert_eq!(known[0].first_byte, 11);
+        assert!(n.first_transmissions(&[unit(u64::MAX)]).is_empty());
     }
 
     #[test]

@@ -193,6 +193,25 @@ pub enum Outcome {
 /// A change of delay or bandwidth from a time on, in nanoseconds.
 type Schedule = Vec<(u64, u64)>;
 
+/// The reason a first-transmission drop (`keyword`) gives for a packet:
+/// the units it named that the packet carried, if any. Only the impairment
+/// that dropped the packet names them, so the random ones before it did not.
+fn first_transmission_drop(
+    keyword: &str,
+    hit: impl Iterator<Item = String>,
+    maybe: &mut Vec<String>,
+) -> Option<String> {
+    let hit: Vec<String> = hit.collect();
+    if hit.is_empty() {
+        return None;
+    }
+    maybe.clear();
+    Some(format!(
+        "{keyword} pattern (first transmission of {})",
+        hit.join("; ")
+    ))
+}
+
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
@@ -467,44 +486,21 @@ impl Link {
                         format!("{keyword} pattern ({})", ordinal_words(*data_only, n))
                     }),
                 (true, Impairment::DropNewChunks { chunks }) => {
-                    let hit: Vec<String> = entered
+                    let hit = entered
                         .dropped_new_chunks
                         .iter()
                         .filter(|c| chunks.contains(&c.number))
-                        .map(|c| format!("chunk {}, TSN {}", c.number, c.tsn))
-                        .collect();
-                    if !hit.is_empty() {
-                        // Only a drop-new-chunk that dropped the packet
-                        // reports its chunks: nothing before it dropped it.
-                        maybe.clear();
-                    }
-                    (!hit.is_empty()).then(|| {
-                        format!(
-                            "drop-new-chunk pattern (first transmission of {})",
-                            hit.join("; ")
-                        )
-                    })
+                        .map(|c| format!("chunk {}, TSN {}", c.number, c.tsn));
+                    first_transmission_drop("drop-new-chunk", hit, &mut maybe)
                 }
                 (true, Impairment::DropNewBytes { bytes }) => {
-                    let hit: Vec<String> = entered
-                        .dropped_new_chunks
-                        .iter()
-                        .flat_map(|c| {
-                            bytes
-                                .iter()
-                                .filter(|&&b| c.carries_byte(b))
-                                .map(move |b| format!("byte {b}, segment at seq {}", c.tsn))
-                        })
-                        .collect();
-                    if !hit.is_empty() {
-                        maybe.clear();
-                    }
-                    (!hit.is_empty()).then(|| {
-                        format!(
-                            "drop-new-byte pattern (first transmission of {})",
-                            hit.join("; ")
-                        )
-                    })
+                    let hit = entered.dropped_new_chunks.iter().flat_map(|c| {
+                        bytes
+                            .iter()
+                            .filter(|&&b| c.carries_byte(b))
+                            .map(move |b| format!("byte {b}, segment at seq {}", c.tsn))
+                    });
+                    first_transmission_drop("drop-new-byte", hit, &mut maybe)
                 }
                 (true, Impairment::DropWindow { from, to }) => {
                     (micros(*from) <= at && at < micros(*to)).then(|| {

@@ -15,31 +15,26 @@ use std::os::fd::AsFd;
 #[cfg(target_os = "linux")]
 use nix::sys::socket::{getsockopt, setsockopt, sockopt};
 
-/// Asks for a receive buffer of at least `window` bytes of datagrams and
-/// returns what the kernel granted (its own accounting: about twice the
-/// payload it holds).
+/// Asks for a receive buffer of at least `window` bytes of datagrams; keeps
+/// what the kernel grants where it refuses more.
 #[cfg(target_os = "linux")]
-pub fn raise(socket: &impl AsFd, window: usize) -> usize {
+pub fn raise(socket: &impl AsFd, window: usize) {
     // The kernel doubles the value for its bookkeeping and charges each
     // datagram its whole buffer, so ask for twice the window.
     let want = window.saturating_mul(2);
-    let granted = |s: &dyn AsFd| getsockopt(&s.as_fd(), sockopt::RcvBuf).unwrap_or(0);
-    if granted(socket) >= want {
-        return granted(socket);
+    if current(socket) >= want {
+        return;
     }
     let _ = setsockopt(socket, sockopt::RcvBuf, &want);
-    if granted(socket) < want {
-        // Beyond rmem_max: only with CAP_NET_ADMIN; otherwise keep what we got.
+    if current(socket) < want {
+        // Beyond rmem_max: only with CAP_NET_ADMIN.
         let _ = setsockopt(socket, sockopt::RcvBufForce, &want);
     }
-    granted(socket)
 }
 
 /// Elsewhere the platform's default stands.
 #[cfg(not(target_os = "linux"))]
-pub fn raise(_socket: &impl AsFd, _window: usize) -> usize {
-    0
-}
+pub fn raise(_socket: &impl AsFd, _window: usize) {}
 
 /// The receive buffer the kernel gives the socket now.
 #[cfg(target_os = "linux")]

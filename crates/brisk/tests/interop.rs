@@ -13,7 +13,6 @@ use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use brisk::{Association, Config, Endpoint, EndpointConfig, Error, SendOptions};
@@ -22,46 +21,9 @@ use bytes::Bytes;
 const COUNT: u64 = 1000;
 const SEED: u64 = 7;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds a peer once per test run with its build script; returns the binary.
-fn build(peer: &str) -> PathBuf {
-    static BUILT: OnceLock<std::sync::Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    let built = BUILT.get_or_init(Default::default);
-    let mut built = built.lock().unwrap();
-    if let Some(p) = built.get(peer) {
-        return p.clone();
-    }
-    let script = repo().join(format!("tests/interop/{peer}/build.sh"));
-    let out_dir = repo().join("target/interop");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(&out_dir)
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "building the {peer} interop peer failed (scripts/test installs its toolchain):\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = PathBuf::from(
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or(""),
-    );
-    assert!(
-        path.exists(),
-        "{peer} build did not produce {}",
-        path.display()
-    );
-    built.insert(peer.to_string(), path.clone());
-    path
-}
+#[path = "../../../tests/interop/build_peer.rs"]
+mod build_peer;
+use build_peer::build_peer;
 
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
@@ -365,7 +327,7 @@ async fn brisk_low_latency_as_client(peer: &str, end: &str) {
 }
 
 async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
-    let bin = build(peer);
+    let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-server-{end}"), &[peer_port, our_port]);
     let server = spawn(
@@ -412,7 +374,7 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
 
 /// The peer connects to Brisk's server, which echoes; the peer verifies and ends.
 async fn brisk_as_server(peer: &str, end: &str) {
-    let bin = build(peer);
+    let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-client-{end}"), &[peer_port, our_port]);
     let ep = endpoint(our_port, true).await;

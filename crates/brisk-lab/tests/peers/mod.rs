@@ -3,54 +3,14 @@
 
 #![allow(dead_code)]
 
-use std::collections::HashMap;
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::{Mutex, OnceLock};
+use std::process::Output;
 
 pub const MS: u64 = 1_000_000;
 
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds the interop peer `name` (`tests/interop/NAME/build.sh`) once per
-/// test run, with `env` set; returns its binary.
-pub fn build_peer(name: &str, env: &[(&str, &str)]) -> PathBuf {
-    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    let mut built = BUILT.get_or_init(Default::default).lock().unwrap();
-    if let Some(p) = built.get(name) {
-        return p.clone();
-    }
-    let script = repo().join(format!("tests/interop/{name}/build.sh"));
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(repo().join("target/interop"))
-        .envs(env.iter().copied())
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "building the {name} interop peer failed (scripts/test installs its toolchain):\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let path = PathBuf::from(
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or(""),
-    );
-    assert!(
-        path.exists(),
-        "the {name} build did not produce {}",
-        path.display()
-    );
-    built.insert(name.to_owned(), path.clone());
-    path
-}
+#[path = "../../../../tests/interop/build_peer.rs"]
+mod build;
+pub use build::build_peer;
 
 /// Two distinct free UDP ports on loopback.
 pub fn two_ports() -> (u16, u16) {

@@ -467,7 +467,8 @@ impl Outstanding {
                 continue;
             }
             chunk.misses += 1;
-            if chunk.misses >= threshold && (again || !chunk.fast_retransmitted) {
+            // A chunk fast-retransmitted before reaches here only with `again`.
+            if chunk.misses >= threshold {
                 chunk.fast_retransmitted = true;
                 let tsn = chunk.tsn;
                 self.mark_at(i, RetransmitCause::FastRetransmit);
