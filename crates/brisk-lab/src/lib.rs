@@ -8,6 +8,7 @@ pub mod emulate;
 pub mod experiment;
 pub mod figures;
 pub mod flowfigs;
+pub mod hosts;
 pub mod model;
 pub mod net;
 pub mod output;

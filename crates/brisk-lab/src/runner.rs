@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use std::collections::{BTreeMap, HashSet};
 
-use brisk_proto::{EndpointConfig, RetransmitCause, Time};
+use brisk_proto::Time;
 use brisk_sim::{HostId, Impairment, LinkId, LinkParams, QueueLimit, Sim};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 
 use crate::experiment::{Experiment, Method, Point, PointIdx, Traffic};
-use crate::traffic::{Planned, Receiver, Retransmitted, Saturation, Sender, plan};
+use crate::hosts::{FlowHosts, FlowSetup, add_sctp_flow};
+use crate::traffic::{Planned, Retransmitted, Saturation, plan};
 
 /// One simulator run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -274,8 +275,8 @@ fn point_impairments(p: &Point) -> Vec<Impairment> {
 
 /// One flow's hosts, traffic and the link directions its data crosses.
 struct Flow {
+    hosts: FlowHosts,
     sender: HostId,
-    receiver: HostId,
     plan: Vec<Planned>,
     variant: String,
     /// Forward path, first hop first.
@@ -344,37 +345,18 @@ fn run_one(
         } else {
             plan(&traffic, traffic_seed ^ (u64::from(f) << 32))
         };
-        let app = match saturated {
-            Some((s, _)) => Sender::saturated(s, LEAD),
-            None => Sender::new(flow_plan.clone(), LEAD),
-        };
-        let sender = sim.add_host(
+        let setup = FlowSetup {
             sender_addr,
-            EndpointConfig {
-                port: 5000,
-                accept: true,
-                accept_config: sender_config,
-                ..EndpointConfig::default()
-            },
-            Box::new(app),
-        );
-        let mut receiver_app = Receiver::new(sender_addr, receiver_config, flow_plan.len());
-        if let Some((s, warmup)) = saturated {
-            receiver_app = receiver_app.with_window(LEAD, warmup, s.duration);
-        }
-        let receiver = sim.add_host(
             receiver_addr,
-            EndpointConfig {
-                port: 5000,
-                accept: false,
-                ..EndpointConfig::default()
-            },
-            Box::new(receiver_app),
-        );
-        pairs.push(Flow {
-            sender,
-            receiver,
             plan: flow_plan,
+            lead: LEAD,
+            saturated,
+        };
+        let hosts = add_sctp_flow(&mut sim, &setup, sender_config, receiver_config);
+        pairs.push(Flow {
+            hosts,
+            sender: hosts.sender,
+            plan: setup.plan,
             variant: v.name.clone(),
             path: Vec::new(),
         });
@@ -404,14 +386,14 @@ fn run_one(
     forward.extend(point_impairments(&point));
     let bottleneck = match &exp.topology.dumbbell {
         None => {
-            let (sn, rn) = (sim.node(pairs[0].sender), sim.node(pairs[0].receiver));
+            let (sn, rn) = (sim.node(pairs[0].sender), sim.node(pairs[0].hosts.receiver));
             let fwd = sim.link(sn, rn, link(forward), link(Vec::new())).0;
             pairs[0].path = vec![fwd];
             fwd
         }
         Some(d) => {
             let senders: Vec<_> = pairs.iter().map(|p| p.sender).collect();
-            let receivers: Vec<_> = pairs.iter().map(|p| p.receiver).collect();
+            let receivers: Vec<_> = pairs.iter().map(|p| p.hosts.receiver).collect();
             let access = LinkParams {
                 bandwidth_bps: d.access_bandwidth_bps,
                 delay: d.access_delay,
@@ -481,11 +463,7 @@ fn run_one(
     loop {
         t = t + Duration::from_millis(500);
         sim.run_until(t.min(limit));
-        let done = saturated.is_none()
-            && pairs.iter().all(|p| {
-                sim.app::<Receiver>(p.receiver)
-                    .is_some_and(Receiver::complete)
-            });
+        let done = saturated.is_none() && pairs.iter().all(|p| p.hosts.complete(&sim));
         if done || t >= limit {
             break;
         }
@@ -506,27 +484,14 @@ fn run_one(
     let mut complete = true;
     let mut goodputs = Vec::new();
     let base = Record::base(exp, key, &point, &traffic);
-    // Each sender's T3 expiries found spurious and undone (its Stats).
-    let undone: Vec<u64> = pairs
-        .iter()
-        .map(|flow| {
-            let id = sim.app::<Sender>(flow.sender).and_then(Sender::assoc);
-            id.and_then(|id| {
-                sim.endpoint(flow.sender)
-                    .association(id)
-                    .map(|a| a.stats().spurious_timeouts_undone)
-            })
-            .unwrap_or(0)
-        })
-        .collect();
+    let flow_records: Vec<Option<crate::hosts::FlowRecord>> =
+        pairs.iter().map(|flow| flow.hosts.take(&mut sim)).collect();
     for (f, flow) in pairs.iter().enumerate() {
-        let (Some(s), Some(r)) = (
-            sim.app::<Sender>(flow.sender),
-            sim.app::<Receiver>(flow.receiver),
-        ) else {
+        let Some(r) = &flow_records[f] else {
             complete = false;
             continue;
         };
+        let s = r;
         complete &= saturated.is_some() || r.complete();
         let record = |tsn: Option<u64>, metric: &str, value: f64| Record {
             variant: flow.variant.clone(),
@@ -536,11 +501,7 @@ fn run_one(
             value,
             ..base.clone()
         };
-        let mtt = |i: usize| -> Option<f64> {
-            let w = s.written.get(i).copied().flatten()?;
-            let rd = r.read.get(i).copied().flatten()?;
-            Some((rd.as_micros() as f64 - w.as_micros() as f64) / 1000.0)
-        };
+        let mtt = |i: usize| r.mtt_ms(i);
         let per_message = exp.method == Method::LossPosition
             || matches!(exp.figure, crate::experiment::Figure::MttPerTsn);
         match key.position {
@@ -623,37 +584,41 @@ fn run_one(
             }
             let needed = link_dropped
                 .iter()
-                .filter(|c| s.retransmissions.iter().any(|x| x.tsn == c.tsn))
+                .filter(|c| s.retransmissions.iter().any(|x| x.unit == c.tsn))
                 .count();
             let spurious = s.retransmissions.len().saturating_sub(needed);
             records.push(record(None, "spurious_retransmissions", spurious as f64));
             // By cause: every retransmission of a chunk the link never
             // dropped, and every one beyond the first of a chunk it did.
-            for cause in RetransmitCause::ALL {
+            for &cause in s.causes {
                 let mut first_of_dropped = HashSet::new();
                 let n = s
                     .retransmissions
                     .iter()
                     .filter(|x| {
-                        let dropped = link_dropped.iter().any(|c| c.tsn == x.tsn);
-                        let needed = dropped && first_of_dropped.insert(x.tsn);
+                        let dropped = link_dropped.iter().any(|c| c.tsn == x.unit);
+                        let needed = dropped && first_of_dropped.insert(x.unit);
                         x.cause == cause && !needed
                     })
                     .count();
                 if n > 0 {
                     records.push(record(
                         None,
-                        &format!("spurious_retransmissions_{}", cause.name()),
+                        &format!("spurious_retransmissions_{cause}"),
                         n as f64,
                     ));
                 }
             }
         }
-        if undone[f] > 0 {
-            records.push(record(None, "spurious_timeouts_undone", undone[f] as f64));
+        if s.spurious_timeouts_undone > 0 {
+            records.push(record(
+                None,
+                "spurious_timeouts_undone",
+                s.spurious_timeouts_undone as f64,
+            ));
         }
         // Retransmissions by cause, and the delay of each first retransmission.
-        for cause in RetransmitCause::ALL {
+        for &cause in s.causes {
             let n = s
                 .retransmissions
                 .iter()
@@ -662,11 +627,7 @@ fn run_one(
             if lean && n == 0 {
                 continue;
             }
-            records.push(record(
-                None,
-                &format!("retransmissions_{}", cause.name()),
-                n as f64,
-            ));
+            records.push(record(None, &format!("retransmissions_{cause}"), n as f64));
         }
         for x in s
             .retransmissions
@@ -674,11 +635,7 @@ fn run_one(
             .filter(|x| x.transmissions == 2 && !lean)
         {
             let d = (x.at.as_micros() as f64 - x.first_sent_at.as_micros() as f64) / 1000.0;
-            records.push(record(
-                None,
-                &format!("first_rtx_delay_ms_{}", x.cause.name()),
-                d,
-            ));
+            records.push(record(None, &format!("first_rtx_delay_ms_{}", x.cause), d));
         }
         if traced {
             let logs: Vec<&[brisk_sim::PacketRecord]> =
@@ -733,7 +690,7 @@ fn run_one(
             }
             let needed = lost
                 .iter()
-                .filter(|t| s.retransmissions.iter().any(|x| x.tsn == **t))
+                .filter(|t| s.retransmissions.iter().any(|x| x.unit == **t))
                 .count();
             let spurious = s.retransmissions.len().saturating_sub(needed);
             records.push(record(None, "spurious_retransmissions", spurious as f64));
@@ -804,6 +761,9 @@ pub fn lost_tsns(logs: &[&[brisk_sim::PacketRecord]], sender: HostId) -> HashSet
 /// expired for are `t3-bundled` (seed 001's "reported lost and bundled").
 pub const T3_BUNDLED: &str = "t3-bundled";
 
+/// The cause name of SCTP's retransmission timeout.
+const T3_TIMEOUT: &str = brisk_proto::RetransmitCause::T3Timeout.name();
+
 /// Every first retransmission (a chunk's second transmission): its cause
 /// (see [`T3_BUNDLED`]), whether the chunk's original was lost, and its delay
 /// from the original transmission, ms; in the order they were made.
@@ -813,24 +773,22 @@ pub fn first_retransmissions(
 ) -> Vec<(&'static str, bool, f64)> {
     // The chunk a T3 expiry is for: the lowest TSN it retransmits at that instant.
     let mut heads: BTreeMap<u64, u32> = BTreeMap::new();
-    for x in rtx.iter().filter(|x| x.cause == RetransmitCause::T3Timeout) {
+    for x in rtx.iter().filter(|x| x.cause == T3_TIMEOUT) {
         let at = x.at.as_micros();
-        let head = heads.entry(at).or_insert(x.tsn);
-        if crate::runner::serial_lt(x.tsn, *head) {
-            *head = x.tsn;
+        let head = heads.entry(at).or_insert(x.unit);
+        if crate::runner::serial_lt(x.unit, *head) {
+            *head = x.unit;
         }
     }
     rtx.iter()
         .filter(|x| x.transmissions == 2)
         .map(|x| {
             let cause = match x.cause {
-                RetransmitCause::T3Timeout if heads.get(&x.at.as_micros()) != Some(&x.tsn) => {
-                    T3_BUNDLED
-                }
-                c => c.name(),
+                T3_TIMEOUT if heads.get(&x.at.as_micros()) != Some(&x.unit) => T3_BUNDLED,
+                c => c,
             };
             let d = (x.at.as_micros() as f64 - x.first_sent_at.as_micros() as f64) / 1000.0;
-            (cause, lost.contains(&x.tsn), d)
+            (cause, lost.contains(&x.unit), d)
         })
         .collect()
 }

@@ -1,4 +1,5 @@
-//! Traffic generators and sinks, as simulator applications.
+//! Traffic generators and sinks, as simulator applications over any
+//! transport that carries messages ([`Messages`]: SCTP, the TCP model).
 //!
 //! The sender writes each message in its own callback, so that each message
 //! leaves in its own packet (Nagle off, as in seed 000). Every message carries
@@ -9,8 +10,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use brisk_proto::{AssocId, Config, Event, OutgoingMessage, RetransmitCause, Time};
-use brisk_sim::{App, AppCtx};
+use brisk_proto::{Endpoint, Time};
+use brisk_sim::{App, AppCtx, Happening, Messages, Refused};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
@@ -117,15 +118,10 @@ pub fn plan(traffic: &Traffic, seed: u64) -> Vec<Planned> {
     out
 }
 
-/// A retransmission the sender made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Retransmitted {
-    pub tsn: u32,
-    pub cause: RetransmitCause,
-    pub at: Time,
-    pub first_sent_at: Time,
-    pub transmissions: u32,
-}
+/// A retransmission the sender made, in every protocol's terms: `tsn` is
+/// the data unit (an SCTP chunk's TSN, a TCP segment's first sequence
+/// number) and `cause` one of the transport's cause names.
+pub type Retransmitted = brisk_sim::Retransmission;
 
 /// How soon a write refused for a full send buffer is tried again.
 const RETRY: Duration = Duration::from_millis(1);
@@ -151,11 +147,11 @@ pub struct Saturation {
 
 /// Sends the plan once the receiver has associated.
 #[derive(Debug)]
-pub struct Sender {
+pub struct Sender<T: Messages = Endpoint> {
     plan: Vec<Planned>,
     /// Time between the association coming up and the first message.
     lead: Duration,
-    assoc: Option<AssocId>,
+    assoc: Option<T::Conn>,
     /// When each message was written, by message number.
     pub written: Vec<Option<Time>>,
     pub retransmissions: Vec<Retransmitted>,
@@ -169,7 +165,7 @@ pub struct Sender {
     active: Option<(Time, Time)>,
 }
 
-impl Sender {
+impl<T: Messages> Sender<T> {
     pub fn new(plan: Vec<Planned>, lead: Duration) -> Self {
         let n = plan.len();
         Self {
@@ -200,12 +196,12 @@ impl Sender {
     }
 
     /// The association it sends on, once up.
-    pub fn assoc(&self) -> Option<AssocId> {
+    pub fn assoc(&self) -> Option<T::Conn> {
         self.assoc
     }
 
     /// Saturated: set a refill for now, once per instant.
-    fn refill_soon(&mut self, ctx: &mut AppCtx<'_>) {
+    fn refill_soon(&mut self, ctx: &mut AppCtx<'_, T>) {
         let now = ctx.now();
         if self.saturation.is_some() && self.assoc.is_some() && self.refill_at != Some(now) {
             self.refill_at = Some(now);
@@ -214,7 +210,7 @@ impl Sender {
     }
 
     /// Saturated: write what the packing allows now.
-    fn refill(&mut self, ctx: &mut AppCtx<'_>, token: u64) {
+    fn refill(&mut self, ctx: &mut AppCtx<'_, T>, token: u64) {
         let (Some(s), Some(assoc), Some((from, until))) =
             (self.saturation, self.assoc, self.active)
         else {
@@ -231,30 +227,35 @@ impl Sender {
         if self.refill_at == Some(now) && token == REFILL {
             self.refill_at = None;
         }
-        let Some(a) = ctx.endpoint().association(assoc) else {
+        let t = ctx.transport();
+        let Some(state) = t.send_state(assoc) else {
             return;
         };
         let size = s.message_size.max(8);
         let message = |n: u64| {
             let mut payload = n.to_be_bytes().to_vec();
             payload.resize(size, 0x5a);
-            OutgoingMessage::new(0, payload)
+            payload
         };
         match s.packing {
             Packing::Bundle => {
                 let backlog = (SATURATED_BACKLOG / size).max(16);
-                while a.queued_messages() < backlog {
-                    match a.send(now, message(self.saturated_written)) {
-                        Ok(_) => self.saturated_written += 1,
+                let mut queued = state.queued_messages;
+                while queued < backlog {
+                    match t.send_message(now, assoc, message(self.saturated_written)) {
+                        Ok(()) => self.saturated_written += 1,
                         Err(_) => break,
                     }
+                    queued = t
+                        .send_state(assoc)
+                        .map_or(usize::MAX, |s| s.queued_messages);
                 }
             }
             Packing::OnePerPacket => {
-                let stats = a.stats();
-                if a.queued_messages() == 0
-                    && stats.flight_size < stats.cwnd
-                    && a.send(now, message(self.saturated_written)).is_ok()
+                if state.queued_messages == 0
+                    && state.flight_size < state.cwnd
+                    && t.send_message(now, assoc, message(self.saturated_written))
+                        .is_ok()
                 {
                     self.saturated_written += 1;
                     // The next one in a callback of its own, after this
@@ -266,12 +267,12 @@ impl Sender {
     }
 }
 
-impl App for Sender {
-    fn start(&mut self, _ctx: &mut AppCtx<'_>) {}
+impl<T: Messages> App<T> for Sender<T> {
+    fn start(&mut self, _ctx: &mut AppCtx<'_, T>) {}
 
-    fn on_event(&mut self, ctx: &mut AppCtx<'_>, assoc: AssocId, event: &Event) {
-        match event {
-            Event::Connected if self.assoc.is_none() => {
+    fn on_event(&mut self, ctx: &mut AppCtx<'_, T>, assoc: T::Conn, event: &T::Event) {
+        match T::happening(event) {
+            Happening::Connected if self.assoc.is_none() => {
                 self.assoc = Some(assoc);
                 let start = ctx.now() + self.lead;
                 for (i, m) in self.plan.iter().enumerate() {
@@ -282,26 +283,14 @@ impl App for Sender {
                     ctx.set_timer(start, REFILL + 1);
                 }
             }
-            Event::Retransmission {
-                tsn,
-                cause,
-                at,
-                first_sent_at,
-                transmissions,
-            } => self.retransmissions.push(Retransmitted {
-                tsn: *tsn,
-                cause: *cause,
-                at: *at,
-                first_sent_at: *first_sent_at,
-                transmissions: *transmissions,
-            }),
+            Happening::Retransmission(r) => self.retransmissions.push(r),
             _ => {}
         }
         // Whatever the protocol did, there may be room for more.
         self.refill_soon(ctx);
     }
 
-    fn on_timer(&mut self, ctx: &mut AppCtx<'_>, token: u64) {
+    fn on_timer(&mut self, ctx: &mut AppCtx<'_, T>, token: u64) {
         if token >= REFILL {
             self.refill(ctx, token);
             return;
@@ -313,27 +302,21 @@ impl App for Sender {
         let mut payload = (i as u64).to_be_bytes().to_vec();
         payload.resize(m.size.max(8), 0x5a);
         let now = ctx.now();
-        let sent = ctx
-            .endpoint()
-            .association(assoc)
-            .map(|a| a.send(now, OutgoingMessage::new(0, payload)));
-        match sent {
-            Some(Ok(_)) => self.written[i] = Some(now),
+        match ctx.transport().send_message(now, assoc, payload) {
+            Ok(()) => self.written[i] = Some(now),
             // The send buffer is full (bulk traffic): try again shortly.
-            Some(Err(brisk_proto::SendError::BufferFull { .. })) => {
-                ctx.set_timer(now + RETRY, token);
-            }
-            _ => self.send_errors += 1,
+            Err(Refused::Full) => ctx.set_timer(now + RETRY, token),
+            Err(Refused::Failed(_)) => self.send_errors += 1,
         }
     }
 }
 
 /// Associates with the sender and reads every message the moment it is ready.
 #[derive(Debug)]
-pub struct Receiver {
+pub struct Receiver<T: Messages = Endpoint> {
     target: SocketAddr,
-    config: Config,
-    assoc: Option<AssocId>,
+    config: T::Config,
+    assoc: Option<T::Conn>,
     /// When each message was read, by message number.
     pub read: Vec<Option<Time>>,
     pub duplicates: u64,
@@ -348,8 +331,8 @@ pub struct Receiver {
     connected_at: Option<Time>,
 }
 
-impl Receiver {
-    pub fn new(target: SocketAddr, config: Config, messages: usize) -> Self {
+impl<T: Messages> Receiver<T> {
+    pub fn new(target: SocketAddr, config: T::Config, messages: usize) -> Self {
         Self {
             target,
             config,
@@ -378,19 +361,19 @@ impl Receiver {
     }
 }
 
-impl App for Receiver {
-    fn start(&mut self, ctx: &mut AppCtx<'_>) {
+impl<T: Messages> App<T> for Receiver<T> {
+    fn start(&mut self, ctx: &mut AppCtx<'_, T>) {
         let now = ctx.now();
         let target = self.target;
-        let cfg = self.config.clone();
-        self.assoc = ctx.endpoint().connect(now, target, cfg).ok();
+        self.assoc = ctx.transport().open(now, target, &self.config);
     }
 
-    fn on_event(&mut self, ctx: &mut AppCtx<'_>, assoc: AssocId, event: &Event) {
-        if *event == Event::Connected && self.connected_at.is_none() {
+    fn on_event(&mut self, ctx: &mut AppCtx<'_, T>, assoc: T::Conn, event: &T::Event) {
+        let happening = T::happening(event);
+        if happening == Happening::Connected && self.connected_at.is_none() {
             self.connected_at = Some(ctx.now());
         }
-        if *event != Event::MessageReady {
+        if happening != Happening::MessageReady {
             return;
         }
         let now = ctx.now();
@@ -402,17 +385,15 @@ impl App for Receiver {
             }
             _ => false,
         };
-        let Some(a) = ctx.endpoint().association(assoc) else {
-            return;
-        };
-        while let Some(m) = a.recv() {
-            let Some(number) = m.payload.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()) else {
+        let t = ctx.transport();
+        while let Some(payload) = t.recv_message(assoc) {
+            let Some(number) = payload.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()) else {
                 continue;
             };
             let i = u64::from_be_bytes(number) as usize;
-            self.bytes += m.payload.len() as u64;
+            self.bytes += payload.len() as u64;
             if in_window {
-                self.window_bytes += m.payload.len() as u64;
+                self.window_bytes += payload.len() as u64;
             }
             match self.read.get_mut(i) {
                 Some(slot @ None) => *slot = Some(now),
@@ -422,7 +403,7 @@ impl App for Receiver {
         }
     }
 
-    fn on_timer(&mut self, _ctx: &mut AppCtx<'_>, _token: u64) {}
+    fn on_timer(&mut self, _ctx: &mut AppCtx<'_, T>, _token: u64) {}
 }
 
 #[cfg(test)]

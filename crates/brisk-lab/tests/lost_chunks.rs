@@ -211,9 +211,9 @@ fn lost_means_the_first_carrier_on_some_link_of_the_path_was_dropped_or_corrupte
 #[test]
 fn the_head_of_a_t3_expiry_is_its_lowest_tsn_even_across_the_wrap() {
     let at = |ms| Time::from_millis(ms);
-    let rtx = |tsn: u32, cause, t, transmissions| Retransmitted {
-        tsn,
-        cause,
+    let rtx = |tsn: u32, cause: RetransmitCause, t, transmissions| Retransmitted {
+        unit: tsn,
+        cause: cause.name(),
         at: at(t),
         first_sent_at: at(100),
         transmissions,

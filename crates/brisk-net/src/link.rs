@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use brisk_proto::Time;
 
-use crate::classify::{Class, Classify, NewChunk, NewData, SctpPacket};
+use crate::classify::{Class, Classify, IpPacket, NewChunk, NewData, SctpPacket};
 use crate::ids::HostId;
 use crate::impair::{Chain, Impairment, Verdict, corrupt, micros};
 
@@ -340,10 +340,37 @@ impl Link {
         packet: &mut [u8],
         ends: (HostId, HostId),
     ) -> Entered {
+        self.enter(now, packet, ends, false)
+    }
+
+    /// [`Link::transmit_from`] for a whole IPv4 packet on a link whose
+    /// classifier expects something else (the simulator's links, which carry
+    /// bare SCTP packets and the TCP model's IP packets alike): classified as
+    /// the emulator classifies, and charged as the emulator charges it, its
+    /// IP header standing for 20 of the link's `overhead_bytes`.
+    pub fn transmit_ip_from(
+        &mut self,
+        now: Time,
+        packet: &mut [u8],
+        ends: (HostId, HostId),
+    ) -> Entered {
+        self.enter(now, packet, ends, true)
+    }
+
+    fn enter(&mut self, now: Time, packet: &mut [u8], ends: (HostId, HostId), ip: bool) -> Entered {
         self.ordinal += 1;
         self.stats.sent += 1;
-        self.stats.bytes += packet.len() as u64;
-        let class = self.classifier.classify(packet);
+        let class = if ip {
+            // Counted as the simulator counts a bare SCTP packet: without
+            // the IP header, which the overhead stands for.
+            let c = IpPacket::default().classify(packet);
+            let size = c.size.saturating_sub(crate::pcap::IPV4_HEADER_LEN);
+            self.stats.bytes += size as u64;
+            Class { size, ..c }
+        } else {
+            self.stats.bytes += packet.len() as u64;
+            self.classifier.classify(packet)
+        };
         let data_ordinal = class.data.then(|| {
             self.data_ordinal += 1;
             self.stats.data_packets += 1;
@@ -352,7 +379,11 @@ impl Link {
         // Read before the impairments act: corruption may garble them.
         let needs_new = self.chain.needs_new_data();
         let units = if class.data && (self.trace.is_some() || needs_new) {
-            self.classifier.units(packet)
+            if ip {
+                IpPacket::default().units(packet)
+            } else {
+                self.classifier.units(packet)
+            }
         } else {
             Vec::new()
         };

@@ -41,6 +41,8 @@ pub const IPV4_HEADER_LEN: usize = 20;
 pub const UDP_HEADER_LEN: usize = 8;
 /// IP protocol number of UDP.
 pub const IPPROTO_UDP: u8 = 17;
+/// IP protocol number of TCP.
+pub const IPPROTO_TCP: u8 = 6;
 /// The TTL of every IPv4 header written here.
 pub const TTL: u8 = 64;
 
@@ -133,8 +135,8 @@ pub fn ipv4_udp_packet(
     dst: SocketAddrV4,
     payload: &[u8],
 ) -> io::Result<Vec<u8>> {
-    let total_len = IPV4_HEADER_LEN + UDP_HEADER_LEN + payload.len();
-    let Ok(total_len16) = u16::try_from(total_len) else {
+    let mut datagram = Vec::with_capacity(UDP_HEADER_LEN + payload.len());
+    let Ok(udp_len) = u16::try_from(IPV4_HEADER_LEN + UDP_HEADER_LEN + payload.len()) else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
@@ -143,46 +145,89 @@ pub fn ipv4_udp_packet(
             ),
         ));
     };
-    let udp_len = total_len16 - IPV4_HEADER_LEN as u16;
+    let udp_len = udp_len - IPV4_HEADER_LEN as u16;
+    datagram.extend_from_slice(&src.port().to_be_bytes());
+    datagram.extend_from_slice(&dst.port().to_be_bytes());
+    datagram.extend_from_slice(&udp_len.to_be_bytes());
+    datagram.extend_from_slice(&[0, 0]); // checksum, filled below
+    datagram.extend_from_slice(payload);
+    let udp_sum = udp_checksum(*src.ip(), *dst.ip(), &datagram);
+    datagram[6..8].copy_from_slice(&udp_sum.to_be_bytes());
+    ipv4_packet(ip_id, *src.ip(), *dst.ip(), IPPROTO_UDP, &datagram)
+}
 
+/// Builds an IPv4 packet (RFC 791, 20-byte header without options: TTL 64,
+/// Don't Fragment) from `src` to `dst` holding `payload` of IP protocol
+/// `protocol`, whose own checksum the caller has filled in.
+pub fn ipv4_packet(
+    ip_id: u16,
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    protocol: u8,
+    payload: &[u8],
+) -> io::Result<Vec<u8>> {
+    let total_len = IPV4_HEADER_LEN + payload.len();
+    let Ok(total_len16) = u16::try_from(total_len) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "payload of {} bytes does not fit an IPv4 packet",
+                payload.len()
+            ),
+        ));
+    };
     let mut p = Vec::with_capacity(total_len);
-    // IPv4 header.
     p.push(0x45); // version 4, IHL 5 words
     p.push(0); // DSCP / ECN
     p.extend_from_slice(&total_len16.to_be_bytes());
     p.extend_from_slice(&ip_id.to_be_bytes());
     p.extend_from_slice(&0x4000u16.to_be_bytes()); // DF, fragment offset 0
     p.push(TTL);
-    p.push(IPPROTO_UDP);
+    p.push(protocol);
     p.extend_from_slice(&[0, 0]); // header checksum, filled below
-    p.extend_from_slice(&src.ip().octets());
-    p.extend_from_slice(&dst.ip().octets());
+    p.extend_from_slice(&src.octets());
+    p.extend_from_slice(&dst.octets());
     let ip_sum = internet_checksum(&[&p[..IPV4_HEADER_LEN]]);
     p[10..12].copy_from_slice(&ip_sum.to_be_bytes());
-
-    // UDP header.
-    p.extend_from_slice(&src.port().to_be_bytes());
-    p.extend_from_slice(&dst.port().to_be_bytes());
-    p.extend_from_slice(&udp_len.to_be_bytes());
-    p.extend_from_slice(&[0, 0]); // checksum, filled below
     p.extend_from_slice(payload);
-
-    let udp_sum = udp_checksum(*src.ip(), *dst.ip(), &p[IPV4_HEADER_LEN..]);
-    p[IPV4_HEADER_LEN + 6..IPV4_HEADER_LEN + 8].copy_from_slice(&udp_sum.to_be_bytes());
     Ok(p)
+}
+
+/// Sets the Identification of the IPv4 packet `packet` to `ip_id` and
+/// recomputes its header checksum; leaves anything that is not an IPv4
+/// packet with a whole header alone.
+pub fn set_ipv4_id(packet: &mut [u8], ip_id: u16) {
+    let header_len = match packet.first() {
+        Some(&b) if b >> 4 == 4 => usize::from(b & 0x0f) * 4,
+        _ => return,
+    };
+    if header_len < IPV4_HEADER_LEN || packet.len() < header_len {
+        return;
+    }
+    packet[4..6].copy_from_slice(&ip_id.to_be_bytes());
+    packet[10..12].copy_from_slice(&[0, 0]);
+    let sum = internet_checksum(&[&packet[..header_len]]);
+    packet[10..12].copy_from_slice(&sum.to_be_bytes());
+}
+
+/// The checksum TCP (RFC 9293 3.1) or UDP (RFC 768) puts in its header:
+/// the Internet checksum of `segment` (its checksum field zero) over the IPv4
+/// pseudo-header of protocol `protocol`.
+pub fn transport_checksum(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, segment: &[u8]) -> u16 {
+    let len = u16::try_from(segment.len()).unwrap_or(u16::MAX);
+    let mut pseudo = [0u8; 12];
+    pseudo[0..4].copy_from_slice(&src.octets());
+    pseudo[4..8].copy_from_slice(&dst.octets());
+    pseudo[9] = protocol;
+    pseudo[10..12].copy_from_slice(&len.to_be_bytes());
+    internet_checksum(&[&pseudo, segment])
 }
 
 /// The UDP checksum of `datagram` (header with a zero checksum field, then the
 /// payload) over the IPv4 pseudo-header (RFC 768). A computed zero is sent as
 /// `0xffff`, since zero means "no checksum".
 fn udp_checksum(src: Ipv4Addr, dst: Ipv4Addr, datagram: &[u8]) -> u16 {
-    let len = datagram.len() as u16; // caller checked it fits
-    let mut pseudo = [0u8; 12];
-    pseudo[0..4].copy_from_slice(&src.octets());
-    pseudo[4..8].copy_from_slice(&dst.octets());
-    pseudo[9] = IPPROTO_UDP;
-    pseudo[10..12].copy_from_slice(&len.to_be_bytes());
-    match internet_checksum(&[&pseudo, datagram]) {
+    match transport_checksum(src, dst, IPPROTO_UDP, datagram) {
         0 => 0xffff,
         sum => sum,
     }

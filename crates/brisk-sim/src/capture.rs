@@ -1,4 +1,5 @@
-//! Packet captures of link directions: one classic pcap file per link
+//! Packet captures of link directions, whatever the transport (bare SCTP
+//! packets are written as UDP/IPv4 on port 9899, IP packets as they are): one classic pcap file per link
 //! direction ([`Capture`]), or one pcapng file of every link direction with
 //! each packet's fate as a comment ([`LinkCapture`]).
 
@@ -9,6 +10,8 @@ use brisk_proto::Time;
 
 use brisk_net::pcap::PcapWriter;
 use brisk_net::pcapng::PcapngWriter;
+
+use crate::transport::Wire;
 
 /// The UDP port of SCTP over UDP (RFC 6951), on both sides of every record.
 pub const CAPTURE_UDP_PORT: u16 = 9899;
@@ -79,10 +82,19 @@ impl Capture {
         Sticky::new(PcapWriter::new(out))
     }
 
-    /// Records `packet` from `src` to `dst` as UDP/IPv4 on port 9899.
-    pub fn write(&mut self, now: Time, src: SocketAddr, dst: SocketAddr, packet: &[u8]) {
-        self.with(|w| match (src, dst) {
-            (SocketAddr::V4(s), SocketAddr::V4(d)) => w.write_udp(
+    /// Records `packet` from `src` to `dst`: a bare SCTP packet as
+    /// UDP/IPv4 on port 9899, an IPv4 packet as it is.
+    pub fn write(
+        &mut self,
+        now: Time,
+        wire: Wire,
+        src: SocketAddr,
+        dst: SocketAddr,
+        packet: &[u8],
+    ) {
+        self.with(|w| match (wire, src, dst) {
+            (Wire::Ipv4, ..) => w.write_raw_ipv4(now.as_micros(), packet),
+            (Wire::Sctp, SocketAddr::V4(s), SocketAddr::V4(d)) => w.write_udp(
                 now.as_micros(),
                 SocketAddrV4::new(*s.ip(), CAPTURE_UDP_PORT),
                 SocketAddrV4::new(*d.ip(), CAPTURE_UDP_PORT),
@@ -113,21 +125,29 @@ impl LinkCapture {
         self.with(|w| w.add_interface(name, description).map(|_| ()));
     }
 
-    /// Records `packet` from `src` to `dst` entering link direction `link`
-    /// as UDP/IPv4 on port 9899, with IPv4 Identification `ip_id`.
+    /// Records `packet` from `src` to `dst` entering link direction `link`:
+    /// a bare SCTP packet as UDP/IPv4 on port 9899 with IPv4 Identification
+    /// `ip_id`, an IPv4 packet (which carries its own) as it is.
     #[allow(clippy::too_many_arguments)]
     pub fn write(
         &mut self,
         link: usize,
         now: Time,
-        ip_id: u16,
+        (wire, ip_id): (Wire, u16),
         src: SocketAddr,
         dst: SocketAddr,
         packet: &[u8],
         comment: Option<&str>,
     ) {
-        self.with(|w| match (src, dst, u32::try_from(link)) {
-            (SocketAddr::V4(s), SocketAddr::V4(d), Ok(interface)) => w.write_udp(
+        self.with(|w| match (wire, src, dst, u32::try_from(link)) {
+            (_, _, _, Err(_)) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("link direction {link} has no pcapng interface number"),
+            )),
+            (Wire::Ipv4, _, _, Ok(interface)) => {
+                w.write_raw_ipv4(interface, now.as_micros(), packet, comment)
+            }
+            (Wire::Sctp, SocketAddr::V4(s), SocketAddr::V4(d), Ok(interface)) => w.write_udp(
                 interface,
                 now.as_micros(),
                 ip_id,
@@ -136,10 +156,6 @@ impl LinkCapture {
                 packet,
                 comment,
             ),
-            (SocketAddr::V4(_), SocketAddr::V4(_), Err(_)) => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("link direction {link} has no pcapng interface number"),
-            )),
             _ => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!("pcapng capture writes IPv4 only; packet from {src} to {dst}"),

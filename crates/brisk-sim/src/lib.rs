@@ -1,6 +1,7 @@
 //! A deterministic discrete-event network simulator for Brisk.
 //!
-//! Hosts run a `brisk_proto::Endpoint` and an [`App`]; routers forward by
+//! Hosts run a [`Transport`] (SCTP's `brisk_proto::Endpoint`, the TCP
+//! model, any sans-IO protocol) and an [`App`]; routers forward by
 //! destination host over static shortest-path routes; each link direction
 //! has impairments ([`Impairment`], loadable from a [pattern file](pattern)),
 //! a drop-tail queue, a bandwidth and a propagation delay. Every packet can be
@@ -54,6 +55,7 @@ mod queue;
 mod routing;
 mod sim;
 mod topology;
+pub mod transport;
 
 // The link model lives in `brisk-net`, shared with the emulator.
 pub use brisk_net::{
@@ -65,3 +67,4 @@ pub use host::{App, AppCtx};
 pub use ids::{LinkId, NodeId};
 pub use sim::{Sim, SimStats};
 pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};
+pub use transport::{Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};

@@ -10,10 +10,11 @@ use brisk_net::rng::{Stream, seed_for, stream};
 use brisk_net::{HostId, Link, LinkParams, LinkStats, Outcome, PacketRecord, QueueLimit};
 
 use crate::capture::{Capture, LinkCapture};
-use crate::host::{App, AppCtx, Host};
+use crate::host::{Action, App, Host, Hosted, Input, Io};
 use crate::ids::{LinkId, NodeId};
 use crate::queue::EventQueue;
 use crate::routing::{Edge, routes};
+use crate::transport::{Transport, Wire};
 
 /// Counters of a whole run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,6 +45,8 @@ struct Packet {
     /// The IPv4 Identification a pcapng capture gives it on every link it
     /// crosses (counts packets sent, from 1, wrapping).
     ip_id: u16,
+    /// How the packet travels: a bare SCTP packet, or a whole IPv4 packet.
+    wire: Wire,
     bytes: Vec<u8>,
 }
 
@@ -75,7 +78,7 @@ pub struct Sim {
     now: Time,
     queue: EventQueue<What>,
     nodes: Vec<Node>,
-    hosts: Vec<Host>,
+    hosts: Vec<Box<dyn Hosted>>,
     addrs: Vec<SocketAddr>,
     by_addr: BTreeMap<SocketAddr, HostId>,
     links: Vec<LinkSlot>,
@@ -86,9 +89,12 @@ pub struct Sim {
     /// `routes[node][host]`; rebuilt before running when the topology changed.
     routes: Vec<Vec<Option<LinkId>>>,
     routes_stale: bool,
-    /// Hosts whose endpoint was used from outside: they flush before the run goes on.
+    /// Hosts whose transport was used from outside: they flush before the run goes on.
     touched: Vec<HostId>,
-    app_timers: Vec<(Time, u64)>,
+    /// Whether each host is in `touched`.
+    is_touched: Vec<bool>,
+    /// Reused for every host input.
+    actions: Vec<Action>,
     events: u64,
     unroutable: u64,
     stalled_timers: u64,
@@ -124,7 +130,8 @@ impl Sim {
             routes: Vec::new(),
             routes_stale: true,
             touched: Vec::new(),
-            app_timers: Vec::new(),
+            is_touched: Vec::new(),
+            actions: Vec::new(),
             events: 0,
             unroutable: 0,
             stalled_timers: 0,
@@ -135,28 +142,39 @@ impl Sim {
         self.seed
     }
 
-    /// A host running one endpoint (seeded from the simulation seed and the
-    /// host's number) and one application, whose `start` runs at the current
-    /// time once the simulation runs.
+    /// A host running one SCTP endpoint (seeded from the simulation seed and
+    /// the host's number) and one application, whose `start` runs at the
+    /// current time once the simulation runs.
     ///
     /// # Panics
     /// If another host already has `addr`.
     pub fn add_host(&mut self, addr: SocketAddr, cfg: EndpointConfig, app: Box<dyn App>) -> HostId {
+        self.add_host_with(addr, |seed| Endpoint::new(cfg, seed), app)
+    }
+
+    /// A host running the transport `make` builds from its seed (derived
+    /// from the simulation seed and the host's number) and one application,
+    /// whose `start` runs at the current time once the simulation runs.
+    ///
+    /// # Panics
+    /// If another host already has `addr`.
+    pub fn add_host_with<T: Transport>(
+        &mut self,
+        addr: SocketAddr,
+        make: impl FnOnce([u8; 32]) -> T,
+        app: Box<dyn App<T>>,
+    ) -> HostId {
         let id = HostId::new(self.hosts.len());
         if let Some(other) = self.by_addr.insert(addr, id) {
             panic!("address {addr} already belongs to host {}", other.index());
         }
         let node = self.new_node(Node::Host(id));
         let n = id.index() as u64;
-        self.hosts.push(Host {
-            node,
-            endpoint: Endpoint::new(cfg, seed_for(self.seed, Stream::Endpoint, n, 0)),
-            app,
-            rng: stream(self.seed, Stream::App, n, 0),
-            timer_at: None,
-            fired_at: None,
-            touched: false,
-        });
+        let transport = make(seed_for(self.seed, Stream::Endpoint, n, 0));
+        let rng = stream(self.seed, Stream::App, n, 0);
+        self.hosts
+            .push(Box::new(Host::new(id, node, transport, app, rng)));
+        self.is_touched.push(false);
         self.addrs.push(addr);
         self.schedule(self.now, What::AppStart(id));
         id
@@ -175,7 +193,7 @@ impl Sim {
 
     /// The node of host `h`.
     pub fn node(&self, h: HostId) -> NodeId {
-        self.hosts[h.index()].node
+        self.hosts[h.index()].node()
     }
 
     /// The address of host `h`.
@@ -363,7 +381,8 @@ impl Sim {
     /// sent them: for crafted or garbage packets.
     pub fn inject(&mut self, from: HostId, to: SocketAddr, bytes: Vec<u8>) {
         self.refresh_routes();
-        self.send(from, to, bytes);
+        let wire = self.hosts[from.index()].wire();
+        self.send(from, wire, to, bytes);
     }
 
     pub fn now(&self) -> Time {
@@ -392,29 +411,48 @@ impl Sim {
         self.now
     }
 
-    /// The application of host `h`, if it is a `T`.
-    pub fn app<T: App>(&self, h: HostId) -> Option<&T> {
+    /// The application of host `h`, if it is an `A`.
+    pub fn app<A: 'static>(&self, h: HostId) -> Option<&A> {
         self.hosts.get(h.index())?.app_any().downcast_ref()
     }
 
-    pub fn app_mut<T: App>(&mut self, h: HostId) -> Option<&mut T> {
+    pub fn app_mut<A: 'static>(&mut self, h: HostId) -> Option<&mut A> {
         self.hosts.get_mut(h.index())?.app_any_mut().downcast_mut()
     }
 
-    /// Host `h`'s endpoint. What is done through it (a connect, a send) goes
-    /// out when the simulation next runs, at the then current time.
-    pub fn endpoint(&mut self, h: HostId) -> &mut Endpoint {
-        let host = &mut self.hosts[h.index()];
-        if !host.touched {
-            host.touched = true;
+    /// Host `h`'s transport, if it is a `T`. What is done through it (a
+    /// connect, a send) goes out when the simulation next runs, at the then
+    /// current time.
+    pub fn transport<T: Transport>(&mut self, h: HostId) -> Option<&mut T> {
+        let touched = self.is_touched.get_mut(h.index())?;
+        if !*touched {
+            *touched = true;
             self.touched.push(h);
         }
-        &mut host.endpoint
+        self.hosts[h.index()].transport_any_mut().downcast_mut()
     }
 
-    /// Host `h`'s endpoint, to read (its stats, its associations' count).
+    /// Host `h`'s transport, if it is a `T`, to read.
+    pub fn transport_ref<T: Transport>(&self, h: HostId) -> Option<&T> {
+        self.hosts.get(h.index())?.transport_any().downcast_ref()
+    }
+
+    /// Host `h`'s SCTP endpoint (see [`Sim::transport`]).
+    ///
+    /// # Panics
+    /// If host `h` does not run SCTP.
+    pub fn endpoint(&mut self, h: HostId) -> &mut Endpoint {
+        self.transport(h)
+            .unwrap_or_else(|| panic!("host {} does not run SCTP", h.index()))
+    }
+
+    /// Host `h`'s SCTP endpoint, to read (its stats, its associations' count).
+    ///
+    /// # Panics
+    /// If host `h` does not run SCTP.
     pub fn endpoint_ref(&self, h: HostId) -> &Endpoint {
-        &self.hosts[h.index()].endpoint
+        self.transport_ref(h)
+            .unwrap_or_else(|| panic!("host {} does not run SCTP", h.index()))
     }
 
     pub fn stats(&self) -> SimStats {
@@ -445,7 +483,7 @@ impl Sim {
             .iter()
             .map(|n| matches!(n, Node::Router))
             .collect();
-        let host_nodes: Vec<usize> = self.hosts.iter().map(|h| h.node.0).collect();
+        let host_nodes: Vec<usize> = self.hosts.iter().map(|h| h.node().0).collect();
         self.routes = routes(&edges, &is_router, &host_nodes);
         self.routes_stale = false;
     }
@@ -453,8 +491,8 @@ impl Sim {
     fn advance(&mut self, limit: Time) {
         self.refresh_routes();
         for h in std::mem::take(&mut self.touched) {
-            self.hosts[h.index()].touched = false;
-            self.settle(h);
+            self.is_touched[h.index()] = false;
+            self.input(h, Input::Touched);
         }
         while let Some((at, what)) = self.queue.pop_due(limit) {
             self.now = at;
@@ -465,26 +503,9 @@ impl Sim {
 
     fn dispatch(&mut self, what: What) {
         match what {
-            What::AppStart(h) => {
-                self.call_app(h, |app, ctx| app.start(ctx));
-                self.settle(h);
-            }
-            What::AppTimer(h, token) => {
-                self.call_app(h, |app, ctx| app.on_timer(ctx, token));
-                self.settle(h);
-            }
-            What::EndpointTimer(h) => {
-                let now = self.now;
-                let host = &mut self.hosts[h.index()];
-                // Stale: a timer for another time is current.
-                if host.timer_at != Some(now) {
-                    return;
-                }
-                host.timer_at = None;
-                host.fired_at = Some(now);
-                host.endpoint.handle_timeout(now);
-                self.settle(h);
-            }
+            What::AppStart(h) => self.input(h, Input::Start),
+            What::AppTimer(h, token) => self.input(h, Input::AppTimer(token)),
+            What::EndpointTimer(h) => self.input(h, Input::Timeout),
             What::Arrive(l, packet) => self.arrive(l, packet),
         }
     }
@@ -497,97 +518,63 @@ impl Sim {
         match self.nodes[to] {
             Node::Host(h) if h == packet.dst => {
                 let from = self.addrs[packet.src.index()];
-                self.hosts[h.index()]
-                    .endpoint
-                    .handle_datagram(self.now, from, &packet.bytes);
-                self.settle(h);
+                self.input(
+                    h,
+                    Input::Datagram {
+                        from,
+                        data: &packet.bytes,
+                    },
+                );
             }
             Node::Host(_) => self.unroutable += 1,
             Node::Router => self.forward(to, packet),
         }
     }
 
-    /// Calls the application of `h` with a context, then queues its timers.
-    fn call_app(&mut self, h: HostId, f: impl FnOnce(&mut dyn App, &mut AppCtx<'_>)) {
-        let mut timers = std::mem::take(&mut self.app_timers);
-        let host = &mut self.hosts[h.index()];
-        let mut ctx = AppCtx {
+    /// Gives host `h` one input, then carries out what it asked, in order:
+    /// its datagrams leave, its application's timers are queued, and its
+    /// endpoint timer is re-armed.
+    fn input(&mut self, h: HostId, input: Input<'_>) {
+        let mut actions = std::mem::take(&mut self.actions);
+        let mut io = Io {
             now: self.now,
-            host: h,
-            endpoint: &mut host.endpoint,
-            rng: &mut host.rng,
             addrs: &self.addrs,
-            timers: &mut timers,
+            actions: &mut actions,
+            stalled_timers: &mut self.stalled_timers,
         };
-        f(&mut *host.app, &mut ctx);
-        for (at, token) in timers.drain(..) {
-            self.schedule(at, What::AppTimer(h, token));
-        }
-        self.app_timers = timers;
-    }
-
-    /// After any input to host `h`: send what its endpoint has, hand every
-    /// event to the app (sending after each callback), re-arm the timer.
-    fn settle(&mut self, h: HostId) {
-        self.flush(h);
-        while let Some((assoc, event)) = self.hosts[h.index()].endpoint.poll_event() {
-            self.call_app(h, |app, ctx| app.on_event(ctx, assoc, &event));
-            self.flush(h);
-        }
-        self.rearm(h);
-    }
-
-    fn flush(&mut self, h: HostId) {
-        loop {
-            let mut bytes = Vec::new();
-            let Some(t) = self.hosts[h.index()]
-                .endpoint
-                .poll_transmit(self.now, &mut bytes)
-            else {
-                break;
-            };
-            if t.size < bytes.len() {
-                bytes.drain(..bytes.len() - t.size);
+        let rearm = self.hosts[h.index()].input(&mut io, input);
+        let wire = self.hosts[h.index()].wire();
+        for action in actions.drain(..) {
+            match action {
+                Action::Send { to, bytes } => self.send(h, wire, to, bytes),
+                Action::AppTimer(at, token) => self.schedule(at, What::AppTimer(h, token)),
             }
-            self.send(h, t.destination, bytes);
         }
-    }
-
-    fn rearm(&mut self, h: HostId) {
-        let now = self.now;
-        let host = &mut self.hosts[h.index()];
-        let Some(deadline) = host.endpoint.poll_timeout() else {
-            return;
-        };
-        // A deadline that did not move after firing at `now` waits a tick,
-        // so a timer can never spin at one instant.
-        let at = match deadline {
-            d if d > now => d,
-            _ if host.fired_at == Some(now) => {
-                self.stalled_timers += 1;
-                Time::from_micros(now.as_micros() + 1)
-            }
-            _ => now,
-        };
-        if host.timer_at.is_none_or(|t| at < t) {
-            host.timer_at = Some(at);
+        self.actions = actions;
+        if let Some(at) = rearm {
             self.schedule(at, What::EndpointTimer(h));
         }
     }
 
-    fn send(&mut self, from: HostId, to: SocketAddr, bytes: Vec<u8>) {
+    fn send(&mut self, from: HostId, wire: Wire, to: SocketAddr, mut bytes: Vec<u8>) {
         let Some(&dst) = self.by_addr.get(&to) else {
             self.unroutable += 1;
             return;
         };
-        let node = self.hosts[from.index()].node.0;
+        let node = self.hosts[from.index()].node().0;
         self.packets_sent += 1;
+        let ip_id = self.packets_sent as u16;
+        if wire == Wire::Ipv4 {
+            // The simulator numbers every packet, whatever carries it.
+            brisk_net::pcap::set_ipv4_id(&mut bytes, ip_id);
+        }
         self.forward(
             node,
             Packet {
                 src: from,
                 dst,
-                ip_id: self.packets_sent as u16,
+                ip_id,
+                wire,
                 bytes,
             },
         );
@@ -606,12 +593,17 @@ impl Sim {
             return;
         };
         let slot = &mut self.links[l.0];
-        let entered =
-            slot.link
-                .transmit_from(self.now, &mut packet.bytes, (packet.src, packet.dst));
+        let ends = (packet.src, packet.dst);
+        let entered = match packet.wire {
+            Wire::Sctp => slot.link.transmit_from(self.now, &mut packet.bytes, ends),
+            Wire::Ipv4 => slot
+                .link
+                .transmit_ip_from(self.now, &mut packet.bytes, ends),
+        };
         if let Some(c) = &mut slot.capture {
             c.write(
                 self.now,
+                packet.wire,
                 self.addrs[packet.src.index()],
                 self.addrs[packet.dst.index()],
                 &packet.bytes,
@@ -628,7 +620,7 @@ impl Sim {
                 c.write(
                     l.0,
                     self.now,
-                    packet.ip_id,
+                    (packet.wire, packet.ip_id),
                     src,
                     dst,
                     &packet.bytes,
@@ -654,6 +646,7 @@ mod tests {
     use brisk_proto::{AssocId, Config, Event, OutgoingMessage};
 
     use super::*;
+    use crate::host::AppCtx;
     use crate::topology::point_to_point;
     use brisk_net::Impairment;
     use brisk_net::pcapng::{Block, read_blocks};

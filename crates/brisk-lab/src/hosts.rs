@@ -1,0 +1,166 @@
+//! A flow's two hosts, on whichever transport its variant runs, and the
+//! protocol-neutral record the lab's metrics read once the run is over.
+//!
+//! The runner lays out flows, links and impairments the same way for every
+//! transport; only here does it matter which protocol a host speaks. A flow
+//! is a [`Sender`] on one host and a [`Receiver`] on another, generic over
+//! the transport; [`FlowHosts`] remembers which, so the runner can ask
+//! whether the flow is complete and take its [`FlowRecord`] without knowing.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use brisk_proto::{Config, Endpoint, EndpointConfig, Time};
+use brisk_sim::{HostId, Messages, Retransmission, Sim};
+
+use crate::traffic::{Planned, Receiver, Saturation, Sender};
+
+/// What the lab keeps of one flow: the per-message record (when each
+/// message was written and read) and every retransmission with its cause.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowRecord {
+    /// When each planned message was written, by message number.
+    pub written: Vec<Option<Time>>,
+    /// When each planned message was read, by message number.
+    pub read: Vec<Option<Time>>,
+    /// The sender's retransmissions, in the order made.
+    pub retransmissions: Vec<Retransmission>,
+    /// The transport's retransmission causes, in its fixed order.
+    pub causes: &'static [&'static str],
+    /// Saturated traffic: messages written.
+    pub saturated_written: u64,
+    /// Payload bytes read, and those read within the measurement window.
+    pub bytes: u64,
+    pub window_bytes: u64,
+    /// Retransmission timeouts the sender found spurious and undid.
+    pub spurious_timeouts_undone: u64,
+}
+
+impl FlowRecord {
+    /// Whether every planned message was read.
+    pub fn complete(&self) -> bool {
+        self.read.iter().all(Option::is_some)
+    }
+
+    /// Message `i`'s transfer time, ms: from its write to its read.
+    pub fn mtt_ms(&self, i: usize) -> Option<f64> {
+        let w = self.written.get(i).copied().flatten()?;
+        let r = self.read.get(i).copied().flatten()?;
+        Some((r.as_micros() as f64 - w.as_micros() as f64) / 1000.0)
+    }
+}
+
+/// A flow's hosts, and how to read its applications.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowHosts {
+    pub sender: HostId,
+    pub receiver: HostId,
+    complete: fn(&Sim, HostId) -> bool,
+    take: fn(&mut Sim, HostId, HostId) -> Option<FlowRecord>,
+}
+
+impl FlowHosts {
+    /// Whether the receiver has read every planned message.
+    pub fn complete(&self, sim: &Sim) -> bool {
+        (self.complete)(sim, self.receiver)
+    }
+
+    /// Takes the flow's record out of its applications (once).
+    pub fn take(&self, sim: &mut Sim) -> Option<FlowRecord> {
+        (self.take)(sim, self.sender, self.receiver)
+    }
+}
+
+/// What both ends of a flow are given.
+#[derive(Debug, Clone)]
+pub struct FlowSetup {
+    pub sender_addr: SocketAddr,
+    pub receiver_addr: SocketAddr,
+    pub plan: Vec<Planned>,
+    /// Time from the connection coming up to the first message.
+    pub lead: Duration,
+    /// Saturated traffic, and its warm-up.
+    pub saturated: Option<(Saturation, Duration)>,
+}
+
+/// An SCTP flow: the sender's endpoint accepts the association the
+/// receiver opens (as in seed 000), each with its config.
+pub fn add_sctp_flow(
+    sim: &mut Sim,
+    setup: &FlowSetup,
+    sender: Config,
+    receiver: Config,
+) -> FlowHosts {
+    let sender_host = EndpointConfig {
+        port: 5000,
+        accept: true,
+        accept_config: sender,
+        ..EndpointConfig::default()
+    };
+    let receiver_host = EndpointConfig {
+        port: 5000,
+        accept: false,
+        ..EndpointConfig::default()
+    };
+    add_flow::<Endpoint>(
+        sim,
+        setup,
+        |seed| Endpoint::new(sender_host, seed),
+        |seed| Endpoint::new(receiver_host, seed),
+        receiver,
+    )
+}
+
+/// A flow over transport `T`: the sender's host from `sender`, the
+/// receiver's from `receiver`; the receiver opens the connection with
+/// `open`.
+pub fn add_flow<T: Messages>(
+    sim: &mut Sim,
+    setup: &FlowSetup,
+    sender: impl FnOnce([u8; 32]) -> T,
+    receiver: impl FnOnce([u8; 32]) -> T,
+    open: T::Config,
+) -> FlowHosts {
+    let app = match setup.saturated {
+        Some((s, _)) => Sender::<T>::saturated(s, setup.lead),
+        None => Sender::<T>::new(setup.plan.clone(), setup.lead),
+    };
+    let sender = sim.add_host_with(setup.sender_addr, sender, Box::new(app));
+    let mut receiver_app = Receiver::<T>::new(setup.sender_addr, open, setup.plan.len());
+    if let Some((s, warmup)) = setup.saturated {
+        receiver_app = receiver_app.with_window(setup.lead, warmup, s.duration);
+    }
+    let receiver = sim.add_host_with(setup.receiver_addr, receiver, Box::new(receiver_app));
+    FlowHosts {
+        sender,
+        receiver,
+        complete: complete::<T>,
+        take: take::<T>,
+    }
+}
+
+fn complete<T: Messages>(sim: &Sim, receiver: HostId) -> bool {
+    sim.app::<Receiver<T>>(receiver)
+        .is_some_and(Receiver::complete)
+}
+
+fn take<T: Messages>(sim: &mut Sim, sender: HostId, receiver: HostId) -> Option<FlowRecord> {
+    let conn = sim.app::<Sender<T>>(sender)?.assoc();
+    let undone = conn
+        .and_then(|c| sim.transport::<T>(sender)?.send_state(c))
+        .map_or(0, |s| s.spurious_timeouts_undone);
+    let s = sim.app_mut::<Sender<T>>(sender)?;
+    let mut record = FlowRecord {
+        written: std::mem::take(&mut s.written),
+        retransmissions: std::mem::take(&mut s.retransmissions),
+        causes: T::CAUSES,
+        saturated_written: s.saturated_written,
+        spurious_timeouts_undone: undone,
+        ..FlowRecord::default()
+    };
+    let r = sim.app_mut::<Receiver<T>>(receiver)?;
+    record.read = std::mem::take(&mut r.read);
+    record.bytes = r.bytes;
+    record.window_bytes = r.window_bytes;
+    Some(record)
+}

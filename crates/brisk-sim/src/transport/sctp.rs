@@ -1,0 +1,118 @@
+//! SCTP: `brisk_proto::Endpoint` as a simulator transport. Its packets are
+//! bare SCTP packets; a message is an SCTP user message on stream 0.
+
+use std::net::SocketAddr;
+
+use brisk_proto::{AssocId, Config, Endpoint, Event, OutgoingMessage, SendError, Time};
+use bytes::Bytes;
+
+use super::{Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};
+
+impl Transport for Endpoint {
+    type Conn = AssocId;
+    type Event = Event;
+    const WIRE: Wire = Wire::Sctp;
+
+    fn handle_datagram(&mut self, now: Time, from: SocketAddr, data: &[u8]) {
+        Endpoint::handle_datagram(self, now, from, data);
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        Endpoint::handle_timeout(self, now);
+    }
+
+    fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let t = Endpoint::poll_transmit(self, now, buf)?;
+        // The packet is the last `size` bytes the endpoint appended.
+        if t.size < buf.len() {
+            buf.drain(..buf.len() - t.size);
+        }
+        Some(t.destination)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        Endpoint::poll_timeout(self)
+    }
+
+    fn poll_event(&mut self) -> Option<(AssocId, Event)> {
+        Endpoint::poll_event(self)
+    }
+}
+
+impl Messages for Endpoint {
+    type Config = Config;
+    const CAUSES: &'static [&'static str] = &[
+        "t3-timeout",
+        "fast-retransmit",
+        "early-retransmit",
+        "tail-loss-probe",
+        "packet-drop",
+        "bundled",
+    ];
+
+    fn open(&mut self, now: Time, remote: SocketAddr, config: &Config) -> Option<AssocId> {
+        self.connect(now, remote, config.clone()).ok()
+    }
+
+    fn send_message(&mut self, now: Time, conn: AssocId, message: Vec<u8>) -> Result<(), Refused> {
+        let Some(a) = self.association(conn) else {
+            return Err(Refused::Failed(format!("no association {conn:?}")));
+        };
+        match a.send(now, OutgoingMessage::new(0, message)) {
+            Ok(_) => Ok(()),
+            Err(SendError::BufferFull { .. }) => Err(Refused::Full),
+            Err(e) => Err(Refused::Failed(e.to_string())),
+        }
+    }
+
+    fn recv_message(&mut self, conn: AssocId) -> Option<Bytes> {
+        self.association(conn)?.recv().map(|m| m.payload)
+    }
+
+    fn happening(event: &Event) -> Happening {
+        match *event {
+            Event::Connected => Happening::Connected,
+            Event::MessageReady => Happening::MessageReady,
+            Event::Retransmission {
+                tsn,
+                cause,
+                at,
+                first_sent_at,
+                transmissions,
+            } => Happening::Retransmission(Retransmission {
+                unit: tsn,
+                cause: cause.name(),
+                at,
+                first_sent_at,
+                transmissions,
+            }),
+            Event::Closed(_) => Happening::Closed,
+            _ => Happening::Other,
+        }
+    }
+
+    fn send_state(&mut self, conn: AssocId) -> Option<SendState> {
+        let a = self.association(conn)?;
+        let queued_messages = a.queued_messages();
+        let stats = a.stats();
+        Some(SendState {
+            queued_messages,
+            flight_size: stats.flight_size,
+            cwnd: stats.cwnd,
+            spurious_timeouts_undone: stats.spurious_timeouts_undone,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use brisk_proto::RetransmitCause;
+
+    use super::*;
+
+    #[test]
+    fn the_cause_names_are_the_protocols_own_in_its_order() {
+        let names: Vec<&str> = RetransmitCause::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names, <Endpoint as Messages>::CAUSES);
+    }
+}

@@ -1,0 +1,1 @@
+//! A sans-IO TCP model for the lab (being written).
