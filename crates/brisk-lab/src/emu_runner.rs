@@ -179,7 +179,7 @@ pub fn read_records(text: &str) -> Result<Vec<Row>, String> {
 /// dropped. SCTP: chunk numbers, one chunk per message. TCP: the messages
 /// whose first byte a dropped segment sent for the first time (each message
 /// is `frame` bytes: its length prefix and its body).
-fn lost_messages(dropped: &[brisk_net::NewChunk], tcp: bool, frame: u64) -> Vec<u64> {
+pub(crate) fn lost_messages(dropped: &[brisk_net::NewChunk], tcp: bool, frame: u64) -> Vec<u64> {
     let mut out: Vec<u64> = if tcp {
         dropped
             .iter()

@@ -36,6 +36,12 @@
 //! receiver_set = { sack_freq = 1 }    # optional: receiver-only overrides
 //! flow_set = [{}, { pktdrop = true }] # optional: per dumbbell flow, both ends
 //!
+//! [[variants]]
+//! name = "tcp"
+//! transport = "tcp"               # the TCP model (default "sctp": Brisk)
+//! preset = "linux"                # rfc, ns2-sack1, linux, linux-thin
+//! set = { rack_tlp = false }      # its knobs (`brisk knobs --tcp`)
+//!
 //! [sweep]                         # optional: every combination is run
 //! bandwidth = ["500kbit", "1000kbit", "2000kbit"]
 //! delay = ["5ms", "10ms", "15ms", "20ms", "25ms"]   # one way
@@ -86,6 +92,7 @@ use std::time::Duration;
 
 use brisk_proto::config::{format_duration, parse_duration};
 use brisk_proto::{Config, ConfigError};
+use brisk_tcp::TcpConfig;
 use serde::Deserialize;
 
 /// Why an experiment file was refused.
@@ -260,6 +267,14 @@ pub enum Figure {
     /// percentile against the loss rate, one series per variant and message
     /// size (the application developer's case).
     LatencyTable,
+    /// Seed 004, Tables 1 to 3: the one-way delay of every data packet
+    /// (not the application's MTT), mean and variance, per variant and sweep
+    /// point; with the mean square the paper's "variance" column matches.
+    DelayTable,
+    /// Seed 004, Figs. 4 to 6: one run per variant traced again, the
+    /// sender's data packets (dropped ones marked) and its cwnd around the
+    /// drops the experiment's impairments make.
+    SequenceTrace,
 }
 
 /// How the dimensions of `[sweep]` combine into sweep points.
@@ -516,6 +531,10 @@ struct RawVariant {
     /// Runs this `[[stacks]]` entry's commands in the emulator.
     #[serde(default)]
     stack: Option<String>,
+    /// The simulated transport: "sctp" (Brisk, the default) or "tcp" (the
+    /// TCP model, whose presets and knobs `preset` and `set` then name).
+    #[serde(default)]
+    transport: Option<String>,
     #[serde(default)]
     set: BTreeMap<String, toml::Value>,
     /// For loss-position experiments: drop nothing (the no-loss baseline).
@@ -868,6 +887,18 @@ pub struct Variant {
     /// Per flow of a dumbbell: (sender, receiver) configs with `flow_set`
     /// applied; empty when the variant has no `flow_set`.
     pub flow_configs: Vec<(Config, Config)>,
+    /// The simulator runs the TCP model for this variant, both ends with
+    /// their own config; `None`: Brisk's SCTP with `config`.
+    pub tcp: Option<TcpVariant>,
+}
+
+/// A TCP variant's (sender, receiver) configs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpVariant {
+    pub sender: TcpConfig,
+    pub receiver: TcpConfig,
+    /// The preset the sender's config started from.
+    pub preset: String,
 }
 
 /// A real stack's commands (see [`crate::emu_runner`] for their
@@ -1064,6 +1095,8 @@ impl Experiment {
                     | Figure::GoodputVsSize
                     | Figure::MttVsRate
                     | Figure::LatencyTable
+                    | Figure::DelayTable
+                    | Figure::SequenceTrace
             )
     }
 
@@ -1147,6 +1180,59 @@ pub fn preset(name: &str) -> Option<Config> {
         "signaling-lksctp" => Some(signaling(Config::lksctp_2_6_15())),
         other => Config::preset(other).ok(),
     }
+}
+
+/// A TCP variant from its table: `preset` one of the TCP model's, `set`
+/// its knobs for both ends, `receiver_set` the receiver's alone.
+fn tcp_variant(
+    v: &RawVariant,
+    key: &dyn Fn(&str) -> String,
+    invalid: &dyn Fn(&str, &str, String) -> ExperimentError,
+) -> Result<TcpVariant, ExperimentError> {
+    let name = v.preset.as_deref().unwrap_or("rfc");
+    let mut sender = TcpConfig::preset(name).map_err(|_| {
+        invalid(
+            &key("preset"),
+            &format!("one of the TCP model's presets ({})", brisk_tcp::PRESETS.join(", ")),
+            format!("`{name}`"),
+        )
+    })?;
+    let apply = |config: &mut TcpConfig,
+                 k: &str,
+                 set: &BTreeMap<String, toml::Value>|
+     -> Result<(), ExperimentError> {
+        for (knob, value) in set {
+            let text = match value {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            config
+                .set(knob, &text)
+                .map_err(|e| invalid(&key(&format!("{k}.{knob}")), &e.to_string(), format!("`{text}`")))?;
+        }
+        Ok(())
+    };
+    apply(&mut sender, "set", &v.set)?;
+    let mut receiver = sender.clone();
+    apply(&mut receiver, "receiver_set", &v.receiver_set)?;
+    for (k, what) in [
+        ("receiver_preset", v.receiver_preset.is_some()),
+        ("flow_set", !v.flow_set.is_empty()),
+        ("stack", v.stack.is_some()),
+    ] {
+        if what {
+            return Err(invalid(
+                &key(k),
+                "nothing: a TCP variant takes preset, set and receiver_set",
+                "a value".into(),
+            ));
+        }
+    }
+    Ok(TcpVariant {
+        sender,
+        receiver,
+        preset: name.to_owned(),
+    })
 }
 
 /// Names `preset` knows.
@@ -1686,6 +1772,29 @@ impl Experiment {
                         })?,
                 ),
             };
+            let tcp = match v.transport.as_deref() {
+                None | Some("sctp") => None,
+                Some("tcp") => Some(tcp_variant(v, &key, &invalid)?),
+                Some(other) => {
+                    return Err(invalid(
+                        &key("transport"),
+                        "\"sctp\" or \"tcp\"",
+                        format!("`{other}`"),
+                    ));
+                }
+            };
+            if let Some(tcp) = tcp {
+                variants.push(Variant {
+                    name: v.name.clone(),
+                    stack: None,
+                    config: Config::rfc9260(),
+                    receiver_config: Config::rfc9260(),
+                    no_loss: v.no_loss,
+                    flow_configs: Vec::new(),
+                    tcp: Some(tcp),
+                });
+                continue;
+            }
             let preset_name = match (&v.preset, &stack) {
                 (Some(p), _) => p.as_str(),
                 (None, Some(_)) => "rfc9260",
@@ -1729,6 +1838,7 @@ impl Experiment {
                 receiver_config,
                 no_loss: v.no_loss,
                 flow_configs,
+                tcp: None,
             });
         }
         let mut names = std::collections::BTreeSet::new();

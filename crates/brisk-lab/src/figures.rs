@@ -555,7 +555,9 @@ pub fn section_and_checks(
         Figure::RetransmissionTable
         | Figure::GoodputVsSize
         | Figure::MttVsRate
-        | Figure::LatencyTable => {
+        | Figure::LatencyTable
+        | Figure::DelayTable
+        | Figure::SequenceTrace => {
             let (c, t) = flowfigs::figure(exp, records);
             charts.extend(c);
             tables.extend(t);

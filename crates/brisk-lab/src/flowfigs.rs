@@ -498,6 +498,8 @@ pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
         Figure::GoodputVsSize => goodput_figure(exp, records),
         Figure::MttVsRate => rate_figure(exp, records),
         Figure::LatencyTable => latency_figure(exp, records),
+        Figure::DelayTable => crate::packet_delay::figure(exp, records),
+        Figure::SequenceTrace => crate::traces::figure(exp),
         Figure::MttPerTsn | Figure::SummaryVsDelay => (Vec::new(), Vec::new()),
     }
 }

@@ -11,7 +11,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use brisk_proto::{Config, Endpoint, EndpointConfig, Time};
+use brisk_sim::transport::TcpMessages;
 use brisk_sim::{HostId, Messages, Retransmission, Sim};
+use brisk_tcp::TcpConfig;
 
 use crate::traffic::{Planned, Receiver, Saturation, Sender};
 
@@ -34,6 +36,9 @@ pub struct FlowRecord {
     pub window_bytes: u64,
     /// Retransmission timeouts the sender found spurious and undid.
     pub spurious_timeouts_undone: u64,
+    /// Payload bytes the sender sent for the first time (seed 004's
+    /// lambda: retransmissions excluded).
+    pub new_payload_bytes: u64,
 }
 
 impl FlowRecord {
@@ -111,6 +116,24 @@ pub fn add_sctp_flow(
     )
 }
 
+/// A TCP flow: the sender's TCP model listens, the receiver's connects
+/// (as the SCTP flows associate), each with its config.
+pub fn add_tcp_flow(
+    sim: &mut Sim,
+    setup: &FlowSetup,
+    sender: TcpConfig,
+    receiver: TcpConfig,
+) -> FlowHosts {
+    let (s, r) = (setup.sender_addr, setup.receiver_addr);
+    add_flow::<TcpMessages>(
+        sim,
+        setup,
+        |seed| TcpMessages::new(s, sender, true, seed),
+        |seed| TcpMessages::new(r, receiver, false, seed),
+        (),
+    )
+}
+
 /// A flow over transport `T`: the sender's host from `sender`, the
 /// receiver's from `receiver`; the receiver opens the connection with
 /// `open`.
@@ -146,16 +169,17 @@ fn complete<T: Messages>(sim: &Sim, receiver: HostId) -> bool {
 
 fn take<T: Messages>(sim: &mut Sim, sender: HostId, receiver: HostId) -> Option<FlowRecord> {
     let conn = sim.app::<Sender<T>>(sender)?.assoc();
-    let undone = conn
+    let state = conn
         .and_then(|c| sim.transport::<T>(sender)?.send_state(c))
-        .map_or(0, |s| s.spurious_timeouts_undone);
+        .unwrap_or_default();
     let s = sim.app_mut::<Sender<T>>(sender)?;
     let mut record = FlowRecord {
         written: std::mem::take(&mut s.written),
         retransmissions: std::mem::take(&mut s.retransmissions),
         causes: T::CAUSES,
         saturated_written: s.saturated_written,
-        spurious_timeouts_undone: undone,
+        spurious_timeouts_undone: state.spurious_timeouts_undone,
+        new_payload_bytes: state.new_payload_bytes,
         ..FlowRecord::default()
     };
     let r = sim.app_mut::<Receiver<T>>(receiver)?;

@@ -14,7 +14,8 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 
 use crate::experiment::{Experiment, Method, Point, PointIdx, Traffic};
-use crate::hosts::{FlowHosts, FlowSetup, add_sctp_flow};
+use crate::hosts::{FlowHosts, FlowSetup, add_sctp_flow, add_tcp_flow};
+use brisk_sim::transport::TCP_MESSAGE_PREFIX;
 use crate::traffic::{Planned, Retransmitted, Saturation, plan};
 
 /// One simulator run.
@@ -203,7 +204,15 @@ pub fn expand(exp: &Experiment) -> Vec<RunKey> {
                 &exp.traffic.at(values.message_size, values.rate),
                 traffic_seed,
             );
-            for (variant, v) in exp.variants.iter().enumerate() {
+            // Flows with variants of their own (seed 004's SCTP against TCP)
+            // run each point once, under the first variant's number.
+            let fixed = exp
+                .topology
+                .dumbbell
+                .as_ref()
+                .is_some_and(|d| d.flow_variants.is_some());
+            let runs = if fixed { 1 } else { exp.variants.len() };
+            for (variant, v) in exp.variants.iter().enumerate().take(runs) {
                 if exp.method == Method::LossPosition && !v.no_loss {
                     for (i, m) in planned.iter().enumerate() {
                         if m.measured {
@@ -277,16 +286,37 @@ fn point_impairments(p: &Point) -> Vec<Impairment> {
 struct Flow {
     hosts: FlowHosts,
     sender: HostId,
+    /// The most payload one packet carries: cwnd in packets is cwnd / this.
+    segment: usize,
     plan: Vec<Planned>,
     variant: String,
     /// Forward path, first hop first.
     path: Vec<LinkId>,
 }
 
+/// What a traced run keeps of its first flow's sender, for sequence and
+/// cwnd figures: its congestion state over time, and every packet it sent
+/// onto its first hop with that packet's fate.
+#[derive(Debug, Clone, Default)]
+pub struct RunTrace {
+    pub congestion: Vec<(Time, brisk_sim::Congestion)>,
+    pub packets: Vec<brisk_sim::PacketRecord>,
+    /// The most payload one packet of the sender carries.
+    pub segment: usize,
+}
+
+/// Runs run `key` of `exp` (simulated) again with its first flow traced.
+pub fn trace_run(exp: &Experiment, key: &RunKey) -> Result<RunTrace, String> {
+    let mut trace = RunTrace::default();
+    run_one(exp, key, None, Some(&mut trace))?;
+    Ok(trace)
+}
+
 fn run_one(
     exp: &Experiment,
     key: &RunKey,
     capture: Option<&std::path::Path>,
+    mut trace: Option<&mut RunTrace>,
 ) -> Result<Outcome, String> {
     let (traffic_seed, sim_seed) = seed_for(exp, key);
     let point = exp.point(&key.point);
@@ -325,17 +355,10 @@ fn run_one(
     // The largest DATA payload of flow 0's sender: how its messages are cut
     // into chunks, which the loss-position method numbers.
     let mut chunk_payload = 1;
+    // Flow 0 runs TCP: loss positions count stream bytes, not chunks.
+    let tcp0 = exp.variants[variant_of(0)].tcp.is_some();
     for f in 0..flows {
         let v = &exp.variants[variant_of(f)];
-        let (mut sender_config, mut receiver_config) = v.configs(f as usize);
-        if let Some(mtu) = point.mtu {
-            let sctp = mtu.saturating_sub(exp.topology.overhead_bytes);
-            sender_config.mtu = sctp;
-            receiver_config.mtu = sctp;
-        }
-        if f == 0 {
-            chunk_payload = sender_config.max_data_payload();
-        }
         let n = (f + 1) as u8;
         let sender_addr = SocketAddr::from(([10, 0, 1, n], 9899));
         let receiver_addr = SocketAddr::from(([10, 0, 2, n], 9899));
@@ -352,10 +375,36 @@ fn run_one(
             lead: LEAD,
             saturated,
         };
-        let hosts = add_sctp_flow(&mut sim, &setup, sender_config, receiver_config);
+        let segment;
+        let hosts = match &v.tcp {
+            Some(tcp) => {
+                let (mut sender, mut receiver) = (tcp.sender.clone(), tcp.receiver.clone());
+                if let Some(mtu) = point.mtu {
+                    // IPv4 and TCP headers, no options on data segments.
+                    sender.mss = u32::try_from(mtu.saturating_sub(40).max(1)).unwrap_or(u32::MAX);
+                    receiver.mss = sender.mss;
+                }
+                segment = sender.mss as usize;
+                add_tcp_flow(&mut sim, &setup, sender, receiver)
+            }
+            None => {
+                let (mut sender_config, mut receiver_config) = v.configs(f as usize);
+                if let Some(mtu) = point.mtu {
+                    let sctp = mtu.saturating_sub(exp.topology.overhead_bytes);
+                    sender_config.mtu = sctp;
+                    receiver_config.mtu = sctp;
+                }
+                if f == 0 {
+                    chunk_payload = sender_config.max_data_payload();
+                }
+                segment = sender_config.max_data_payload();
+                add_sctp_flow(&mut sim, &setup, sender_config, receiver_config)
+            }
+        };
         pairs.push(Flow {
             hosts,
             sender: hosts.sender,
+            segment,
             plan: setup.plan,
             variant: v.name.clone(),
             path: Vec::new(),
@@ -373,12 +422,22 @@ fn run_one(
     // chunk, found by TSN: retransmissions and redundant copies sent before
     // it do not move the loss onto another message.
     let first_chunks = first_chunk_numbers(&planned, chunk_payload);
-    if let Some(k) = key.position
-        && let Some(&chunk) = first_chunks.get((k - 1) as usize)
-    {
-        forward.push(Impairment::DropNewChunks {
-            chunks: vec![chunk],
-        });
+    // TCP: each message is its length prefix and its body on the stream.
+    let frame = traffic.message_size().unwrap_or(0) as u64 + TCP_MESSAGE_PREFIX as u64;
+    match key.position {
+        // The segment that first sends message k's first byte, however the
+        // sender packs messages into segments.
+        Some(k) if tcp0 => forward.push(Impairment::DropNewBytes {
+            bytes: vec![(k - 1) * frame + 1],
+        }),
+        Some(k) => {
+            if let Some(&chunk) = first_chunks.get((k - 1) as usize) {
+                forward.push(Impairment::DropNewChunks {
+                    chunks: vec![chunk],
+                });
+            }
+        }
+        None => {}
     }
     for line in &exp.impairments {
         forward.extend(brisk_sim::parse_pattern(line).unwrap_or_default());
@@ -431,9 +490,24 @@ fn run_one(
             links.bottleneck.0
         }
     };
+    // Seed 004's delay: every packet that reaches a receiver, with the time
+    // it was sent.
+    let packet_delays = exp.figure == crate::experiment::Figure::DelayTable;
+    if packet_delays {
+        for p in &pairs {
+            sim.log_arrivals(p.hosts.receiver);
+            sim.trace_congestion(p.sender);
+        }
+    }
     // Flow runs record every packet: which chunks were really lost, and how
     // many packets each sender sent.
     let traced = exp.method == Method::Flow;
+    if trace.is_some() {
+        sim.trace_congestion(pairs[0].sender);
+        if let Some(&first) = pairs[0].path.first() {
+            sim.trace(first);
+        }
+    }
     if traced {
         for p in &pairs {
             for &l in &p.path {
@@ -472,6 +546,18 @@ fn run_one(
         sim.finish_captures()
             .map_err(|e| format!("writing the capture: {e}"))?;
     }
+    if let Some(t) = trace.as_deref_mut() {
+        t.congestion = sim.congestion_log(pairs[0].sender).to_vec();
+        t.segment = pairs[0].segment;
+        if let Some(&first) = pairs[0].path.first() {
+            t.packets = sim
+                .packet_log(first)
+                .iter()
+                .filter(|p| p.src == pairs[0].sender)
+                .cloned()
+                .collect();
+        }
+    }
     let events = sim.stats().events;
     let virtual_time = Duration::from_micros(sim.now().as_micros());
     let link_bytes = sim.link_stats(bottleneck).bytes;
@@ -508,7 +594,15 @@ fn run_one(
             // Loss-position runs measure the messages whose first transmission
             // the link actually dropped (its record, not an assumption).
             Some(_) if f == 0 => {
-                for i in lost_messages(&dropped_numbers, &first_chunks) {
+                let lost = if tcp0 {
+                    crate::emu_runner::lost_messages(&link_dropped, true, frame)
+                        .into_iter()
+                        .map(|i| i as usize)
+                        .collect()
+                } else {
+                    lost_messages(&dropped_numbers, &first_chunks)
+                };
+                for i in lost {
                     if let Some(v) = mtt(i) {
                         records.push(record(Some(i as u64 + 1), "mtt_ms", v));
                     }
@@ -524,6 +618,33 @@ fn run_one(
                 }
             }
             _ => {}
+        }
+        if packet_delays {
+            // Saturated traffic: packets sent in the measurement window
+            // (which starts about a handshake's time after this).
+            let window = match saturated {
+                Some((s, warmup)) => (
+                    Time::ZERO + LEAD + warmup,
+                    Time::ZERO + LEAD + s.duration,
+                ),
+                None => (Time::ZERO, Time::from_micros(u64::MAX)),
+            };
+            let arrivals = sim.arrivals(flow.hosts.receiver);
+            if let Some(d) = crate::packet_delay::packet_delay(arrivals, flow.sender, window) {
+                use crate::packet_delay::{MEAN, MEAN_SQUARE, PACKETS, VARIANCE};
+                records.push(record(None, PACKETS, d.packets as f64));
+                records.push(record(None, MEAN, d.mean_ms));
+                records.push(record(None, VARIANCE, d.variance_ms2));
+                records.push(record(None, MEAN_SQUARE, d.mean_square_ms2));
+            }
+            let log = sim.congestion_log(flow.sender);
+            if let Some(cwnd) = crate::packet_delay::mean_cwnd(log, window, sim.now()) {
+                records.push(record(
+                    None,
+                    crate::packet_delay::CWND,
+                    cwnd / flow.segment.max(1) as f64,
+                ));
+            }
         }
         // Loss-position runs measure one message each; hundreds of thousands of
         // them (seed 000) keep only that and their retransmissions, which keeps
@@ -716,7 +837,26 @@ fn run_one(
             ));
         }
     }
-    // Seed 004, eq. 1: each flow's share of the total throughput.
+    // Seed 004, eq. 1, as the paper defines lambda: the payload bytes each
+    // source sent, retransmissions excluded.
+    let sent: Vec<(usize, f64)> = flow_records
+        .iter()
+        .enumerate()
+        .filter_map(|(f, r)| Some((f, r.as_ref()?.new_payload_bytes as f64)))
+        .collect();
+    let total_sent: f64 = sent.iter().map(|s| s.1).sum();
+    if sent.len() > 1 && total_sent > 0.0 && exp.topology.dumbbell.is_some() {
+        for (f, bytes) in sent {
+            records.push(Record {
+                variant: pairs[f].variant.clone(),
+                flow: f as u32,
+                metric: "share_sent_pct".into(),
+                value: bytes / total_sent * 100.0,
+                ..base.clone()
+            });
+        }
+    }
+    // The same share by receiver goodput.
     let total: f64 = goodputs.iter().map(|g| g.1).sum();
     if goodputs.len() > 1 && total > 0.0 {
         for (f, g) in goodputs {
@@ -824,7 +964,7 @@ pub fn capture_run(exp: &Experiment, key: &RunKey, path: &std::path::Path) -> Re
             let _ = std::fs::remove_dir_all(&workdir);
             r
         }
-        None => run_one(exp, key, Some(path)).map(|_| ()),
+        None => run_one(exp, key, Some(path), None).map(|_| ()),
     }
 }
 
@@ -879,7 +1019,7 @@ pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record
         keys.par_iter()
             .map(|key| {
                 // Without a capture, a run cannot fail.
-                let o = run_one(exp, key, None).unwrap_or(Outcome {
+                let o = run_one(exp, key, None, None).unwrap_or(Outcome {
                     records: Vec::new(),
                     events: 0,
                     virtual_time: Duration::ZERO,

@@ -37,7 +37,7 @@ pub const RECORDS_HEADER: &str = "seq,written_ns,read_ns,size";
 pub const DEFAULT_START_DELAY: Duration = Duration::from_millis(500);
 
 /// Bytes of TCP's length prefix before each message.
-pub(crate) const TCP_PREFIX: usize = 4;
+pub(crate) const TCP_PREFIX: usize = brisk_sim::transport::TCP_MESSAGE_PREFIX;
 
 /// Which stack carries the messages.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]

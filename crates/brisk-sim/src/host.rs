@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use brisk_net::HostId;
 
 use crate::ids::NodeId;
-use crate::transport::{Transport, Wire};
+use crate::transport::{Congestion, Transport, Wire};
 
 /// An application running on a simulated host over transport `T`. Each
 /// callback is its own instant: the packets it causes leave before the next
@@ -123,6 +123,10 @@ pub(crate) trait Hosted {
     fn input(&mut self, io: &mut Io<'_>, input: Input<'_>) -> Option<Time>;
     fn node(&self) -> NodeId;
     fn wire(&self) -> Wire;
+    /// Starts recording the transport's congestion state after every input.
+    fn trace_congestion(&mut self);
+    /// The congestion states recorded, each when it changed.
+    fn congestion_log(&self) -> &[(Time, Congestion)];
     fn app_any(&self) -> &dyn Any;
     fn app_any_mut(&mut self) -> &mut dyn Any;
     fn transport_any(&self) -> &dyn Any;
@@ -142,6 +146,8 @@ pub(crate) struct Host<T: Transport> {
     pub fired_at: Option<Time>,
     /// Reused for every callback's timers.
     timers: Vec<(Time, u64)>,
+    /// The congestion state after each input that changed it, when traced.
+    congestion: Option<Vec<(Time, Congestion)>>,
 }
 
 impl<T: Transport> Host<T> {
@@ -161,6 +167,7 @@ impl<T: Transport> Host<T> {
             timer_at: None,
             fired_at: None,
             timers: Vec::new(),
+            congestion: None,
         }
     }
 
@@ -241,7 +248,14 @@ impl<T: Transport> Hosted for Host<T> {
             Input::Datagram { from, data } => self.transport.handle_datagram(io.now, from, data),
             Input::Touched => {}
         }
-        self.settle(io)
+        let rearm = self.settle(io);
+        if let Some(log) = &mut self.congestion
+            && let Some(c) = self.transport.congestion()
+            && log.last().is_none_or(|last| last.1 != c)
+        {
+            log.push((io.now, c));
+        }
+        rearm
     }
 
     fn node(&self) -> NodeId {
@@ -250,6 +264,14 @@ impl<T: Transport> Hosted for Host<T> {
 
     fn wire(&self) -> Wire {
         T::WIRE
+    }
+
+    fn trace_congestion(&mut self) {
+        self.congestion.get_or_insert_with(Vec::new);
+    }
+
+    fn congestion_log(&self) -> &[(Time, Congestion)] {
+        self.congestion.as_deref().unwrap_or(&[])
     }
 
     fn app_any(&self) -> &dyn Any {

@@ -65,6 +65,6 @@ pub use brisk_net::{
 pub use capture::CAPTURE_UDP_PORT;
 pub use host::{App, AppCtx};
 pub use ids::{LinkId, NodeId};
-pub use sim::{Sim, SimStats};
+pub use sim::{Arrival, Sim, SimStats};
 pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};
-pub use transport::{Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};
+pub use transport::{Congestion, Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};

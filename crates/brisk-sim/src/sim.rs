@@ -14,7 +14,7 @@ use crate::host::{Action, App, Host, Hosted, Input, Io};
 use crate::ids::{LinkId, NodeId};
 use crate::queue::EventQueue;
 use crate::routing::{Edge, routes};
-use crate::transport::{Transport, Wire};
+use crate::transport::{Congestion, Transport, Wire};
 
 /// Counters of a whole run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,7 +47,23 @@ struct Packet {
     ip_id: u16,
     /// How the packet travels: a bare SCTP packet, or a whole IPv4 packet.
     wire: Wire,
+    /// When its host sent it.
+    sent: Time,
     bytes: Vec<u8>,
+}
+
+/// A packet that reached its host, as [`Sim::log_arrivals`] records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub from: HostId,
+    /// When its host sent it, and when it arrived.
+    pub sent: Time,
+    pub arrived: Time,
+    /// Its bytes, as the links count them (without an IP header).
+    pub size: usize,
+    /// It carried application data (an SCTP DATA or I-DATA chunk, a TCP
+    /// segment with payload).
+    pub data: bool,
 }
 
 #[derive(Debug)]
@@ -95,6 +111,8 @@ pub struct Sim {
     is_touched: Vec<bool>,
     /// Reused for every host input.
     actions: Vec<Action>,
+    /// Per host, the packets it received, when asked for.
+    arrivals: Vec<Option<Vec<Arrival>>>,
     events: u64,
     unroutable: u64,
     stalled_timers: u64,
@@ -132,6 +150,7 @@ impl Sim {
             touched: Vec::new(),
             is_touched: Vec::new(),
             actions: Vec::new(),
+            arrivals: Vec::new(),
             events: 0,
             unroutable: 0,
             stalled_timers: 0,
@@ -175,6 +194,7 @@ impl Sim {
         self.hosts
             .push(Box::new(Host::new(id, node, transport, app, rng)));
         self.is_touched.push(false);
+        self.arrivals.push(None);
         self.addrs.push(addr);
         self.schedule(self.now, What::AppStart(id));
         id
@@ -367,6 +387,32 @@ impl Sim {
         }
     }
 
+    /// Records every packet that reaches host `h` from now on, with the time
+    /// its sender sent it: one-way delays, per packet. Read the records with
+    /// [`Sim::arrivals`].
+    pub fn log_arrivals(&mut self, h: HostId) {
+        self.arrivals[h.index()].get_or_insert_with(Vec::new);
+    }
+
+    /// The packets that reached `h` since [`Sim::log_arrivals`] (empty if
+    /// not logged), in the order they arrived.
+    pub fn arrivals(&self, h: HostId) -> &[Arrival] {
+        self.arrivals[h.index()].as_deref().unwrap_or(&[])
+    }
+
+    /// Records host `h`'s congestion state (its transport's first
+    /// connection: cwnd, ssthresh, bytes in flight) after every input that
+    /// changed it, from now on; read with [`Sim::congestion_log`].
+    pub fn trace_congestion(&mut self, h: HostId) {
+        self.hosts[h.index()].trace_congestion();
+    }
+
+    /// Host `h`'s congestion states since [`Sim::trace_congestion`], each
+    /// with the time it began.
+    pub fn congestion_log(&self, h: HostId) -> &[(Time, Congestion)] {
+        self.hosts[h.index()].congestion_log()
+    }
+
     /// Every link direction, in the order they were created.
     pub fn links(&self) -> impl Iterator<Item = LinkId> + '_ {
         (0..self.links.len()).map(LinkId)
@@ -517,6 +563,15 @@ impl Sim {
         let to = slot.edge.to;
         match self.nodes[to] {
             Node::Host(h) if h == packet.dst => {
+                if let Some(log) = &mut self.arrivals[h.index()] {
+                    log.push(Arrival {
+                        from: packet.src,
+                        sent: packet.sent,
+                        arrived: self.now,
+                        size: wire_size(packet.wire, &packet.bytes),
+                        data: carries_data(packet.wire, &packet.bytes),
+                    });
+                }
                 let from = self.addrs[packet.src.index()];
                 self.input(
                     h,
@@ -575,6 +630,7 @@ impl Sim {
                 dst,
                 ip_id,
                 wire,
+                sent: self.now,
                 bytes,
             },
         );
@@ -634,6 +690,23 @@ impl Sim {
             }
             self.schedule(arrival, What::Arrive(l, packet));
         }
+    }
+}
+
+/// A packet's bytes as links count them: without an IP header.
+fn wire_size(wire: Wire, bytes: &[u8]) -> usize {
+    match wire {
+        Wire::Sctp => bytes.len(),
+        Wire::Ipv4 => bytes.len().saturating_sub(brisk_net::pcap::IPV4_HEADER_LEN),
+    }
+}
+
+/// Whether a packet carries application data.
+fn carries_data(wire: Wire, bytes: &[u8]) -> bool {
+    use brisk_net::Classify;
+    match wire {
+        Wire::Sctp => brisk_net::carries_data(bytes),
+        Wire::Ipv4 => brisk_net::IpPacket::default().classify(bytes).data,
     }
 }
 

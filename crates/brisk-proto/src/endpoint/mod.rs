@@ -164,6 +164,12 @@ impl Endpoint {
         self.assocs.keys().copied()
     }
 
+    /// Association `id`, to read (unlike [`Endpoint::association`], this
+    /// schedules nothing).
+    pub fn association_ref(&self, id: AssocId) -> Option<&Association> {
+        self.assocs.get(&id).map(|a| &**a)
+    }
+
     /// Starts an association with the peer at `remote` whose SCTP port equals ours.
     pub fn connect(
         &mut self,

@@ -15,6 +15,9 @@ use brisk_proto::Time;
 use bytes::Bytes;
 
 mod sctp;
+mod tcp;
+
+pub use tcp::{MAX_TCP_MESSAGE, TCP_MESSAGE_PREFIX, TcpMessages};
 
 /// How a transport's packets travel, which decides how links classify them
 /// and how captures write them.
@@ -50,6 +53,20 @@ pub trait Transport: 'static {
     fn poll_timeout(&self) -> Option<Time>;
     /// The next event for the application.
     fn poll_event(&mut self) -> Option<(Self::Conn, Self::Event)>;
+
+    /// The congestion state of its first connection, for traces: asked
+    /// after every input while [`crate::Sim::trace_congestion`] is on.
+    fn congestion(&self) -> Option<Congestion> {
+        None
+    }
+}
+
+/// A sender's congestion state at one instant, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Congestion {
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub flight_size: u32,
 }
 
 /// Why a message was not accepted.
@@ -102,6 +119,9 @@ pub struct SendState {
     pub cwnd: u32,
     /// Retransmission timeouts found spurious and undone (SCTP).
     pub spurious_timeouts_undone: u64,
+    /// Payload bytes sent for the first time: retransmissions excluded
+    /// (seed 004's lambda, eq. 1).
+    pub new_payload_bytes: u64,
 }
 
 /// A transport that carries whole messages: the application side that the

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use brisk_proto::{AssocId, Config, Endpoint, Event, OutgoingMessage, SendError, Time};
 use bytes::Bytes;
 
-use super::{Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};
+use super::{Congestion, Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};
 
 impl Transport for Endpoint {
     type Conn = AssocId;
@@ -36,6 +36,16 @@ impl Transport for Endpoint {
 
     fn poll_event(&mut self) -> Option<(AssocId, Event)> {
         Endpoint::poll_event(self)
+    }
+
+    fn congestion(&self) -> Option<Congestion> {
+        let first = self.association_ids().next()?;
+        let stats = self.association_ref(first)?.stats();
+        Some(Congestion {
+            cwnd: stats.cwnd,
+            ssthresh: stats.ssthresh,
+            flight_size: stats.flight_size,
+        })
     }
 }
 
@@ -100,6 +110,7 @@ impl Messages for Endpoint {
             flight_size: stats.flight_size,
             cwnd: stats.cwnd,
             spurious_timeouts_undone: stats.spurious_timeouts_undone,
+            new_payload_bytes: stats.payload_bytes_sent,
         })
     }
 }

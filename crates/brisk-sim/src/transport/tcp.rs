@@ -1,0 +1,337 @@
+//! TCP: the lab's TCP model (`brisk_tcp::TcpEndpoint`) as a simulator
+//! transport. Its segments travel as whole IPv4 packets, which links classify
+//! and captures write exactly as the emulator's, and Wireshark reads as TCP
+//! over IP. Messages ride the byte stream as the emulator's workload frames
+//! them: a 4-byte big-endian length, then the message.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use brisk_net::pcap::{IPPROTO_TCP, IPV4_HEADER_LEN, ipv4_packet};
+use brisk_proto::Time;
+use brisk_tcp::{ConnId, TcpConfig, TcpEndpoint, TcpEvent};
+use bytes::Bytes;
+
+use super::{Congestion, Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};
+
+/// Bytes of the length before each message on the stream.
+pub const TCP_MESSAGE_PREFIX: usize = 4;
+
+/// The largest message a [`TcpMessages`] receiver accepts: a peer that
+/// announces a longer one gets its connection's input discarded, so no
+/// length on the wire makes the receiver buffer without bound.
+pub const MAX_TCP_MESSAGE: usize = 16 << 20;
+
+/// A TCP endpoint that carries whole messages.
+#[derive(Debug)]
+pub struct TcpMessages {
+    tcp: TcpEndpoint,
+    local: Ipv4Addr,
+    send_buffer: usize,
+    conns: BTreeMap<ConnId, Framing>,
+    /// Segments that were not IPv4 TCP to this host, or too short.
+    pub malformed: u64,
+    /// Messages announced longer than [`MAX_TCP_MESSAGE`].
+    pub oversized: u64,
+}
+
+/// One connection's message boundaries.
+#[derive(Debug, Default)]
+struct Framing {
+    /// Stream bytes written so far, and where each message not yet sent in
+    /// full ends (bounded by the send buffer: a message takes at least the
+    /// prefix's 4 bytes of it).
+    written: u64,
+    ends: VecDeque<u64>,
+    /// Bytes read off the stream that do not yet make a whole message
+    /// (bounded by [`MAX_TCP_MESSAGE`] and the prefix).
+    inbox: Vec<u8>,
+    /// The peer announced an oversized message: its input is discarded.
+    poisoned: bool,
+}
+
+impl TcpMessages {
+    /// A TCP host at `local` (IPv4) with `config`; it accepts connections if
+    /// `listen`.
+    ///
+    /// # Panics
+    /// If `local` is not an IPv4 address.
+    pub fn new(local: SocketAddr, config: TcpConfig, listen: bool, seed: [u8; 32]) -> Self {
+        let IpAddr::V4(ip) = local.ip() else {
+            panic!("the TCP model runs on IPv4 hosts only, not {local}");
+        };
+        let mut short = [0u8; 8];
+        short.copy_from_slice(&seed[..8]);
+        let send_buffer = config.send_buffer;
+        Self {
+            tcp: TcpEndpoint::new(local, config, listen, u64::from_le_bytes(short)),
+            local: ip,
+            send_buffer,
+            conns: BTreeMap::new(),
+            malformed: 0,
+            oversized: 0,
+        }
+    }
+
+    /// The TCP endpoint underneath.
+    pub fn tcp(&self) -> &TcpEndpoint {
+        &self.tcp
+    }
+
+    pub fn tcp_mut(&mut self) -> &mut TcpEndpoint {
+        &mut self.tcp
+    }
+}
+
+impl Transport for TcpMessages {
+    type Conn = ConnId;
+    type Event = TcpEvent;
+    const WIRE: Wire = Wire::Ipv4;
+
+    fn handle_datagram(&mut self, now: Time, from: SocketAddr, data: &[u8]) {
+        // An IPv4 packet without options carrying TCP to this host.
+        let to_us = data.get(16..20) == Some(&self.local.octets()[..]);
+        let tcp = data.first() == Some(&0x45) && data.get(9) == Some(&IPPROTO_TCP);
+        let (Some(segment), true, true) = (data.get(IPV4_HEADER_LEN..), to_us, tcp) else {
+            self.malformed += 1;
+            return;
+        };
+        let Some(&[hi, lo]) = segment.get(..2).map(|p| <&[u8; 2]>::try_from(p).ok()).flatten()
+        else {
+            self.malformed += 1;
+            return;
+        };
+        let from = SocketAddr::new(from.ip(), u16::from_be_bytes([hi, lo]));
+        self.tcp.handle_segment(now, from, segment);
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        self.tcp.handle_timeout(now);
+    }
+
+    fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        let mut segment = Vec::new();
+        loop {
+            let to = self.tcp.poll_transmit(now, &mut segment)?;
+            let IpAddr::V4(dst) = to.ip() else {
+                self.malformed += 1;
+                continue;
+            };
+            // The simulator sets the Identification as the packet leaves.
+            match ipv4_packet(0, self.local, dst, IPPROTO_TCP, &segment) {
+                Ok(packet) => {
+                    *buf = packet;
+                    return Some(to);
+                }
+                Err(_) => self.malformed += 1,
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.tcp.poll_timeout()
+    }
+
+    fn poll_event(&mut self) -> Option<(ConnId, TcpEvent)> {
+        self.tcp.poll_event()
+    }
+
+    fn congestion(&self) -> Option<Congestion> {
+        let id = *self.conns.keys().next()?;
+        let stats = self.tcp.connection_ref(id)?.stats();
+        Some(Congestion {
+            cwnd: stats.cwnd,
+            ssthresh: stats.ssthresh,
+            flight_size: stats.flight_size,
+        })
+    }
+}
+
+impl Messages for TcpMessages {
+    /// The connection takes the endpoint's own configuration.
+    type Config = ();
+    const CAUSES: &'static [&'static str] = &[
+        "rto",
+        "fast-retransmit",
+        "early-retransmit",
+        "rack",
+        "tail-loss-probe",
+    ];
+
+    fn open(&mut self, now: Time, remote: SocketAddr, _: &()) -> Option<ConnId> {
+        let id = self.tcp.connect(now, remote).ok()?;
+        self.conns.insert(id, Framing::default());
+        Some(id)
+    }
+
+    fn send_message(&mut self, now: Time, conn: ConnId, message: Vec<u8>) -> Result<(), Refused> {
+        let framed = TCP_MESSAGE_PREFIX + message.len();
+        let Ok(len) = u32::try_from(message.len()) else {
+            return Err(Refused::Failed(format!(
+                "a message of {} bytes is too long for the 4-byte length",
+                message.len()
+            )));
+        };
+        let send_buffer = self.send_buffer;
+        let Some(c) = self.tcp.connection(conn) else {
+            return Err(Refused::Failed(format!("no connection {conn:?}")));
+        };
+        if framed > send_buffer {
+            return Err(Refused::Failed(format!(
+                "a message of {} bytes does not fit the {send_buffer}-byte send buffer",
+                message.len()
+            )));
+        }
+        // All or nothing: a message is never half written.
+        if send_buffer - c.send_queued().min(send_buffer) < framed {
+            return Err(Refused::Full);
+        }
+        let mut bytes = Vec::with_capacity(framed);
+        bytes.extend_from_slice(&len.to_be_bytes());
+        bytes.extend_from_slice(&message);
+        let taken = c.write(now, &bytes);
+        let framing = self.conns.entry(conn).or_default();
+        framing.written += taken as u64;
+        framing.ends.push_back(framing.written);
+        if taken < framed {
+            return Err(Refused::Failed(format!(
+                "the connection took {taken} of the message's {framed} bytes"
+            )));
+        }
+        Ok(())
+    }
+
+    fn recv_message(&mut self, conn: ConnId) -> Option<Bytes> {
+        let c = self.tcp.connection(conn)?;
+        let framing = self.conns.entry(conn).or_default();
+        if framing.poisoned {
+            let mut sink = Vec::new();
+            c.read(&mut sink, usize::MAX);
+            return None;
+        }
+        loop {
+            if let Some(message) = framing.next_message() {
+                return Some(message);
+            }
+            if framing.poisoned {
+                self.oversized += 1;
+                return None;
+            }
+            // Read just enough for the next prefix or the message it announces.
+            let want = framing.wanted();
+            if c.read(&mut framing.inbox, want) == 0 {
+                return None;
+            }
+        }
+    }
+
+    fn happening(event: &TcpEvent) -> Happening {
+        match *event {
+            TcpEvent::Connected => Happening::Connected,
+            TcpEvent::Readable => Happening::MessageReady,
+            TcpEvent::Retransmission {
+                seq,
+                cause,
+                at,
+                first_sent_at,
+                transmissions,
+                ..
+            } => Happening::Retransmission(Retransmission {
+                unit: seq,
+                cause: cause.name(),
+                at,
+                first_sent_at,
+                transmissions,
+            }),
+            TcpEvent::Closed(_) => Happening::Closed,
+            _ => Happening::Other,
+        }
+    }
+
+    fn send_state(&mut self, conn: ConnId) -> Option<SendState> {
+        let c = self.tcp.connection_ref(conn)?;
+        let sent = self
+            .conns
+            .get(&conn)
+            .map_or(0, |f| f.written.saturating_sub(c.unsent() as u64));
+        let framing = self.conns.entry(conn).or_default();
+        while framing.ends.front().is_some_and(|&end| end <= sent) {
+            framing.ends.pop_front();
+        }
+        let stats = c.stats();
+        Some(SendState {
+            queued_messages: framing.ends.len(),
+            flight_size: stats.flight_size,
+            cwnd: stats.cwnd,
+            spurious_timeouts_undone: 0,
+            new_payload_bytes: stats.bytes_sent_new,
+        })
+    }
+}
+
+impl Framing {
+    /// How many more bytes the next message needs: its prefix, or its body.
+    fn wanted(&self) -> usize {
+        match self.announced() {
+            None => TCP_MESSAGE_PREFIX - self.inbox.len(),
+            Some(len) => TCP_MESSAGE_PREFIX + len - self.inbox.len(),
+        }
+    }
+
+    /// The length the prefix in the inbox announces.
+    fn announced(&self) -> Option<usize> {
+        let prefix = <[u8; 4]>::try_from(self.inbox.get(..TCP_MESSAGE_PREFIX)?).ok()?;
+        Some(u32::from_be_bytes(prefix) as usize)
+    }
+
+    /// The next whole message, if the inbox holds one.
+    fn next_message(&mut self) -> Option<Bytes> {
+        let len = self.announced()?;
+        if len > MAX_TCP_MESSAGE {
+            self.poisoned = true;
+            self.inbox = Vec::new();
+            return None;
+        }
+        if self.inbox.len() < TCP_MESSAGE_PREFIX + len {
+            return None;
+        }
+        let rest = self.inbox.split_off(TCP_MESSAGE_PREFIX + len);
+        let whole = std::mem::replace(&mut self.inbox, rest);
+        Some(Bytes::from(whole).slice(TCP_MESSAGE_PREFIX..))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brisk_tcp::RetransmitCause;
+
+    #[test]
+    fn the_cause_names_are_the_models_own_in_its_order() {
+        let names: Vec<&str> = RetransmitCause::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names, <TcpMessages as Messages>::CAUSES);
+    }
+
+    #[test]
+    fn a_frame_comes_out_whole_only_when_all_of_it_arrived() {
+        let mut f = Framing::default();
+        assert_eq!(f.wanted(), 4);
+        f.inbox.extend_from_slice(&3u32.to_be_bytes());
+        assert_eq!(f.wanted(), 3);
+        f.inbox.extend_from_slice(b"ab");
+        assert_eq!(f.next_message(), None);
+        f.inbox.extend_from_slice(b"c");
+        assert_eq!(f.next_message().as_deref(), Some(&b"abc"[..]));
+        assert!(f.inbox.is_empty());
+    }
+
+    #[test]
+    fn an_announced_length_beyond_the_bound_poisons_the_connection_without_buffering() {
+        let mut f = Framing::default();
+        f.inbox
+            .extend_from_slice(&((MAX_TCP_MESSAGE + 1) as u32).to_be_bytes());
+        assert_eq!(f.next_message(), None);
+        assert!(f.poisoned);
+        assert_eq!(f.inbox.capacity(), 0);
+    }
+}

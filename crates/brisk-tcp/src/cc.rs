@@ -1,0 +1,222 @@
+//! Congestion control, RFC 5681: slow start, congestion avoidance and the
+//! window reductions on loss. The window is held in bytes; with
+//! `cwnd_in_packets` it is always a whole number of segments and the sender
+//! counts segments instead of bytes, as ns-2 does.
+
+use crate::config::TcpConfig;
+
+/// cwnd, ssthresh and how they are counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CongestionControl {
+    cwnd: u32,
+    ssthresh: u32,
+    smss: u32,
+    packets: bool,
+    /// Packet mode: ACKs towards the next whole segment in congestion avoidance.
+    ca_count: u32,
+}
+
+impl CongestionControl {
+    /// The initial window (RFC 5681 3.1) for a sender MSS of `smss`.
+    pub fn new(cfg: &TcpConfig, smss: u32) -> Self {
+        let smss = smss.max(1);
+        Self {
+            cwnd: cfg.initial_window_segments(smss).saturating_mul(smss),
+            ssthresh: cfg.initial_ssthresh,
+            smss,
+            packets: cfg.cwnd_in_packets,
+            ca_count: 0,
+        }
+    }
+
+    /// Congestion window, bytes.
+    pub fn cwnd(&self) -> u32 {
+        self.cwnd
+    }
+
+    /// Slow-start threshold, bytes.
+    pub fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+
+    /// Whether cwnd and flight are counted in segments.
+    pub fn in_packets(&self) -> bool {
+        self.packets
+    }
+
+    /// The sender MSS.
+    pub fn smss(&self) -> u32 {
+        self.smss
+    }
+
+    /// RFC 5681 3.1: slow start while cwnd < ssthresh.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// An ACK acknowledged `acked` new bytes outside fast recovery.
+    pub fn on_ack(&mut self, acked: u64) {
+        if acked == 0 {
+            return;
+        }
+        if self.packets {
+            if self.in_slow_start() {
+                // ns-2 opencwnd: one segment per new ACK in slow start.
+                self.cwnd = self.cwnd.saturating_add(self.smss);
+            } else {
+                // ns-2 adds 1/cwnd per ACK; we add one segment after cwnd ACKs.
+                self.ca_count += 1;
+                if self.ca_count >= (self.cwnd / self.smss).max(1) {
+                    self.ca_count = 0;
+                    self.cwnd = self.cwnd.saturating_add(self.smss);
+                }
+            }
+        } else if self.in_slow_start() {
+            // RFC 5681 3.1 eq. 2: cwnd += min(N, SMSS).
+            let n = u32::try_from(acked.min(u64::from(self.smss))).unwrap_or(self.smss);
+            self.cwnd = self.cwnd.saturating_add(n);
+        } else {
+            // RFC 5681 3.1 eq. 3: cwnd += SMSS*SMSS/cwnd, at least one byte.
+            let inc = (u64::from(self.smss) * u64::from(self.smss)) / u64::from(self.cwnd.max(1));
+            self.cwnd = self
+                .cwnd
+                .saturating_add(u32::try_from(inc.max(1)).unwrap_or(u32::MAX));
+        }
+    }
+
+    /// RFC 5681 3.1 eq. 4: ssthresh = max(FlightSize / 2, 2 * SMSS); in
+    /// packets, max(floor(segments / 2), 2) segments.
+    pub fn loss_ssthresh(&self, flight_bytes: u64, flight_segs: u64) -> u32 {
+        let v = if self.packets {
+            (flight_segs / 2).max(2) * u64::from(self.smss)
+        } else {
+            (flight_bytes / 2).max(2 * u64::from(self.smss))
+        };
+        u32::try_from(v).unwrap_or(u32::MAX)
+    }
+
+    /// Sets ssthresh per eq. 4 for a loss with this flight.
+    pub fn reduce_ssthresh(&mut self, flight_bytes: u64, flight_segs: u64) {
+        self.ssthresh = self.loss_ssthresh(flight_bytes, flight_segs);
+        self.ca_count = 0;
+    }
+
+    /// Sets cwnd (bytes; whole segments in packet mode).
+    pub fn set_cwnd(&mut self, cwnd: u32) {
+        self.cwnd = if self.packets {
+            (cwnd / self.smss).max(1) * self.smss
+        } else {
+            cwnd.max(1)
+        };
+    }
+
+    /// cwnd = ssthresh (fast recovery with SACK, RFC 6675 5 step 4.2; a full
+    /// ACK in NewReno, RFC 6582 3.2 step 3).
+    pub fn cwnd_to_ssthresh(&mut self) {
+        self.set_cwnd(self.ssthresh);
+    }
+
+    /// RFC 5681 3.1: after a retransmission timeout cwnd is the loss window,
+    /// one segment.
+    pub fn on_rto(&mut self) {
+        self.cwnd = self.smss;
+        self.ca_count = 0;
+    }
+
+    /// NewReno inflation: one segment per further duplicate ACK (RFC 5681
+    /// 3.2 step 4, RFC 6582 3.2 step 4).
+    pub fn inflate(&mut self, segments: u32) {
+        self.cwnd = self
+            .cwnd
+            .saturating_add(self.smss.saturating_mul(segments));
+    }
+
+    /// NewReno partial ACK (RFC 6582 3.2 step 5): deflate by the data
+    /// acknowledged, add back one SMSS if at least one SMSS was acknowledged.
+    pub fn deflate(&mut self, acked_bytes: u64, acked_segs: u64) {
+        let acked = if self.packets {
+            acked_segs.saturating_mul(u64::from(self.smss))
+        } else {
+            acked_bytes
+        };
+        let mut c = u64::from(self.cwnd).saturating_sub(acked);
+        if acked >= u64::from(self.smss) {
+            c += u64::from(self.smss);
+        }
+        self.set_cwnd(u32::try_from(c).unwrap_or(u32::MAX));
+    }
+
+    /// Whether one more segment of `len` bytes fits: flight + len <= cwnd in
+    /// bytes, or flight + 1 <= cwnd in segments; `extra` segments beyond
+    /// cwnd are allowed (Limited Transmit).
+    pub fn allows(&self, flight_bytes: u64, flight_segs: u64, len: u64, extra: u32) -> bool {
+        if self.packets {
+            flight_segs + 1 <= u64::from(self.cwnd / self.smss) + u64::from(extra)
+        } else {
+            flight_bytes + len <= u64::from(self.cwnd) + u64::from(extra) * u64::from(self.smss)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cc(packets: bool) -> CongestionControl {
+        let cfg = TcpConfig {
+            cwnd_in_packets: packets,
+            initial_window: Some(2),
+            initial_ssthresh: 4 * 1000,
+            ..TcpConfig::rfc()
+        };
+        CongestionControl::new(&cfg, 1000)
+    }
+
+    #[test]
+    fn slow_start_then_congestion_avoidance_in_bytes() {
+        let mut c = cc(false);
+        assert_eq!(c.cwnd(), 2000);
+        c.on_ack(1000);
+        c.on_ack(500);
+        assert_eq!(c.cwnd(), 3500);
+        c.on_ack(3000); // min(N, SMSS)
+        assert_eq!(c.cwnd(), 4500);
+        assert!(!c.in_slow_start());
+        c.on_ack(1000); // 1000*1000/4500 = 222
+        assert_eq!(c.cwnd(), 4722);
+    }
+
+    #[test]
+    fn packet_mode_grows_by_segments_and_halves_with_floor() {
+        let mut c = cc(true);
+        c.on_ack(1);
+        c.on_ack(1);
+        assert_eq!(c.cwnd(), 4000);
+        for _ in 0..3 {
+            c.on_ack(1000);
+            assert_eq!(c.cwnd(), 4000);
+        }
+        c.on_ack(1000);
+        assert_eq!(c.cwnd(), 5000);
+        assert_eq!(c.loss_ssthresh(15_000, 15), 7000);
+        assert_eq!(c.loss_ssthresh(15_000, 3), 2000);
+        assert_eq!(cc(false).loss_ssthresh(15_000, 15), 7500);
+        assert_eq!(cc(false).loss_ssthresh(3000, 3), 2000);
+        assert!(c.allows(0, 4, 1, 0) && !c.allows(0, 5, 1, 0) && c.allows(0, 5, 1, 1));
+    }
+
+    #[test]
+    fn newreno_inflates_and_deflates() {
+        let mut c = cc(false);
+        c.reduce_ssthresh(10_000, 10);
+        c.cwnd_to_ssthresh();
+        c.inflate(3);
+        assert_eq!(c.cwnd(), 8000);
+        c.deflate(2000, 2);
+        assert_eq!(c.cwnd(), 7000);
+        c.deflate(500, 1);
+        assert_eq!(c.cwnd(), 6500);
+        c.on_rto();
+        assert_eq!(c.cwnd(), 1000);
+    }
+}
