@@ -1193,7 +1193,10 @@ fn tcp_variant(
     let mut sender = TcpConfig::preset(name).map_err(|_| {
         invalid(
             &key("preset"),
-            &format!("one of the TCP model's presets ({})", brisk_tcp::PRESETS.join(", ")),
+            &format!(
+                "one of the TCP model's presets ({})",
+                brisk_tcp::PRESETS.join(", ")
+            ),
             format!("`{name}`"),
         )
     })?;
@@ -1206,9 +1209,13 @@ fn tcp_variant(
                 toml::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            config
-                .set(knob, &text)
-                .map_err(|e| invalid(&key(&format!("{k}.{knob}")), &e.to_string(), format!("`{text}`")))?;
+            config.set(knob, &text).map_err(|e| {
+                invalid(
+                    &key(&format!("{k}.{knob}")),
+                    &e.to_string(),
+                    format!("`{text}`"),
+                )
+            })?;
         }
         Ok(())
     };
@@ -2152,6 +2159,48 @@ bandwidth = ["500kbit", "1Mbit"]
         assert_eq!(
             e,
             "exp.toml: key `sweep.bandwidth`: expected at least one value, found an empty list"
+        );
+    }
+
+    /// GOOD with a TCP variant `name = "tcp"` whose table ends in `rest`.
+    fn with_tcp(rest: &str) -> String {
+        GOOD.replace(
+            "[sweep]",
+            &format!("[[variants]]\nname = \"tcp\"\ntransport = \"tcp\"\n{rest}\n[sweep]"),
+        )
+    }
+
+    #[test]
+    fn a_tcp_variant_takes_the_models_preset_and_knobs_for_both_ends() {
+        let text = with_tcp(
+            "preset = \"linux\"\nset = { nagle = false }\nreceiver_set = { delayed_ack = \"none\" }",
+        );
+        let exp = Experiment::parse(Path::new("exp.toml"), &text).unwrap();
+        let tcp = exp.variants[1].tcp.as_ref().unwrap();
+        assert_eq!(tcp.preset, "linux");
+        assert!(!tcp.sender.nagle && !tcp.receiver.nagle);
+        assert_eq!(tcp.receiver.delayed_ack, None);
+        assert!(tcp.sender.delayed_ack.is_some());
+        assert!(exp.variants[0].tcp.is_none());
+    }
+
+    #[test]
+    fn a_bad_tcp_variant_names_its_key_and_what_was_expected() {
+        let e = err(&with_tcp("preset = \"bbr\""));
+        assert!(e.contains("key `variants[1].preset`: expected one of the TCP model's presets (rfc, ns2-sack1, linux, linux-thin)"), "{e}");
+        let e = err(&with_tcp("set = { nagel = false }"));
+        assert!(e.contains("key `variants[1].set.nagel`"), "{e}");
+        let e = err(&with_tcp("set = { mss = \"big\" }"));
+        assert!(e.contains("key `variants[1].set.mss`"), "{e}");
+        let e = err(&with_tcp("flow_set = [{}]"));
+        assert!(e.contains("key `variants[1].flow_set`"), "{e}");
+        let e = err(&GOOD.replace(
+            "preset = \"signaling-lksctp\"",
+            "transport = \"quic\"\npreset = \"signaling-lksctp\"",
+        ));
+        assert!(
+            e.contains("key `variants[0].transport`: expected \"sctp\" or \"tcp\""),
+            "{e}"
         );
     }
 

@@ -158,7 +158,12 @@ enum Command {
     /// fail the run.
     Reproduce(ReproduceArgs),
     /// List every config knob: its unit, its value in each preset, and what it does
-    Knobs,
+    Knobs {
+        /// The TCP model's knobs and presets (experiment variants with
+        /// transport = "tcp") instead of Brisk's
+        #[arg(long)]
+        tcp: bool,
+    },
     /// Run real commands in network namespaces joined by emulated links (needs root)
     ///
     /// Like Mahimahi, but with the simulator's own link code on the wall
@@ -290,8 +295,13 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => run_reproduce(args),
         Command::Emulate(args) => brisk_lab::emulate::run(&args),
         Command::EmulateAccuracy { seconds } => brisk_lab::emulate::accuracy(seconds),
-        Command::Knobs => {
-            brisk_lab::output::print_stdout(&knobs_table());
+        Command::Knobs { tcp } => {
+            let table = if tcp {
+                tcp_knobs_table()
+            } else {
+                knobs_table()
+            };
+            brisk_lab::output::print_stdout(&table);
             Ok(ExitCode::SUCCESS)
         }
         Command::Run {
@@ -818,17 +828,56 @@ fn knobs_table() -> String {
         .iter()
         .filter_map(|&name| preset(name).map(|c| (name, c)))
         .collect();
-    let mut header = vec!["KNOB".to_owned(), "UNIT".to_owned()];
-    header.extend(presets.iter().map(|(name, _)| (*name).to_owned()));
-    header.push("WHAT IT DOES".to_owned());
-    let mut rows = vec![header];
-    for knob in KNOB_TABLE {
+    let rows = KNOB_TABLE.iter().map(|knob| {
         let mut row = vec![knob.name.to_owned(), knob.unit.to_owned()];
         row.extend(presets.iter().map(|(_, c)| knob.get(c)));
         row.push(knob.summary());
-        rows.push(row);
-    }
+        row
+    });
+    let mut out = columns(presets.iter().map(|p| p.0), rows);
+    out.push_str(
+        "\nThe network commands start from rfc9260 (--config picks another preset) and take\n\
+         --set KNOB=VALUE; an experiment's [[variants]] take `set = { KNOB = VALUE }`.\n\
+         Values are written as in the table. `brisk knobs --tcp` lists the TCP model's.\n",
+    );
+    out
+}
+
+/// The TCP model's knobs: what an experiment's TCP variants set.
+fn tcp_knobs_table() -> String {
+    use brisk_tcp::{KNOB_TABLE, PRESETS, TcpConfig};
+    let presets: Vec<(&str, TcpConfig)> = PRESETS
+        .iter()
+        .filter_map(|&name| TcpConfig::preset(name).ok().map(|c| (name, c)))
+        .collect();
+    let rows = KNOB_TABLE.iter().map(|knob| {
+        let mut row = vec![knob.name.to_owned(), knob.unit.to_owned()];
+        row.extend(presets.iter().map(|(_, c)| knob.get(c)));
+        row.push(knob.summary());
+        row
+    });
+    let mut out = columns(presets.iter().map(|p| p.0), rows);
+    out.push_str(
+        "\nThe TCP model (brisk-tcp) runs in the simulator for experiment variants with\n\
+         transport = \"tcp\": `preset` names one of the columns, `set = { KNOB = VALUE }`\n\
+         changes both ends, `receiver_set` the receiver alone.\n",
+    );
+    out
+}
+
+/// A table with KNOB, UNIT, one column per preset and WHAT IT DOES.
+fn columns<'a>(
+    presets: impl Iterator<Item = &'a str>,
+    rows: impl Iterator<Item = Vec<String>>,
+) -> String {
+    let mut header = vec!["KNOB".to_owned(), "UNIT".to_owned()];
+    header.extend(presets.map(str::to_owned));
+    header.push("WHAT IT DOES".to_owned());
+    let mut rows: Vec<Vec<String>> = std::iter::once(header).chain(rows).collect();
     let columns = rows[0].len();
+    for r in &mut rows {
+        r.resize(columns, String::new());
+    }
     let widths: Vec<usize> = (0..columns)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
@@ -845,10 +894,5 @@ fn knobs_table() -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    out.push_str(
-        "\nThe network commands start from rfc9260 (--config picks another preset) and take\n\
-         --set KNOB=VALUE; an experiment's [[variants]] take `set = { KNOB = VALUE }`.\n\
-         Values are written as in the table.\n",
-    );
     out
 }

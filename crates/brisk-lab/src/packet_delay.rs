@@ -108,11 +108,8 @@ pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
             .or_default()
             .push(r.value);
     }
-    let mean = |p: &PointKey, vi: usize, m: &str| {
-        values
-            .get(&(*p, vi, m))
-            .and_then(|v| stats::mean(v))
-    };
+    let mean =
+        |p: &PointKey, vi: usize, m: &str| values.get(&(*p, vi, m)).and_then(|v| stats::mean(v));
     let points: BTreeSet<PointKey> = values.keys().map(|k| k.0).collect();
     let mut rows = Vec::new();
     for p in &points {
@@ -125,8 +122,9 @@ pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
             };
             rows.push(vec![
                 format!("{} kbit/s", p.bandwidth_kbps),
-                p.loss_ppb
-                    .map_or("0".to_owned(), |l| crate::figures::trim_number(l as f64 / 1e9)),
+                p.loss_ppb.map_or("0".to_owned(), |l| {
+                    crate::figures::trim_number(l as f64 / 1e9)
+                }),
                 v.name.clone(),
                 cell(mean(p, vi, PACKETS), 0),
                 format!("{m:.2}"),
@@ -245,15 +243,19 @@ mod tests {
     #[test]
     fn only_the_senders_data_packets_inside_the_window_count() {
         let log = [
-            arrival(0, 10, 60, true),  // 50 ms
-            arrival(0, 20, 90, true),  // 70 ms
-            arrival(0, 30, 70, false), // an ACK-like packet: not data
-            arrival(1, 40, 45, true),  // another host
-            arrival(0, 5, 500, true),  // sent before the window
+            arrival(0, 10, 60, true),   // 50 ms
+            arrival(0, 20, 90, true),   // 70 ms
+            arrival(0, 30, 70, false),  // an ACK-like packet: not data
+            arrival(1, 40, 45, true),   // another host
+            arrival(0, 5, 500, true),   // sent before the window
             arrival(0, 100, 999, true), // sent at its end
         ];
-        let d = packet_delay(&log, HostId::new(0), (Time::from_millis(10), Time::from_millis(100)))
-            .unwrap();
+        let d = packet_delay(
+            &log,
+            HostId::new(0),
+            (Time::from_millis(10), Time::from_millis(100)),
+        )
+        .unwrap();
         assert_eq!(d.packets, 2);
         assert_eq!(d.mean_ms, 60.0);
         assert_eq!(d.variance_ms2, 200.0);

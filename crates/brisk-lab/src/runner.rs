@@ -15,8 +15,8 @@ use rayon::prelude::*;
 
 use crate::experiment::{Experiment, Method, Point, PointIdx, Traffic};
 use crate::hosts::{FlowHosts, FlowSetup, add_sctp_flow, add_tcp_flow};
-use brisk_sim::transport::TCP_MESSAGE_PREFIX;
 use crate::traffic::{Planned, Retransmitted, Saturation, plan};
+use brisk_sim::transport::TCP_MESSAGE_PREFIX;
 
 /// One simulator run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -589,7 +589,10 @@ fn run_one(
         };
         let mtt = |i: usize| r.mtt_ms(i);
         let per_message = exp.method == Method::LossPosition
-            || matches!(exp.figure, crate::experiment::Figure::MttPerTsn);
+            || matches!(
+                exp.figure,
+                crate::experiment::Figure::MttPerTsn | crate::experiment::Figure::LatencyTable
+            );
         match key.position {
             // Loss-position runs measure the messages whose first transmission
             // the link actually dropped (its record, not an assumption).
@@ -623,10 +626,7 @@ fn run_one(
             // Saturated traffic: packets sent in the measurement window
             // (which starts about a handshake's time after this).
             let window = match saturated {
-                Some((s, warmup)) => (
-                    Time::ZERO + LEAD + warmup,
-                    Time::ZERO + LEAD + s.duration,
-                ),
+                Some((s, warmup)) => (Time::ZERO + LEAD + warmup, Time::ZERO + LEAD + s.duration),
                 None => (Time::ZERO, Time::from_micros(u64::MAX)),
             };
             let arrivals = sim.arrivals(flow.hosts.receiver);

@@ -112,9 +112,13 @@ pub(crate) fn figure(exp: &Experiment) -> Figures {
             .with_marker(0),
         );
         seq_series.push(
-            Series::new(format!("{}: dropped", v.name), points(&|s| s.lost), SeriesStyle::Markers)
-                .with_color(vi)
-                .with_marker(2),
+            Series::new(
+                format!("{}: dropped", v.name),
+                points(&|s| s.lost),
+                SeriesStyle::Markers,
+            )
+            .with_color(vi)
+            .with_marker(2),
         );
         seq_series.push(
             Series::new(
@@ -141,9 +145,7 @@ pub(crate) fn figure(exp: &Experiment) -> Figures {
                 cwnd.push(Point::new(t, y));
             }
         }
-        cwnd_series.push(
-            Series::new(v.name.clone(), cwnd, SeriesStyle::Line).with_color(vi),
-        );
+        cwnd_series.push(Series::new(v.name.clone(), cwnd, SeriesStyle::Line).with_color(vi));
         // The table: the drops, the first retransmission of each, the cwnd
         // before and after, and what the sender sent in the second after.
         let numbers: Vec<String> = drops.iter().map(|d| d.number.to_string()).collect();
@@ -202,7 +204,11 @@ pub(crate) fn figure(exp: &Experiment) -> Figures {
         vec![
             (
                 format!("{}-sequence", exp.name),
-                chart("data packets sent", "packet (in the order first sent)", seq_series),
+                chart(
+                    "data packets sent",
+                    "packet (in the order first sent)",
+                    seq_series,
+                ),
             ),
             (
                 format!("{}-cwnd", exp.name),

@@ -313,6 +313,61 @@ fn knobs_lists_every_knob_with_unit_presets_values_and_doc() {
 }
 
 #[test]
+fn knobs_tcp_lists_the_tcp_models_knobs_with_its_presets_each_value_readable() {
+    let output = brisk(&["knobs", "--tcp"], Path::new("."));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = text(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let words = |line: &str| {
+        line.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        words(lines[0]),
+        [
+            "KNOB",
+            "UNIT",
+            "rfc",
+            "ns2-sack1",
+            "linux",
+            "linux-thin",
+            "WHAT",
+            "IT",
+            "DOES"
+        ]
+    );
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| words(l))
+            .unwrap_or_else(|| panic!("no row for {name}: {stdout}"))
+    };
+    assert_eq!(
+        row("rto_min")[..6].join(" "),
+        "rto_min duration 1s 1s 200ms 200ms"
+    );
+    assert_eq!(
+        row("thin_dupack")[..6].join(" "),
+        "thin_dupack true|false false false false true"
+    );
+    assert_eq!(
+        row("cwnd_in_packets")[..6].join(" "),
+        "cwnd_in_packets true|false false true false false"
+    );
+    for (i, knob) in brisk_tcp::KNOBS.iter().enumerate() {
+        let row = words(lines[i + 1]);
+        assert_eq!(row[0], *knob);
+        for value in &row[2..6] {
+            let mut c = brisk_tcp::TcpConfig::default();
+            assert!(c.set(knob, value).is_ok(), "{knob} = {value}");
+        }
+    }
+    assert_eq!(lines[brisk_tcp::KNOBS.len() + 1], "");
+}
+
+#[test]
 fn the_pcap_message_names_the_run_in_words() {
     let dir = temp_dir("pcap");
     std::fs::write(dir.join("tiny.toml"), TINY).unwrap();

@@ -383,3 +383,73 @@ fn the_simulator_against_emulator_check_fails_when_one_side_differs() {
         "{differ:?}"
     );
 }
+
+// Seed 004 Tables 1 to 3 at 1 Mbit/s and no loss, one run each.
+const SEED004: &str = "seed004-tables1-3.toml";
+
+fn seed004_table1(edits: &[(&str, &str)]) -> Experiment {
+    let mut all = vec![
+        (
+            r#"bandwidth = ["1Mbit", "2Mbit", "3Mbit", "4Mbit", "5Mbit"]"#,
+            r#"bandwidth = ["1Mbit"]"#,
+        ),
+        ("loss = [0.0, 0.01, 0.02]", "loss = [0.0]"),
+        ("replications = 4", "replications = 1"),
+    ];
+    all.extend_from_slice(edits);
+    let mut exp = mutated(SEED004, &all);
+    exp.reference
+        .retain(|r| r.label.contains("1 Mbit/s, loss 0:"));
+    assert_eq!(exp.reference.len(), 2);
+    exp
+}
+
+#[test]
+fn seed004_table1_checks_fail_with_a_wrong_window_on_either_side() {
+    assert_holds(&seed004_table1(&[]));
+    // TCP with half the window: half the standing queue, half the delay.
+    let differ = assert_differs(
+        &seed004_table1(&[(
+            "set = { mss = 1460, receive_window = 65536 }",
+            "set = { mss = 1460, receive_window = 32768 }",
+        )]),
+        "TCP with a 32 KiB window",
+    );
+    assert_eq!(differ.len(), 1);
+    assert!(differ[0].contains("TCP SACK"), "{differ:?}");
+    // SCTP with 64 KiB as Brisk counts it (256 bytes per chunk on top):
+    // 38 packets in flight instead of ns-2's 44.
+    let differ = assert_differs(
+        &seed004_table1(&[("receive_buffer = 75856", "receive_buffer = 49152")]),
+        "SCTP with a 48 KiB window",
+    );
+    assert!(differ.iter().all(|l| l.contains("SCTP")), "{differ:?}");
+}
+
+#[test]
+fn seed004_table4_checks_fail_when_tcp_has_half_the_window() {
+    let edits = [
+        (
+            "loss = [0.0, 0.005, 0.01, 0.02, 0.03, 0.04]",
+            "loss = [0.005]",
+        ),
+        ("replications = 3", "replications = 1"),
+    ];
+    let holds = |extra: &[(&str, &str)]| {
+        let mut all = edits.to_vec();
+        all.extend_from_slice(extra);
+        let mut exp = mutated("seed004-table4.toml", &all);
+        exp.reference
+            .retain(|r| r.label.starts_with("Table 4, loss 0.005:"));
+        assert_eq!(exp.reference.len(), 1);
+        exp
+    };
+    assert_holds(&holds(&[]));
+    assert_differs(
+        &holds(&[(
+            "set = { mss = 1460, receive_window = 65536 }",
+            "set = { mss = 1460, receive_window = 24576 }",
+        )]),
+        "TCP with a 24 KiB window",
+    );
+}

@@ -67,4 +67,6 @@ pub use host::{App, AppCtx};
 pub use ids::{LinkId, NodeId};
 pub use sim::{Arrival, Sim, SimStats};
 pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};
-pub use transport::{Congestion, Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};
+pub use transport::{
+    Congestion, Happening, Messages, Refused, Retransmission, SendState, Transport, Wire,
+};

@@ -126,9 +126,7 @@ impl CongestionControl {
     /// NewReno inflation: one segment per further duplicate ACK (RFC 5681
     /// 3.2 step 4, RFC 6582 3.2 step 4).
     pub fn inflate(&mut self, segments: u32) {
-        self.cwnd = self
-            .cwnd
-            .saturating_add(self.smss.saturating_mul(segments));
+        self.cwnd = self.cwnd.saturating_add(self.smss.saturating_mul(segments));
     }
 
     /// NewReno partial ACK (RFC 6582 3.2 step 5): deflate by the data
@@ -151,7 +149,7 @@ impl CongestionControl {
     /// cwnd are allowed (Limited Transmit).
     pub fn allows(&self, flight_bytes: u64, flight_segs: u64, len: u64, extra: u32) -> bool {
         if self.packets {
-            flight_segs + 1 <= u64::from(self.cwnd / self.smss) + u64::from(extra)
+            flight_segs < u64::from(self.cwnd / self.smss) + u64::from(extra)
         } else {
             flight_bytes + len <= u64::from(self.cwnd) + u64::from(extra) * u64::from(self.smss)
         }

@@ -531,7 +531,10 @@ impl TcpConfig {
             return fail("send_buffer", "at least 1 byte");
         }
         if self.receive_window == 0 || self.receive_window > MAX_WINDOW {
-            return fail("receive_window", "between 1 and 1073725440 bytes (RFC 7323 2.3)");
+            return fail(
+                "receive_window",
+                "between 1 and 1073725440 bytes (RFC 7323 2.3)",
+            );
         }
         if self.max_ooo_ranges == 0 {
             return fail("max_ooo_ranges", "at least 1");
@@ -545,7 +548,10 @@ impl TcpConfig {
         if self.initial_ssthresh == 0 {
             return fail("initial_ssthresh", "at least 1 byte");
         }
-        if self.delayed_ack.is_some_and(|d| d > Duration::from_millis(500)) {
+        if self
+            .delayed_ack
+            .is_some_and(|d| d > Duration::from_millis(500))
+        {
             return fail("delayed_ack", "at most 500 ms (RFC 5681 4.2)");
         }
         if self.dupthresh == 0 {
@@ -679,7 +685,10 @@ mod tests {
             c.set("delayed_ack", "x").unwrap_err().to_string(),
             "TCP knob `delayed_ack`: `x` is not none or a duration such as 200ms or 1s"
         );
-        assert!(matches!(c.set("rto_mni", "1s"), Err(ConfigError::UnknownKnob { .. })));
+        assert!(matches!(
+            c.set("rto_mni", "1s"),
+            Err(ConfigError::UnknownKnob { .. })
+        ));
         c.set("initial_ssthresh", "infinite").unwrap();
         assert_eq!(c.initial_ssthresh, u32::MAX);
         c.set("delayed_ack", "600ms").unwrap();

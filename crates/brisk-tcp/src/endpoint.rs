@@ -16,6 +16,12 @@ use crate::wire::{self, Header, Options, WireError, flags};
 /// Resets waiting to be sent at most; more are counted and not sent.
 pub const MAX_PENDING_RESETS: usize = 64;
 
+/// Events waiting for `poll_event` at most. Beyond this, `Readable`,
+/// `Retransmission` and `Trace` events are dropped and counted
+/// (`EndpointStats::events_dropped`); `Connected`, `PeerClosed` and
+/// `Closed` are always kept (at most a few per connection).
+pub const MAX_QUEUED_EVENTS: usize = 1 << 16;
+
 /// A connection's handle within its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnId(pub u32);
@@ -256,7 +262,10 @@ impl TcpEndpoint {
 
     /// The earliest deadline of any timer of any connection.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.conns.values().filter_map(Connection::poll_timeout).min()
+        self.conns
+            .values()
+            .filter_map(Connection::poll_timeout)
+            .min()
     }
 
     /// Writes the next segment to send into `buf` (clears it first) and
@@ -335,7 +344,15 @@ impl TcpEndpoint {
             return;
         };
         for e in conn.drain_events() {
-            self.events.push_back((id, e));
+            let droppable = matches!(
+                e,
+                TcpEvent::Readable | TcpEvent::Retransmission { .. } | TcpEvent::Trace { .. }
+            );
+            if droppable && self.events.len() >= MAX_QUEUED_EVENTS {
+                self.stats.events_dropped += 1;
+            } else {
+                self.events.push_back((id, e));
+            }
         }
         if conn.state() == State::Closed {
             let remote = conn.remote();

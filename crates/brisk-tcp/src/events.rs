@@ -152,7 +152,8 @@ pub struct TcpStats {
     pub fast_recoveries: u64,
     /// Tail loss probes sent.
     pub tail_loss_probes: u64,
-    /// Zero-window probes sent.
+    /// Segments sent by the persist timer: zero-window probes, and
+    /// segments shorter than sender SWS avoidance would wait for.
     pub window_probes: u64,
     /// Segments (or parts) dropped because they lay beyond our receive window.
     pub out_of_window_dropped: u64,
@@ -215,6 +216,8 @@ pub struct EndpointStats {
     pub connections_accepted: u64,
     /// Half-open connections dropped (SYN-ACK never acknowledged).
     pub embryonic_dropped: u64,
+    /// Events dropped because `MAX_QUEUED_EVENTS` were waiting unpolled.
+    pub events_dropped: u64,
 }
 
 #[cfg(test)]
@@ -232,7 +235,13 @@ mod tests {
         let names: Vec<_> = RetransmitCause::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["rto", "fast-retransmit", "early-retransmit", "rack", "tail-loss-probe"]
+            [
+                "rto",
+                "fast-retransmit",
+                "early-retransmit",
+                "rack",
+                "tail-loss-probe"
+            ]
         );
         assert_eq!(s.retransmissions(RetransmitCause::TailLossProbe), 5);
         assert_eq!(s.total_retransmissions(), 15);

@@ -440,7 +440,10 @@ mod tests {
         h.flags = flags::ACK;
         write(&h, &[], A, B, &mut out).unwrap();
         assert_eq!(out.len(), 20 + 4 + 16);
-        assert_eq!(parse(&out, A, B).unwrap().header.options.sack.as_slice(), &[(1, 2), (3, 4)]);
+        assert_eq!(
+            parse(&out, A, B).unwrap().header.options.sack.as_slice(),
+            &[(1, 2), (3, 4)]
+        );
     }
 
     #[test]
@@ -461,12 +464,21 @@ mod tests {
 
     #[test]
     fn malformed_headers_are_errors() {
-        assert_eq!(parse_unchecked(&[0; 19]), Err(WireError::TooShort { len: 19 }));
+        assert_eq!(
+            parse_unchecked(&[0; 19]),
+            Err(WireError::TooShort { len: 19 })
+        );
         let mut b = vec![0u8; 20];
         b[12] = 4 << 4;
-        assert!(matches!(parse_unchecked(&b), Err(WireError::BadDataOffset { .. })));
+        assert!(matches!(
+            parse_unchecked(&b),
+            Err(WireError::BadDataOffset { .. })
+        ));
         b[12] = 6 << 4;
-        assert!(matches!(parse_unchecked(&b), Err(WireError::BadDataOffset { .. })));
+        assert!(matches!(
+            parse_unchecked(&b),
+            Err(WireError::BadDataOffset { .. })
+        ));
         b.extend_from_slice(&[2, 9, 0, 0]);
         assert_eq!(parse_unchecked(&b), Err(WireError::BadOption { kind: 2 }));
         b[20..24].copy_from_slice(&[5, 0, 0, 0]);
@@ -476,6 +488,9 @@ mod tests {
         b[20..24].copy_from_slice(&[1, 1, 1, 77]);
         assert_eq!(parse_unchecked(&b), Err(WireError::BadOption { kind: 77 }));
         b[20..24].copy_from_slice(&[3, 3, 200, 0]);
-        assert_eq!(parse_unchecked(&b).unwrap().header.options.window_scale, Some(14));
+        assert_eq!(
+            parse_unchecked(&b).unwrap().header.options.window_scale,
+            Some(14)
+        );
     }
 }

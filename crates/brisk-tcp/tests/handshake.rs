@@ -13,7 +13,11 @@ use harness::{Dir, Fate, Pair, ms};
 fn syn_synack_ack_connect_the_client_at_one_rtt_and_the_server_at_one_and_a_half() {
     let mut p = Pair::new(ms(10), TcpConfig::rfc(), TcpConfig::rfc());
     p.connect();
-    let segs: Vec<_> = p.log.iter().map(|l| (l.seen.dir, l.seen.sent_at, l.seen.header.flags)).collect();
+    let segs: Vec<_> = p
+        .log
+        .iter()
+        .map(|l| (l.seen.dir, l.seen.sent_at, l.seen.header.flags))
+        .collect();
     assert_eq!(
         segs,
         vec![
@@ -30,7 +34,8 @@ fn syn_synack_ack_connect_the_client_at_one_rtt_and_the_server_at_one_and_a_half
     let synack = &p.log[1].seen.header;
     assert_eq!(synack.ack, syn.seq.wrapping_add(1));
     assert_eq!(p.log[2].seen.header.ack, synack.seq.wrapping_add(1));
-    let connected = |ev: &[(Time, _, TcpEvent)]| Pair::event_time(ev, |e| *e == TcpEvent::Connected);
+    let connected =
+        |ev: &[(Time, _, TcpEvent)]| Pair::event_time(ev, |e| *e == TcpEvent::Connected);
     assert_eq!(connected(&p.a_events), Some(Time::from_millis(20)));
     assert_eq!(connected(&p.b_events), Some(Time::from_millis(30)));
     for c in [p.a_conn().clone(), p.b_conn().clone()] {
@@ -82,7 +87,10 @@ fn a_lost_syn_is_resent_at_rto_initial_and_the_rto_then_falls_back_to_3_s() {
     assert_eq!(connected, Some(Time::from_millis(1020)));
     // Karn: no sample from a retransmitted SYN; RFC 6298 5.7: RTO 3 s.
     let a = p.a_stats();
-    assert_eq!((a.srtt, a.rto, a.rto_expirations), (None, Duration::from_secs(3), 1));
+    assert_eq!(
+        (a.srtt, a.rto, a.rto_expirations),
+        (None, Duration::from_secs(3), 1)
+    );
     // B's SYN-ACK went once: B has its sample.
     assert_eq!(p.b_stats().srtt, Some(ms(20)));
 }
@@ -100,7 +108,10 @@ fn a_lost_synack_is_resent_when_the_syn_comes_again() {
         .collect();
     // A's SYN again at 1 s reaches B at 1.010 s, when B's own timer (SYN-ACK
     // at 10 ms + 1 s) also fires: one SYN-ACK goes.
-    assert_eq!(synacks, vec![Time::from_millis(10), Time::from_millis(1010)]);
+    assert_eq!(
+        synacks,
+        vec![Time::from_millis(10), Time::from_millis(1010)]
+    );
     assert_eq!(
         Pair::event_time(&p.a_events, |e| *e == TcpEvent::Connected),
         Some(Time::from_millis(1020))
@@ -119,15 +130,24 @@ fn an_unanswered_syn_backs_off_and_gives_up() {
     p.a_id = Some(id);
     p.run_for(Duration::from_secs(20));
     let syns: Vec<Time> = p.segments(Dir::AtoB).iter().map(|s| s.sent_at).collect();
-    assert_eq!(syns, vec![Time::ZERO, Time::from_secs(1), Time::from_secs(3)]);
+    assert_eq!(
+        syns,
+        vec![Time::ZERO, Time::from_secs(1), Time::from_secs(3)]
+    );
     assert_eq!(
         p.a_events.last().map(|(t, _, e)| (*t, e.clone())),
         Some((Time::from_secs(7), TcpEvent::Closed(CloseReason::Timeout)))
     );
-    assert!(p.a.connection_ref(id).is_some(), "readable until the next input");
+    assert!(
+        p.a.connection_ref(id).is_some(),
+        "readable until the next input"
+    );
     let now = p.now;
     p.a.handle_timeout(now);
-    assert!(p.a.connection_ref(id).is_none(), "reaped after its Closed event");
+    assert!(
+        p.a.connection_ref(id).is_none(),
+        "reaped after its Closed event"
+    );
 }
 
 #[test]
@@ -139,7 +159,11 @@ fn data_written_before_the_handshake_completes_goes_with_the_third_segment() {
     p.run_for(ms(100));
     let data = p.data_segments(Dir::AtoB);
     assert_eq!(data.len(), 1);
-    assert_eq!(data[0].sent_at, Time::from_millis(20), "after the SYN-ACK, not before");
+    assert_eq!(
+        data[0].sent_at,
+        Time::from_millis(20),
+        "after the SYN-ACK, not before"
+    );
     assert_eq!(p.b_received, b"hello");
     assert_eq!(
         Pair::event_time(&p.b_events, |e| *e == TcpEvent::Readable),
@@ -160,7 +184,10 @@ fn a_syn_to_a_closed_port_is_refused_with_a_reset() {
     assert_eq!(p.b.stats().resets_sent, 1);
     assert_eq!(
         p.a_events.last().map(|(t, _, e)| (*t, e.clone())),
-        Some((Time::from_millis(20), TcpEvent::Closed(CloseReason::Refused)))
+        Some((
+            Time::from_millis(20),
+            TcpEvent::Closed(CloseReason::Refused)
+        ))
     );
 }
 
@@ -179,7 +206,11 @@ fn close_exchanges_fins_and_time_wait_ends_the_active_closer() {
     assert_eq!(p.b_received, b"bye");
     assert_eq!(p.b_conn().state(), State::CloseWait);
     assert_eq!(p.a_conn().state(), State::FinWait2);
-    assert!(p.b_events.iter().any(|(_, _, e)| *e == TcpEvent::PeerClosed));
+    assert!(
+        p.b_events
+            .iter()
+            .any(|(_, _, e)| *e == TcpEvent::PeerClosed)
+    );
     let now = p.now;
     p.b_conn().close(now);
     p.flush();

@@ -104,8 +104,9 @@ fn newreno_repairs_two_losses_in_one_window_with_partial_acks_and_one_reduction(
     assert_eq!(s.fast_recoveries, 1);
     assert_eq!(s.rto_expirations, 0);
     assert_eq!(s.duplicate_acks_received, 6);
-    // ssthresh = 10 * 1460 / 2; the full ACK leaves cwnd = ssthresh.
-    assert_eq!((s.ssthresh, s.cwnd), (7300, 7300));
+    // At the third duplicate ACK segments 1 and 2 are acknowledged: FlightSize
+    // is 8 segments, ssthresh = 8 * 1460 / 2; the full ACK leaves cwnd = ssthresh.
+    assert_eq!((s.ssthresh, s.cwnd), (5840, 5840));
     assert_eq!(p.b_received.len(), 10 * MSS);
 }
 
@@ -137,17 +138,26 @@ fn rfc6675_recovers_every_other_segment_lost_in_one_window_without_rto() {
     // FlightSize at entry: segments 2..12 = 11; ssthresh = cwnd = 8030.
     assert_eq!((s.ssthresh, s.cwnd), (8030, 8030));
     assert_eq!(p.b_received, pattern(MSS).repeat(12));
-    // The receiver reported the holes with SACK blocks, latest first.
-    let acks = p.segments(Dir::BtoA);
-    let last_dup = acks
-        .iter()
-        .rev()
-        .find(|s| !s.sack().is_empty())
-        .unwrap();
+    // One ACK per segment that arrived: 1 acknowledged, then 8 duplicates; the last
+    // reports the holes with SACK blocks, the latest first (RFC 2018 4).
+    let acks: Vec<_> = p
+        .segments(Dir::BtoA)
+        .into_iter()
+        .filter(|s| s.sent_at == t0() + ms(10))
+        .collect();
+    assert_eq!(acks.len(), 9);
+    let last_dup = acks.last().unwrap();
     let isn = p.isn(Dir::AtoB);
     let off = |w: u32| u64::from(w.wrapping_sub(isn).wrapping_sub(1));
-    let blocks: Vec<(u64, u64)> = last_dup.sack().iter().map(|(l, r)| (off(*l), off(*r))).collect();
-    assert_eq!(blocks, vec![(6 * m, 12 * m), (4 * m, 5 * m), (2 * m, 3 * m)]);
+    let blocks: Vec<(u64, u64)> = last_dup
+        .sack()
+        .iter()
+        .map(|(l, r)| (off(*l), off(*r)))
+        .collect();
+    assert_eq!(
+        blocks,
+        vec![(6 * m, 12 * m), (4 * m, 5 * m), (2 * m, 3 * m)]
+    );
 }
 
 #[test]
@@ -248,7 +258,11 @@ fn karn_takes_no_sample_from_a_retransmission_and_keeps_the_backed_off_rto() {
     let mut p = tail_loss(TcpConfig::rfc(), 2);
     let s = p.a_stats();
     assert_eq!(s.srtt, Some(ms(20)), "unchanged since the handshake");
-    assert_eq!(s.rto, Duration::from_secs(4), "two back-offs, no new sample");
+    assert_eq!(
+        s.rto,
+        Duration::from_secs(4),
+        "two back-offs, no new sample"
+    );
     // A new segment, acknowledged normally, gives a sample and ends the back-off.
     p.a_write(&[1; 10]);
     p.run_for(ms(100));
@@ -265,7 +279,10 @@ fn early_retransmit_fires_on_the_first_duplicate_ack_with_two_segments_out() {
     };
     for (cfg, want) in [
         (with, (t0() + ms(20), RetransmitCause::EarlyRetransmit)),
-        (TcpConfig::rfc(), (t0() + Duration::from_secs(1), RetransmitCause::Rto)),
+        (
+            TcpConfig::rfc(),
+            (t0() + Duration::from_secs(1), RetransmitCause::Rto),
+        ),
     ] {
         let mut p = pair(cfg, rfc_no_delack());
         p.drop_data(Dir::AtoB, 1);
@@ -351,10 +368,18 @@ fn a_tail_loss_is_repaired_by_a_probe_at_two_srtt_plus_the_ack_delay_not_by_the_
     // flight: PTO = 2 * 20 + 200 ms.
     assert_eq!(
         p.a_retransmissions(),
-        vec![(t0() + ms(260), 9 * MSS as u64, RetransmitCause::TailLossProbe, 2)]
+        vec![(
+            t0() + ms(260),
+            9 * MSS as u64,
+            RetransmitCause::TailLossProbe,
+            2
+        )]
     );
     let s = p.a_stats();
-    assert_eq!((s.rto_expirations, s.tail_loss_probes, s.fast_recoveries), (0, 1, 0));
+    assert_eq!(
+        (s.rto_expirations, s.tail_loss_probes, s.fast_recoveries),
+        (0, 1, 0)
+    );
     // The probe repaired a loss: cwnd falls to max(1 segment / 2, 2 SMSS).
     assert_eq!((s.ssthresh, s.cwnd), (2920, 2920));
     assert_eq!(p.b_received.len(), 10 * MSS);
@@ -409,7 +434,10 @@ fn rack_marks_a_segment_lost_by_time_with_the_reordering_timer() {
         vec![(t0() + ms(25), 0, RetransmitCause::Rack, 2)]
     );
     let s = p.a_stats();
-    assert_eq!((s.fast_recoveries, s.rto_expirations, s.tail_loss_probes), (1, 0, 0));
+    assert_eq!(
+        (s.fast_recoveries, s.rto_expirations, s.tail_loss_probes),
+        (1, 0, 0)
+    );
     assert_eq!(p.b_received, [vec![1; 100], vec![2; 100]].concat());
 }
 
@@ -428,7 +456,10 @@ fn rack_finds_a_lost_retransmission() {
     p.run_for(Duration::from_secs(3));
     let r = p.a_retransmissions();
     assert_eq!(r.len(), 2, "{r:?}");
-    assert!(r.iter().all(|x| x.2 == RetransmitCause::Rack && x.1 == 0), "{r:?}");
+    assert!(
+        r.iter().all(|x| x.2 == RetransmitCause::Rack && x.1 == 0),
+        "{r:?}"
+    );
     assert_eq!(p.a_stats().rto_expirations, 0);
     assert_eq!(p.b_received.len(), 30 * MSS);
 }

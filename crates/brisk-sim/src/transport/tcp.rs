@@ -96,7 +96,10 @@ impl Transport for TcpMessages {
             self.malformed += 1;
             return;
         };
-        let Some(&[hi, lo]) = segment.get(..2).map(|p| <&[u8; 2]>::try_from(p).ok()).flatten()
+        let Some(&[hi, lo]) = segment
+            .get(..2)
+            .map(|p| <&[u8; 2]>::try_from(p).ok())
+            .flatten()
         else {
             self.malformed += 1;
             return;

@@ -208,16 +208,22 @@ impl Connection {
                     }
                 } else if !self.rack_active() {
                     // RFC 6675 5 (B): Update(), then IsLost() through NextSeg().
-                    self.board
-                        .mark_lost_rfc6675(self.cfg.dupthresh, self.smss);
+                    self.board.mark_lost_rfc6675(self.cfg.dupthresh, self.smss);
                 }
             }
             Recovery::Timeout { .. } => {}
             Recovery::Open => {
                 // RFC 6582 3.2 step 1, RFC 6675 5.1: not before the last
-                // recovery's data is acknowledged.
-                if dup && self.snd_una >= self.recover {
-                    if let Some(cause) = self.entry_cause() {
+                // recovery's data is acknowledged. A segment still deemed
+                // lost when the last recovery ended is a new loss event.
+                if self.snd_una >= self.recover {
+                    let cause = if dup { self.entry_cause() } else { None }.or_else(|| {
+                        self.board
+                            .next_lost()
+                            .and_then(|i| self.board.get(i))
+                            .map(|s| s.cause)
+                    });
+                    if let Some(cause) = cause {
                         self.enter_fast_recovery(cause);
                     }
                 }
@@ -277,20 +283,22 @@ impl Connection {
             // RFC 6675 5 step 4.2: cwnd = ssthresh.
             self.cc.cwnd_to_ssthresh();
             if !self.rack_active() {
-                self.board
-                    .mark_lost_rfc6675(self.cfg.dupthresh, self.smss);
+                self.board.mark_lost_rfc6675(self.cfg.dupthresh, self.smss);
             }
         } else {
             newreno::enter(&mut self.cc, self.dupacks.max(1));
         }
         // RFC 6675 5 step 4.3, RFC 5681 3.2 step 2: retransmit the first
-        // segment presumed lost (for RACK, the first it marked).
-        if cause == RetransmitCause::Rack {
-            if let Some(seg) = self.board.next_lost().and_then(|i| self.board.get(i)) {
+        // segment presumed lost: the first marked (by IsLost or RACK), else
+        // the first not SACKed, which then reports `cause`.
+        match self.board.next_lost().and_then(|i| self.board.get_mut(i)) {
+            Some(seg) => {
+                if seg.start == self.snd_una && cause != RetransmitCause::Rack {
+                    seg.cause = cause;
+                }
                 self.forced = Some((seg.start, seg.cause));
             }
-        } else {
-            self.retransmit_first(cause);
+            None => self.retransmit_first(cause),
         }
         // Recovery takes over from a pending tail loss probe.
         self.tlp.timer.stop();

@@ -40,10 +40,7 @@ impl Connection {
     fn negotiate(&mut self, h: &Header, scaling: bool) {
         let o = &h.options;
         // RFC 9293 3.7.1: 536 without an MSS option; bounded to what we can use.
-        self.peer_mss = o
-            .mss
-            .map_or(DEFAULT_MSS, u32::from)
-            .clamp(MIN_MSS, MAX_MSS);
+        self.peer_mss = o.mss.map_or(DEFAULT_MSS, u32::from).clamp(MIN_MSS, MAX_MSS);
         self.smss = self.cfg.mss.min(self.peer_mss);
         // RFC 7323 2.2: scaling only if both sides sent the option.
         self.window_scaling = scaling;

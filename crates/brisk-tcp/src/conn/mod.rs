@@ -308,6 +308,16 @@ impl Connection {
         self.rcv.readable()
     }
 
+    /// Bytes held out of order (within the receive window).
+    pub fn out_of_order_bytes(&self) -> usize {
+        self.rcv.ooo_bytes()
+    }
+
+    /// Disjoint out-of-order ranges held (at most `max_ooo_ranges`).
+    pub fn out_of_order_ranges(&self) -> usize {
+        self.rcv.ooo_ranges()
+    }
+
     /// Bytes written and not yet acknowledged (in flight included).
     pub fn send_queued(&self) -> usize {
         self.sndbuf.len()
@@ -425,11 +435,13 @@ impl Connection {
                 flight_size: self.stats.flight_size,
             });
         }
-        // RFC 9293 3.8.6.1: probe a zero window.
+        // RFC 9293 3.8.6.1 (probe a zero window) and 3.8.6.2.1 (the
+        // override timeout of sender SWS avoidance): the peer's window holds
+        // back data with nothing in flight to draw an ACK.
         let blocked = self.can_send_new_data()
             && self.board.is_empty()
             && self.unsent_bytes() > 0
-            && self.usable_window() == 0;
+            && self.next_new_len().is_none();
         if blocked {
             if !self.persist_timer.is_running() && !self.window_probe {
                 let d = self

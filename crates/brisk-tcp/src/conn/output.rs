@@ -196,12 +196,19 @@ impl Connection {
                 }
             }
         }
-        // RFC 9293 3.8.6.1: one byte beyond a zero window.
+        // The persist timer expired: what the window allows even if short of
+        // a segment (RFC 9293 3.8.6.2.1 (4)), or one byte beyond a zero
+        // window (RFC 9293 3.8.6.1).
         if self.window_probe {
             self.window_probe = false;
             if self.can_send_new_data() && self.unsent_bytes() > 0 {
                 self.stats.window_probes += 1;
-                return self.send_new(now, 1, buf);
+                let len = self
+                    .unsent_bytes()
+                    .min(u64::from(self.smss))
+                    .min(self.usable_window())
+                    .max(1);
+                return self.send_new(now, len, buf);
             }
         }
         false
@@ -290,7 +297,13 @@ impl Connection {
     }
 
     /// Resends segment `i` and reports it.
-    fn retransmit(&mut self, now: Time, i: usize, cause: RetransmitCause, buf: &mut Vec<u8>) -> bool {
+    fn retransmit(
+        &mut self,
+        now: Time,
+        i: usize,
+        cause: RetransmitCause,
+        buf: &mut Vec<u8>,
+    ) -> bool {
         let Some(seg) = self.board.get(i).cloned() else {
             return false;
         };

@@ -298,11 +298,12 @@ impl Receiver {
                 .filter(|(k, r)| **k + r.len() as u64 > at)
                 .map(|(k, r)| (*k, *k + r.len() as u64))
         };
-        let candidates = self
-            .recent
-            .iter()
-            .filter_map(|(l, _)| held(*l))
-            .chain(self.ooo.iter().rev().map(|(k, r)| (*k, *k + r.len() as u64)));
+        let candidates = self.recent.iter().filter_map(|(l, _)| held(*l)).chain(
+            self.ooo
+                .iter()
+                .rev()
+                .map(|(k, r)| (*k, *k + r.len() as u64)),
+        );
         for (l, r) in candidates {
             if blocks.len() == crate::wire::MAX_SACK_BLOCKS {
                 break;
@@ -405,7 +406,11 @@ mod tests {
         assert!(!r.acceptable(1001, 1) && r.acceptable(1001, 0));
         let mut out = Vec::new();
         r.read(&mut out, 50);
-        assert_eq!(r.advertise(100), 0, "SWS avoidance: less than min(500, 100) opened");
+        assert_eq!(
+            r.advertise(100),
+            0,
+            "SWS avoidance: less than min(500, 100) opened"
+        );
         r.read(&mut out, 50);
         r.after_read(100);
         assert!(r.ack_now, "the window opened from 0 to 100");

@@ -26,7 +26,9 @@ impl SendBuffer {
 
     /// Queues as much of `bytes` as fits; returns how many.
     pub fn write(&mut self, bytes: &[u8]) -> usize {
-        let n = bytes.len().min(self.capacity.saturating_sub(self.data.len()));
+        let n = bytes
+            .len()
+            .min(self.capacity.saturating_sub(self.data.len()));
         self.data.extend(bytes.iter().take(n));
         n
     }
@@ -139,7 +141,13 @@ mod tests {
             unacked: true,
         };
         assert_eq!(next_len(&d), None);
-        assert_eq!(next_len(&NewData { unacked: false, ..d }), Some(100));
+        assert_eq!(
+            next_len(&NewData {
+                unacked: false,
+                ..d
+            }),
+            Some(100)
+        );
         assert_eq!(next_len(&NewData { nagle: false, ..d }), Some(100));
         assert_eq!(next_len(&NewData { unsent: 5000, ..d }), Some(1460));
         // Window-limited: a runt only if at least half the largest window.
@@ -151,7 +159,19 @@ mod tests {
             ..d
         };
         assert_eq!(next_len(&w), None);
-        assert_eq!(next_len(&NewData { max_window: 2000, ..w }), Some(1000));
-        assert_eq!(next_len(&NewData { usable_window: 0, ..w }), None);
+        assert_eq!(
+            next_len(&NewData {
+                max_window: 2000,
+                ..w
+            }),
+            Some(1000)
+        );
+        assert_eq!(
+            next_len(&NewData {
+                usable_window: 0,
+                ..w
+            }),
+            None
+        );
     }
 }

@@ -71,6 +71,19 @@ impl Connection {
         if self.board.is_empty() {
             return;
         }
+        if self.snd_wnd == 0 {
+            // The peer's window is closed and what is out is a window probe:
+            // probe again, backed off, without a congestion response, for as
+            // long as the peer answers (RFC 1122 4.2.2.17).
+            if let Some(seg) = self.board.get_mut(0) {
+                seg.mark_lost(RetransmitCause::Rto);
+                self.forced = Some((seg.start, RetransmitCause::Rto));
+            }
+            self.stats.window_probes += 1;
+            self.rto.back_off();
+            self.rtx_timer.start(now, self.rto.rto());
+            return;
+        }
         self.stats.rto_expirations += 1;
         self.consecutive_rtos += 1;
         if self.consecutive_rtos > self.cfg.max_retransmissions {

@@ -73,7 +73,8 @@ impl RtoEstimator {
     /// The RTO now: 2.4 (at least RTO.Min), back-off (5.5), 2.5 (at most RTO.Max).
     pub fn rto(&self) -> Duration {
         let base = self.base.max(self.min).min(self.max);
-        base.saturating_mul(1u32 << self.backoff.min(30)).min(self.max)
+        base.saturating_mul(1u32 << self.backoff.min(30))
+            .min(self.max)
     }
 
     /// The RTO computed from SRTT and RTTVAR alone, without back-off.

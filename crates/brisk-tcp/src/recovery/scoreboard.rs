@@ -65,6 +65,8 @@ pub struct Scoreboard {
     segs: VecDeque<Sent>,
     /// End of the highest SACKed segment (RFC 6675's highest octet SACKed), 0 if none.
     high_sacked: u64,
+    /// Segments SACKed.
+    sacked: usize,
 }
 
 impl Scoreboard {
@@ -120,6 +122,7 @@ impl Scoreboard {
         while let Some(first) = self.segs.front_mut() {
             if first.end <= una {
                 if let Some(s) = self.segs.pop_front() {
+                    self.sacked -= usize::from(s.sacked);
                     acked.push(s);
                 }
             } else {
@@ -129,7 +132,7 @@ impl Scoreboard {
                 break;
             }
         }
-        if self.segs.iter().all(|s| !s.sacked) {
+        if self.sacked == 0 {
             self.high_sacked = 0;
         }
         acked
@@ -147,6 +150,7 @@ impl Scoreboard {
             if !seg.sacked && left <= seg.start && seg.end <= right {
                 seg.sacked = true;
                 seg.rtx_out = false;
+                self.sacked += 1;
                 self.high_sacked = self.high_sacked.max(seg.end);
                 newly.push(seg.clone());
             }
@@ -160,6 +164,7 @@ impl Scoreboard {
             s.sacked = false;
         }
         self.high_sacked = 0;
+        self.sacked = 0;
     }
 
     /// End of the highest SACKed segment, 0 if none.
@@ -169,7 +174,7 @@ impl Scoreboard {
 
     /// Segments SACKed.
     pub fn sacked_count(&self) -> usize {
-        self.segs.iter().filter(|s| s.sacked).count()
+        self.sacked
     }
 
     /// RFC 6675 4 IsLost(SeqNum) for segment `i`: DupThresh SACKed segments
@@ -255,8 +260,7 @@ impl Scoreboard {
 
 /// IsLost's test on the SACKed segments and bytes above a sequence number.
 fn lost_by(segs: u64, bytes: u64, dupthresh: u32, smss: u32) -> bool {
-    segs >= u64::from(dupthresh)
-        || bytes > u64::from(dupthresh.saturating_sub(1)) * u64::from(smss)
+    segs >= u64::from(dupthresh) || bytes > u64::from(dupthresh.saturating_sub(1)) * u64::from(smss)
 }
 
 #[cfg(test)]
@@ -292,7 +296,7 @@ mod tests {
         assert!(!b.is_lost(0, 3, 100));
         assert_eq!(b.apply_sack(301, 401).len(), 1);
         assert!(b.is_lost(0, 3, 100));
-        assert_eq!(b.high_sacked(), 401);
+        assert_eq!((b.high_sacked(), b.sacked_count()), (401, 3));
         assert_eq!(b.mark_lost_rfc6675(3, 100), 1);
         assert_eq!(b.next_lost(), Some(0));
         // Pipe: 10 segments, 3 SACKed, 1 lost: 6 in the network.

@@ -53,8 +53,14 @@ mod tests {
     fn pto_is_two_srtt_plus_the_ack_delay_for_one_segment_capped_by_rto() {
         let ms = Duration::from_millis;
         let now = Time::from_millis(100);
-        assert_eq!(pto(now, Some(ms(20)), 3, ms(200), None), Time::from_millis(140));
-        assert_eq!(pto(now, Some(ms(20)), 1, ms(200), None), Time::from_millis(340));
+        assert_eq!(
+            pto(now, Some(ms(20)), 3, ms(200), None),
+            Time::from_millis(140)
+        );
+        assert_eq!(
+            pto(now, Some(ms(20)), 1, ms(200), None),
+            Time::from_millis(340)
+        );
         assert_eq!(
             pto(now, Some(ms(20)), 1, ms(200), Some(Time::from_millis(300))),
             Time::from_millis(300)

@@ -221,7 +221,10 @@ impl Pair {
         if len > 0 {
             self.data_ordinals[i] += 1;
             data_ordinal = Some(self.data_ordinals[i]);
-            let n = self.transmissions.entry((dir, offset.unwrap_or(0))).or_insert(0);
+            let n = self
+                .transmissions
+                .entry((dir, offset.unwrap_or(0)))
+                .or_insert(0);
             *n += 1;
             transmission = *n;
         }
@@ -479,52 +482,47 @@ impl Pair {
     }
 
     /// The time of A's or B's first event matching `f`.
-    pub fn event_time(events: &[(Time, ConnId, TcpEvent)], f: impl Fn(&TcpEvent) -> bool) -> Option<Time> {
+    pub fn event_time(
+        events: &[(Time, ConnId, TcpEvent)],
+        f: impl Fn(&TcpEvent) -> bool,
+    ) -> Option<Time> {
         events.iter().find(|(_, _, e)| f(e)).map(|(t, ..)| *t)
     }
 
-    /// A segment from B to A built from B's latest header to A (so that its
-    /// sequence and ACK numbers are current), changed by `edit`, handed to
-    /// A now with a valid checksum.
-    pub fn inject_to_a(&mut self, edit: impl FnOnce(&mut Header), payload: &[u8]) {
-        let mut h = self.latest_header(Dir::BtoA);
-        h.options.sack = Default::default();
-        edit(&mut h);
-        let (src, dst) = (ipv4(self.b_addr), ipv4(self.a_addr));
-        let mut buf = Vec::new();
-        wire::write(&h, payload, src, dst, &mut buf).unwrap();
-        let now = self.now;
-        self.a.handle_segment(now, self.b_addr, &buf);
-        self.flush();
+    /// A bare ACK header in `dir` with sequence and acknowledgment numbers
+    /// at the given stream offsets (0 = the first data byte).
+    pub fn header(&self, dir: Dir, seq_off: u64, ack_off: u64) -> Header {
+        let (other, src, dst) = match dir {
+            Dir::AtoB => (Dir::BtoA, self.a_addr, self.b_addr),
+            Dir::BtoA => (Dir::AtoB, self.b_addr, self.a_addr),
+        };
+        Header {
+            src_port: src.port(),
+            dst_port: dst.port(),
+            seq: self.isn(dir).wrapping_add(1).wrapping_add(seq_off as u32),
+            ack: self.isn(other).wrapping_add(1).wrapping_add(ack_off as u32),
+            flags: flags::ACK,
+            window: 65535,
+            urgent: 0,
+            options: Default::default(),
+        }
     }
 
-    /// The same from A to B.
-    pub fn inject_to_b(&mut self, edit: impl FnOnce(&mut Header), payload: &[u8]) {
-        let mut h = self.latest_header(Dir::AtoB);
-        h.options.sack = Default::default();
-        edit(&mut h);
-        let (src, dst) = (ipv4(self.a_addr), ipv4(self.b_addr));
+    /// Hands `h` and `payload` to the endpoint `h` is addressed to, with a
+    /// valid checksum, now; then flushes.
+    pub fn inject(&mut self, dir: Dir, h: &Header, payload: &[u8]) {
+        let (src, dst) = match dir {
+            Dir::AtoB => (self.a_addr, self.b_addr),
+            Dir::BtoA => (self.b_addr, self.a_addr),
+        };
         let mut buf = Vec::new();
-        wire::write(&h, payload, src, dst, &mut buf).unwrap();
+        wire::write(h, payload, ipv4(src), ipv4(dst), &mut buf).unwrap();
         let now = self.now;
-        self.b.handle_segment(now, self.a_addr, &buf);
+        match dir {
+            Dir::AtoB => self.b.handle_segment(now, src, &buf),
+            Dir::BtoA => self.a.handle_segment(now, src, &buf),
+        }
         self.flush();
-    }
-
-    /// The header of the latest segment without SYN sent in `dir`, with its
-    /// sequence number moved past its payload.
-    pub fn latest_header(&self, dir: Dir) -> Header {
-        let s = self
-            .log
-            .iter()
-            .rev()
-            .find(|l| l.seen.dir == dir && !l.seen.has(flags::SYN))
-            .map(|l| &l.seen)
-            .expect("a segment in that direction");
-        let mut h = s.header;
-        h.seq = h.seq.wrapping_add(s.len as u32);
-        h.flags = flags::ACK;
-        h
     }
 
     /// The wire ISN of `dir`.
