@@ -316,7 +316,7 @@ fn run_one(
     exp: &Experiment,
     key: &RunKey,
     capture: Option<&std::path::Path>,
-    mut trace: Option<&mut RunTrace>,
+    trace: Option<&mut RunTrace>,
 ) -> Result<Outcome, String> {
     let (traffic_seed, sim_seed) = seed_for(exp, key);
     let point = exp.point(&key.point);
@@ -546,7 +546,7 @@ fn run_one(
         sim.finish_captures()
             .map_err(|e| format!("writing the capture: {e}"))?;
     }
-    if let Some(t) = trace.as_deref_mut() {
+    if let Some(t) = trace {
         t.congestion = sim.congestion_log(pairs[0].sender).to_vec();
         t.segment = pairs[0].segment;
         if let Some(&first) = pairs[0].path.first() {

@@ -96,11 +96,8 @@ impl Transport for TcpMessages {
             self.malformed += 1;
             return;
         };
-        let Some(&[hi, lo]) = segment
-            .get(..2)
-            .map(|p| <&[u8; 2]>::try_from(p).ok())
-            .flatten()
-        else {
+        // The source port: the TCP model names peers by address and port.
+        let (Some(&hi), Some(&lo)) = (segment.first(), segment.get(1)) else {
             self.malformed += 1;
             return;
         };
