@@ -54,17 +54,22 @@ impl CongestionControl {
         self.cwnd < self.ssthresh
     }
 
-    /// An ACK acknowledged `acked` new bytes outside fast recovery.
-    pub fn on_ack(&mut self, acked: u64) {
+    /// An ACK acknowledged `acked` new bytes, `segments` whole segments,
+    /// outside fast recovery.
+    pub fn on_ack(&mut self, acked: u64, segments: u64) {
         if acked == 0 {
             return;
         }
         if self.packets {
             if self.in_slow_start() {
-                // ns-2 opencwnd: one segment per new ACK in slow start.
-                self.cwnd = self.cwnd.saturating_add(self.smss);
+                // One segment per segment acknowledged (at least one per
+                // ACK): ns-2's opencwnd with a sink that acks every segment,
+                // and Linux's tcp_slow_start.
+                let n = u32::try_from(segments.max(1)).unwrap_or(u32::MAX);
+                self.cwnd = self.cwnd.saturating_add(self.smss.saturating_mul(n));
             } else {
-                // ns-2 adds 1/cwnd per ACK; we add one segment after cwnd ACKs.
+                // ns-2 adds 1/cwnd per ACK; we add one segment after cwnd
+                // ACKs, as Linux's tcp_cong_avoid_ai does.
                 self.ca_count += 1;
                 if self.ca_count >= (self.cwnd / self.smss).max(1) {
                     self.ca_count = 0;
@@ -174,27 +179,33 @@ mod tests {
     fn slow_start_then_congestion_avoidance_in_bytes() {
         let mut c = cc(false);
         assert_eq!(c.cwnd(), 2000);
-        c.on_ack(1000);
-        c.on_ack(500);
+        c.on_ack(1000, 1);
+        c.on_ack(500, 0);
         assert_eq!(c.cwnd(), 3500);
-        c.on_ack(3000); // min(N, SMSS)
+        c.on_ack(3000, 3); // min(N, SMSS)
         assert_eq!(c.cwnd(), 4500);
         assert!(!c.in_slow_start());
-        c.on_ack(1000); // 1000*1000/4500 = 222
+        c.on_ack(1000, 1); // 1000*1000/4500 = 222
         assert_eq!(c.cwnd(), 4722);
     }
 
     #[test]
     fn packet_mode_grows_by_segments_and_halves_with_floor() {
         let mut c = cc(true);
-        c.on_ack(1);
-        c.on_ack(1);
-        assert_eq!(c.cwnd(), 4000);
+        c.on_ack(1, 0);
+        assert_eq!(c.cwnd(), 3000);
+        c.on_ack(3000, 3);
+        assert_eq!(
+            c.cwnd(),
+            6000,
+            "slow start overshoots ssthresh by what was acked"
+        );
+        c.set_cwnd(4000);
         for _ in 0..3 {
-            c.on_ack(1000);
+            c.on_ack(1000, 1);
             assert_eq!(c.cwnd(), 4000);
         }
-        c.on_ack(1000);
+        c.on_ack(1000, 1);
         assert_eq!(c.cwnd(), 5000);
         assert_eq!(c.loss_ssthresh(15_000, 15), 7000);
         assert_eq!(c.loss_ssthresh(15_000, 3), 2000);

@@ -435,9 +435,11 @@ impl TcpConfig {
 
     /// The `linux` preset: a recent Linux kernel's defaults, approximated.
     ///
-    /// - CUBIC is approximated by Reno (RFC 5681 congestion avoidance); cwnd
-    ///   counted in bytes (Linux counts packets; with full-sized segments
-    ///   the two agree).
+    /// - CUBIC is approximated by Reno (RFC 5681 congestion avoidance);
+    ///   cwnd counted in packets as Linux does (slow start adds a segment
+    ///   per segment acknowledged, congestion avoidance one per cwnd ACKs,
+    ///   Linux's tcp_cong_avoid_ai). On loss ssthresh follows RFC 5681 eq. 4
+    ///   (half the flight, at least 2), where Linux's Reno halves cwnd.
     /// - Initial window 10 (RFC 6928, Linux since 2.6.39); SACK, RACK-TLP
     ///   (tcp_recovery=1, which turns the DupThresh rules off), Limited
     ///   Transmit and Nagle on.
@@ -458,6 +460,7 @@ impl TcpConfig {
             send_buffer: 4 << 20,
             receive_window: 6 << 20,
             initial_window: Some(10),
+            cwnd_in_packets: true,
             delayed_ack: Some(Duration::from_millis(40)),
             quickack_segments: 16,
             rto_initial: Duration::from_secs(1),

@@ -30,8 +30,41 @@
 //!   thin-stream linear timeouts and fast retransmit on the first dupack.
 //!
 //! Not modelled: timestamps (RFC 7323 3), ECN, D-SACK, simultaneous open,
-//! urgent data, the restart window after idle (RFC 5681 4.1), CUBIC (the
-//! `linux` preset uses Reno), PRR (RFC 6937).
+//! urgent data, the restart window after idle (RFC 5681 4.1), congestion
+//! window validation (RFC 7661: cwnd grows while application-limited), CUBIC
+//! (the `linux` preset uses Reno), PRR (RFC 6937), RFC 6675's rescue
+//! retransmission (NextSeg rule 4).
+//!
+//! Choices where the RFCs leave room, and deviations:
+//!
+//! - The scoreboard is kept per segment as sent: a segment is SACKed when
+//!   one block covers it whole (RFC 6675 tracks octets). It holds only
+//!   segments sent, so it is bounded by the send buffer.
+//! - On a retransmission timeout SACK information is kept (RFC 6675 5.1),
+//!   unless the first outstanding segment shows SACKed (a renege, RFC 2018
+//!   8), and everything not SACKed is resent in order under slow start.
+//! - ssthresh on loss is RFC 5681 eq. 4 (half the flight) also when cwnd is
+//!   counted in packets; ns-2 and Linux's Reno halve cwnd instead.
+//! - With RACK-TLP in use, the DupThresh rules are off (as in Linux); RACK
+//!   needs SACK, so without it the DupThresh rules stay. Without D-SACK, a
+//!   retransmitted tail loss probe that is acknowledged is taken to have
+//!   repaired a loss, and cwnd is reduced once (RFC 8985 7.4 would wait for
+//!   a D-SACK to rule that out).
+//! - `thin_dupack` follows the plain rule (fewer than four segments
+//!   outstanding); Linux also wanted SACK, no unsent data, and not the
+//!   initial slow start.
+//! - A zero-window probe is one byte of new data beyond the window; while
+//!   the peer's window stays closed its timeouts neither count towards
+//!   `max_retransmissions` nor reduce cwnd (RFC 1122 4.2.2.17).
+//! - Delayed ACK: "every second full-sized segment" is taken as two MSS of
+//!   unacknowledged in-order bytes. Each segment that calls for an
+//!   immediate ACK gets its own, even when several arrive between polls
+//!   (up to 64 are held; then they are coalesced).
+//! - RFC 6298 5.7 applies: after a retransmitted SYN or SYN-ACK, data
+//!   starts with an RTO of 3 s. SYN retransmissions are counted in
+//!   `rto_expirations` but raise no `Retransmission` event.
+//! - RST and SYN in synchronized states follow RFC 5961 (exact sequence
+//!   number, else a challenge ACK).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

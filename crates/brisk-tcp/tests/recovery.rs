@@ -463,3 +463,128 @@ fn rack_finds_a_lost_retransmission() {
     assert_eq!(p.a_stats().rto_expirations, 0);
     assert_eq!(p.b_received.len(), 30 * MSS);
 }
+
+/// IW 4 and ten segments written at t0, the first lost; B's second and
+/// third duplicate ACKs are held 1 and 2 ms so each arrives on its own.
+/// Returns A's data segments after t0 (time, offset) and ssthresh.
+fn limited_transmit(on: bool) -> (Vec<(Time, u64)>, u32) {
+    let a = TcpConfig {
+        initial_window: Some(4),
+        limited_transmit: on,
+        ..TcpConfig::rfc()
+    };
+    let mut p = pair(a, rfc_no_delack());
+    p.drop_data(Dir::AtoB, 1);
+    p.rule(|s| {
+        (s.dir == Dir::BtoA && (3..=4).contains(&s.ordinal))
+            .then(|| harness::Fate::Delay(ms(s.ordinal - 2)))
+    });
+    write_segments(&mut p, 10, MSS, Duration::ZERO);
+    p.run_for(ms(22));
+    let segs = p
+        .data_segments(Dir::AtoB)
+        .iter()
+        .filter(|s| s.sent_at > t0())
+        .map(|s| (s.sent_at, s.offset.unwrap()))
+        .collect();
+    (segs, p.a_stats().ssthresh)
+}
+
+#[test]
+fn limited_transmit_sends_a_new_segment_on_each_of_the_first_two_duplicate_acks() {
+    let m = MSS as u64;
+    let (segs, ssthresh) = limited_transmit(true);
+    assert_eq!(
+        segs[..3],
+        [
+            (t0() + ms(20), 4 * m),
+            (t0() + ms(21), 5 * m),
+            (t0() + ms(22), 0)
+        ]
+    );
+    // FlightSize at the third duplicate ACK: the four, plus two.
+    assert_eq!(ssthresh, 3 * MSS as u32);
+    let (segs, ssthresh) = limited_transmit(false);
+    assert_eq!(
+        segs[0],
+        (t0() + ms(22), 0),
+        "nothing new before the retransmission"
+    );
+    assert_eq!(ssthresh, 2 * MSS as u32);
+}
+
+#[test]
+fn dupthresh_is_a_knob() {
+    let a = TcpConfig {
+        initial_window: Some(15),
+        dupthresh: 5,
+        ..TcpConfig::rfc()
+    };
+    let mut p = pair(a, rfc_no_delack());
+    p.drop_data(Dir::AtoB, 1);
+    write_segments(&mut p, 15, MSS, ms(1));
+    p.run_for(ms(500));
+    // The fifth duplicate ACK comes from segment 6: t0 + 5 + 20 ms.
+    assert_eq!(
+        p.a_retransmissions(),
+        vec![(t0() + ms(25), 0, RetransmitCause::FastRetransmit, 2)]
+    );
+}
+
+#[test]
+fn a_fixed_rack_reordering_window_replaces_min_rtt_over_four() {
+    let a = TcpConfig {
+        nagle: false,
+        rack_reo_wnd: Some(Duration::ZERO),
+        ..rack_cfg()
+    };
+    let mut p = pair(a, rfc_no_delack());
+    p.drop_data(Dir::AtoB, 1);
+    p.a_write(&[1; 100]);
+    p.run_for(ms(2));
+    p.a_write(&[2; 100]);
+    p.run_for(Duration::from_secs(3));
+    // With no reordering window the SACK at t0 + 22 ms marks it at once.
+    assert_eq!(
+        p.a_retransmissions(),
+        vec![(t0() + ms(22), 0, RetransmitCause::Rack, 2)]
+    );
+}
+
+#[test]
+fn without_sack_fast_retransmit_waits_for_exactly_dupthresh_duplicate_acks_then_inflates() {
+    let cfg = TcpConfig {
+        sack: false,
+        initial_window: Some(15),
+        trace: true,
+        ..rfc_no_delack()
+    };
+    let mut p = pair(cfg.clone(), cfg);
+    p.drop_data(Dir::AtoB, 1);
+    write_segments(&mut p, 15, MSS, ms(1));
+    p.run_for(ms(500));
+    assert_eq!(
+        p.a_retransmissions(),
+        vec![(t0() + ms(23), 0, RetransmitCause::FastRetransmit, 2)]
+    );
+    let trace: Vec<(Time, u32, u32)> = p
+        .a_events
+        .iter()
+        .filter_map(|(_, _, e)| match e {
+            brisk_tcp::TcpEvent::Trace {
+                at, cwnd, ssthresh, ..
+            } if *at > t0() => Some((*at, *cwnd, *ssthresh)),
+            _ => None,
+        })
+        .collect();
+    let m = MSS as u32;
+    // Entry: ssthresh = 15 * 1460 / 2 = 10950, cwnd = ssthresh + 3 SMSS;
+    // each further duplicate ACK (segments 5 to 15) adds one SMSS; the full
+    // ACK of the retransmission (t0 + 43 ms) sets cwnd = ssthresh.
+    let mut want = vec![(t0() + ms(23), 10_950 + 3 * m, 10_950)];
+    for k in 1..=11u32 {
+        want.push((t0() + ms(23 + u64::from(k)), 10_950 + (3 + k) * m, 10_950));
+    }
+    want.push((t0() + ms(43), 10_950, 10_950));
+    assert_eq!(trace, want);
+}

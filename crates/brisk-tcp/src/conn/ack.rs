@@ -160,12 +160,12 @@ impl Connection {
             }
             Recovery::Timeout { point } => {
                 // RFC 5681 3.1: slow start after the timeout.
-                self.cc.on_ack(newly);
+                self.cc.on_ack(newly, acked.len() as u64);
                 if ack >= point {
                     self.recovery = Recovery::Open;
                 }
             }
-            Recovery::Open => self.cc.on_ack(newly),
+            Recovery::Open => self.cc.on_ack(newly, acked.len() as u64),
         }
         // RFC 6298 5.2 and 5.3.
         if self.board.is_empty() {
