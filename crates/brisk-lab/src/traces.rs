@@ -25,6 +25,9 @@ pub struct Sent {
     pub number: u64,
     pub retransmission: bool,
     pub lost: bool,
+    /// Dropped by one of the link's impairments (the experiment's chosen
+    /// losses), not by its queue.
+    pub chosen: bool,
 }
 
 /// The sender's data packets, numbered by their first unit (an SCTP TSN, a
@@ -54,6 +57,7 @@ pub fn numbered(trace: &RunTrace) -> Vec<Sent> {
             number,
             retransmission,
             lost: p.lost(),
+            chosen: p.fate == brisk_net::Fate::ImpairmentDrop,
         });
     }
     out
@@ -89,8 +93,10 @@ pub(crate) fn figure(exp: &Experiment) -> Figures {
             continue;
         };
         let sent = numbered(&trace);
-        let drops: Vec<&Sent> = sent.iter().filter(|s| s.lost).collect();
-        let (Some(first), Some(last)) = (drops.first(), drops.last()) else {
+        // The window: around the losses the impairments chose (a queue
+        // overflow elsewhere in the run does not widen it).
+        let chosen: Vec<&Sent> = sent.iter().filter(|s| s.chosen).collect();
+        let (Some(first), Some(last)) = (chosen.first(), chosen.last()) else {
             rows.push(vec![v.name.clone(), "no packet lost".into()]);
             continue;
         };
@@ -148,11 +154,24 @@ pub(crate) fn figure(exp: &Experiment) -> Figures {
         cwnd_series.push(Series::new(v.name.clone(), cwnd, SeriesStyle::Line).with_color(vi));
         // The table: the drops, the first retransmission of each, the cwnd
         // before and after, and what the sender sent in the second after.
-        let numbers: Vec<String> = drops.iter().map(|d| d.number.to_string()).collect();
+        let numbers: Vec<String> = sent
+            .iter()
+            .filter(|s| s.lost && inside(s.at_s))
+            .map(|d| d.number.to_string())
+            .collect();
         let first_rtx = sent
             .iter()
             .find(|s| s.retransmission && s.number == first.number)
             .map(|s| s.at_s);
+        // The cwnd the loss was detected at: its highest before the
+        // first retransmission.
+        let before = trace
+            .congestion
+            .iter()
+            .filter(|(t, _)| secs(*t) <= first_rtx.unwrap_or(first.at_s))
+            .filter(|(t, _)| secs(*t) >= first.at_s)
+            .map(|(_, c)| f64::from(c.cwnd) / seg)
+            .fold(cwnd_at(&trace, first.at_s).unwrap_or(0.0), f64::max);
         let min_cwnd = trace
             .congestion
             .iter()
@@ -169,6 +188,7 @@ pub(crate) fn figure(exp: &Experiment) -> Figures {
             numbers.join(", "),
             format!("{:.4}", first.at_s),
             cell(cwnd_at(&trace, first.at_s)),
+            format!("{before:.2}"),
             first_rtx.map_or("none".to_owned(), |t| {
                 format!("{:.4} (+{:.1} ms)", t, (t - first.at_s) * 1000.0)
             }),
@@ -188,9 +208,10 @@ pub(crate) fn figure(exp: &Experiment) -> Figures {
     let table = Table {
         headers: [
             "variant",
-            "packets dropped (number in order first sent)",
+            "packets lost in the window (number in order first sent)",
             "first drop at (s)",
             "cwnd then (packets)",
+            "highest cwnd before its retransmission (packets)",
             "its first retransmission at (s)",
             "lowest cwnd after (packets)",
             "new packets in the second after the drop",

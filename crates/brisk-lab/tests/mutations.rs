@@ -394,7 +394,7 @@ fn seed004_table1(edits: &[(&str, &str)]) -> Experiment {
             r#"bandwidth = ["1Mbit"]"#,
         ),
         ("loss = [0.0, 0.01, 0.02]", "loss = [0.0]"),
-        ("replications = 4", "replications = 1"),
+        ("replications = 6", "replications = 1"),
     ];
     all.extend_from_slice(edits);
     let mut exp = mutated(SEED004, &all);
@@ -452,4 +452,36 @@ fn seed004_table4_checks_fail_when_tcp_has_half_the_window() {
         )]),
         "TCP with a 24 KiB window",
     );
+}
+
+#[test]
+fn seed004_figs4_5_checks_fail_when_a_protocol_waits_for_its_timer() {
+    assert_holds(&mutated("seed004-figs4-5.toml", &[]));
+    // TCP that never counts enough duplicate ACKs: the RTO recovers.
+    let differ = assert_differs(
+        &mutated(
+            "seed004-figs4-5.toml",
+            &[(
+                "set = { mss = 1460, receive_window = 65536 }",
+                "set = { mss = 1460, receive_window = 65536, dupthresh = 1000 }",
+            )],
+        ),
+        "TCP without fast retransmit",
+    );
+    assert!(
+        differ.iter().all(|l| l.starts_with("TCP SACK")),
+        "{differ:?}"
+    );
+    // SCTP likewise.
+    let differ = assert_differs(
+        &mutated(
+            "seed004-figs4-5.toml",
+            &[(
+                "fast_retransmit_threshold = 4",
+                "fast_retransmit_threshold = 1000",
+            )],
+        ),
+        "SCTP without fast retransmit",
+    );
+    assert!(differ.iter().all(|l| l.starts_with("SCTP")), "{differ:?}");
 }
