@@ -150,6 +150,9 @@ pub struct Row {
     pub seq: u64,
     pub mtt_ms: f64,
     pub size: usize,
+    /// When it was written and read, ns on the emulation's one clock.
+    pub written_ns: u64,
+    pub read_ns: u64,
 }
 
 /// Reads `seq,written_ns,read_ns,size` rows.
@@ -170,6 +173,8 @@ pub fn read_records(text: &str) -> Result<Vec<Row>, String> {
             seq,
             mtt_ms: (read as f64 - written as f64) / 1e6,
             size: size as usize,
+            written_ns: written,
+            read_ns: read,
         });
     }
     Ok(rows)
@@ -409,6 +414,32 @@ pub fn run_one(
             measured.len() as f64 * 100.0
                 / planned.iter().filter(|m| m.measured).count().max(1) as f64,
         ));
+        // Goodput: the payload read between the first write and the last read.
+        let first = rows.iter().map(|r| r.written_ns).min();
+        let last = rows.iter().map(|r| r.read_ns).max();
+        if let (Some(a), Some(b)) = (first, last)
+            && b > a
+        {
+            let bytes: usize = rows.iter().map(|r| r.size).sum();
+            let kbps = bytes as f64 * 8.0 / ((b - a) as f64 / 1e9) / 1000.0;
+            out.push(record(None, "goodput_kbps", kbps));
+        }
+        // The first retransmission of every unit the link lost, off the wire.
+        let lost: std::collections::HashSet<u32> = {
+            let mut seen = std::collections::HashSet::new();
+            trace
+                .iter()
+                .flat_map(|p| p.data_tsns.iter().map(move |&u| (u, p.lost())))
+                .filter(|&(u, lost)| seen.insert(u) && lost)
+                .map(|(u, _)| u)
+                .collect()
+        };
+        let sender = trace.first().map(|p| p.src);
+        if let Some(sender) = sender {
+            for d in crate::runner::repair_delays(trace, sender, &lost) {
+                out.push(record(None, crate::runner::REPAIR, d));
+            }
+        }
     }
     let delivered = rows.len();
     if delivered > 0 {

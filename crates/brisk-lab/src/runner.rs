@@ -767,6 +767,13 @@ fn run_one(
                 let kind = if lost_chunk { "lost" } else { "spurious" };
                 records.push(record(None, &format!("{kind}_first_rtx_ms_{cause}"), d));
             }
+            // The same delays read off the wire, whatever the cause, as the
+            // emulator measures a real stack's.
+            if let Some(first_hop) = logs.first() {
+                for d in repair_delays(first_hop, flow.sender, &lost) {
+                    records.push(record(None, REPAIR, d));
+                }
+            }
             // Packets the sender sent: each enters its first hop once.
             let (packets, data_packets) = logs
                 .first()
@@ -894,6 +901,36 @@ pub fn lost_tsns(logs: &[&[brisk_sim::PacketRecord]], sender: HostId) -> HashSet
         }
     }
     lost
+}
+
+/// The metric of [`repair_delays`].
+pub const REPAIR: &str = "lost_first_rtx_ms";
+
+/// For each data unit in `lost` that `sender` sent again, the time from its
+/// first copy entering link `log` to its second, ms: the first
+/// retransmission's delay as the wire shows it, whatever its cause.
+pub fn repair_delays(
+    log: &[brisk_sim::PacketRecord],
+    sender: HostId,
+    lost: &HashSet<u32>,
+) -> Vec<f64> {
+    let mut first: std::collections::HashMap<u32, (Time, bool)> = Default::default();
+    let mut out = Vec::new();
+    for p in log.iter().filter(|p| p.src == sender) {
+        for &unit in &p.data_tsns {
+            match first.get_mut(&unit) {
+                None => {
+                    first.insert(unit, (p.entered, false));
+                }
+                Some((at, done)) if !*done && lost.contains(&unit) => {
+                    *done = true;
+                    out.push((p.entered.as_micros() - at.as_micros()) as f64 / 1000.0);
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    out
 }
 
 /// The cause name of a first retransmission in the lab's tables: the

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use brisk_lab::experiment::Experiment;
-use brisk_lab::runner::{self, Record, T3_BUNDLED, first_retransmissions, lost_tsns};
+use brisk_lab::runner::{
+    self, Record, T3_BUNDLED, first_retransmissions, lost_tsns, repair_delays,
+};
 use brisk_lab::traffic::{Receiver, Retransmitted};
 use brisk_proto::{Config, EndpointConfig, RetransmitCause, Time};
 use brisk_sim::{Fate, PacketRecord, Sim};
@@ -116,6 +118,8 @@ fn one_dropped_chunk_recovered_by_fast_retransmit_has_that_cause() {
     assert_eq!(cause, "fast-retransmit");
     assert_eq!(delays.len(), 1);
     assert!(delays[0] < 200.0, "{delays:?}");
+    // The same delay read off the wire, as the emulator reads a real stack's.
+    assert_eq!(metric(&records, runner::REPAIR), delays.clone());
 }
 
 #[test]
@@ -238,4 +242,23 @@ fn the_head_of_a_t3_expiry_is_its_lowest_tsn_even_across_the_wrap() {
             ("fast-retransmit", true, 300.0),
         ]
     );
+}
+
+#[test]
+fn the_repair_delay_runs_from_a_lost_units_first_copy_to_its_second_on_the_link() {
+    let (s, r) = hosts();
+    let at = |ms: u64, p: PacketRecord| PacketRecord {
+        entered: Time::from_millis(ms),
+        ..p
+    };
+    let log = vec![
+        at(0, packet(s, r, &[1], Fate::ImpairmentDrop)),
+        at(5, packet(s, r, &[2], sent(false))),
+        at(7, packet(r, s, &[1], sent(false))), // the other direction's unit 1
+        at(40, packet(s, r, &[1, 3], sent(false))), // 1 again, 40 ms on
+        at(90, packet(s, r, &[1], sent(false))), // a third copy: not counted
+        at(95, packet(s, r, &[2], sent(false))), // 2 again, but 2 was not lost
+    ];
+    let lost = HashSet::from([1, 7]);
+    assert_eq!(repair_delays(&log, s, &lost), [40.0]);
 }

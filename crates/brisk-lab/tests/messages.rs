@@ -354,7 +354,7 @@ fn knobs_tcp_lists_the_tcp_models_knobs_with_its_presets_each_value_readable() {
     );
     assert_eq!(
         row("cwnd_in_packets")[..6].join(" "),
-        "cwnd_in_packets true|false false true false false"
+        "cwnd_in_packets true|false false true true true"
     );
     for (i, knob) in brisk_tcp::KNOBS.iter().enumerate() {
         let row = words(lines[i + 1]);

@@ -12,8 +12,13 @@ pub struct CongestionControl {
     ssthresh: u32,
     smss: u32,
     packets: bool,
-    /// Packet mode: ACKs towards the next whole segment in congestion avoidance.
-    ca_count: u32,
+    /// Appropriate Byte Counting (RFC 3465): congestion avoidance counts
+    /// data acknowledged, not ACKs.
+    abc: bool,
+    /// Congestion avoidance's progress towards the next segment: ACKs (or,
+    /// with `abc`, segments) in packet mode, bytes acknowledged with `abc`
+    /// in byte mode.
+    ca_count: u64,
 }
 
 impl CongestionControl {
@@ -25,6 +30,7 @@ impl CongestionControl {
             ssthresh: cfg.initial_ssthresh,
             smss,
             packets: cfg.cwnd_in_packets,
+            abc: cfg.abc,
             ca_count: 0,
         }
     }
@@ -68,18 +74,29 @@ impl CongestionControl {
                 let n = u32::try_from(segments.max(1)).unwrap_or(u32::MAX);
                 self.cwnd = self.cwnd.saturating_add(self.smss.saturating_mul(n));
             } else {
-                // ns-2 adds 1/cwnd per ACK; we add one segment after cwnd
-                // ACKs, as Linux's tcp_cong_avoid_ai does.
-                self.ca_count += 1;
-                if self.ca_count >= (self.cwnd / self.smss).max(1) {
-                    self.ca_count = 0;
-                    self.cwnd = self.cwnd.saturating_add(self.smss);
+                // ns-2 adds 1/cwnd per ACK: one segment after cwnd ACKs.
+                // With `abc`, one per cwnd segments acknowledged, as Linux's
+                // tcp_cong_avoid_ai counts them.
+                self.ca_count += if self.abc { segments.max(1) } else { 1 };
+                let w = u64::from((self.cwnd / self.smss).max(1));
+                if self.ca_count >= w {
+                    let delta = self.ca_count / w;
+                    self.ca_count -= delta * w;
+                    let grow = u32::try_from(delta).unwrap_or(u32::MAX);
+                    self.cwnd = self.cwnd.saturating_add(self.smss.saturating_mul(grow));
                 }
             }
         } else if self.in_slow_start() {
             // RFC 5681 3.1 eq. 2: cwnd += min(N, SMSS).
             let n = u32::try_from(acked.min(u64::from(self.smss))).unwrap_or(self.smss);
             self.cwnd = self.cwnd.saturating_add(n);
+        } else if self.abc {
+            // RFC 3465 2.1: one SMSS once a cwnd's worth of bytes is acked.
+            self.ca_count += acked;
+            if self.ca_count >= u64::from(self.cwnd.max(1)) {
+                self.ca_count -= u64::from(self.cwnd.max(1));
+                self.cwnd = self.cwnd.saturating_add(self.smss);
+            }
         } else {
             // RFC 5681 3.1 eq. 3: cwnd += SMSS*SMSS/cwnd, at least one byte.
             let inc = (u64::from(self.smss) * u64::from(self.smss)) / u64::from(self.cwnd.max(1));
@@ -173,6 +190,32 @@ mod tests {
             ..TcpConfig::rfc()
         };
         CongestionControl::new(&cfg, 1000)
+    }
+
+    #[test]
+    fn with_abc_delayed_acks_do_not_slow_congestion_avoidance() {
+        // cwnd 4 segments, in congestion avoidance; ACKs for 2 segments each.
+        let grow = |packets: bool, abc: bool| {
+            let cfg = TcpConfig {
+                cwnd_in_packets: packets,
+                abc,
+                initial_window: Some(4),
+                initial_ssthresh: 4 * 1000,
+                ..TcpConfig::rfc()
+            };
+            let mut c = CongestionControl::new(&cfg, 1000);
+            for _ in 0..2 {
+                c.on_ack(2000, 2);
+            }
+            c.cwnd()
+        };
+        // Four segments acknowledged (one cwnd): one segment more with ABC.
+        assert_eq!(grow(true, true), 5000);
+        assert_eq!(grow(false, true), 5000);
+        // Without it, two ACKs: packet mode waits for 4 ACKs, byte mode
+        // adds SMSS*SMSS/cwnd per ACK (250, then 1000*1000/4250 = 235).
+        assert_eq!(grow(true, false), 4000);
+        assert_eq!(grow(false, false), 4485);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //!
 //! [`TcpConfig::default`] is the `rfc` preset: RFC 5681, 6675 and 6298 with
 //! SACK and no optional mechanism. Each optional mechanism (Early
-//! Retransmit, RACK-TLP, thin-stream tweaks) is a knob, off in `rfc`, so that
-//! experiments can switch one at a time.
+//! Retransmit, RACK-TLP, thin-stream tweaks, autocorking) is a knob, off in
+//! `rfc`, so that experiments can switch one at a time.
 
 use std::time::Duration;
 
@@ -90,6 +90,12 @@ declare_config! {
         /// gives 7); otherwise in bytes.
         #[unit = "true|false"]
         pub cwnd_in_packets: bool,
+        /// Appropriate Byte Counting (RFC 3465; Linux counts acknowledged
+        /// segments the same way): congestion avoidance grows cwnd by one
+        /// segment per cwnd of data acknowledged, not per cwnd ACKs, so
+        /// delayed ACKs do not halve its growth.
+        #[unit = "true|false"]
+        pub abc: bool,
 
         // --- Acknowledgement (RFC 5681 4.2, RFC 2018) ---
         /// Delayed ACK: ack every second full-sized segment or after this
@@ -157,6 +163,13 @@ declare_config! {
         /// outstanding, fast retransmit on the first duplicate ACK.
         #[unit = "true|false"]
         pub thin_dupack: bool,
+        /// Linux's tcp_autocorking: a write of less than a full segment made
+        /// within this time after the connection last sent a segment is held
+        /// and sent, coalesced with whatever else is written meanwhile, when
+        /// that time has passed (the earlier segment's stay in the host's
+        /// transmit queue); `none`: off.
+        #[unit = "duration|none"]
+        pub autocork: Option<Duration>,
 
         // --- Closing ---
         /// TIME-WAIT duration, 2 MSL (RFC 9293 3.4.2 suggests MSL = 2 minutes).
@@ -372,6 +385,7 @@ impl TcpConfig {
             initial_window: None,
             initial_ssthresh: u32::MAX,
             cwnd_in_packets: false,
+            abc: false,
             delayed_ack: Some(Duration::from_millis(200)),
             quickack_segments: 0,
             sack: true,
@@ -389,6 +403,7 @@ impl TcpConfig {
             tlp_max_ack_delay: Duration::from_millis(200),
             thin_linear_timeouts: false,
             thin_dupack: false,
+            autocork: None,
             time_wait: Duration::from_secs(240),
             trace: false,
         }
@@ -437,8 +452,8 @@ impl TcpConfig {
     ///
     /// - CUBIC is approximated by Reno (RFC 5681 congestion avoidance);
     ///   cwnd counted in packets as Linux does (slow start adds a segment
-    ///   per segment acknowledged, congestion avoidance one per cwnd ACKs,
-    ///   Linux's tcp_cong_avoid_ai). On loss ssthresh follows RFC 5681 eq. 4
+    ///   per segment acknowledged, congestion avoidance one per cwnd
+    ///   segments acknowledged, `abc`, Linux's tcp_cong_avoid_ai). On loss ssthresh follows RFC 5681 eq. 4
     ///   (half the flight, at least 2), where Linux's Reno halves cwnd.
     /// - Initial window 10 (RFC 6928, Linux since 2.6.39); SACK, RACK-TLP
     ///   (tcp_recovery=1, which turns the DupThresh rules off), Limited
@@ -455,12 +470,21 @@ impl TcpConfig {
     /// - 15 RTO expirations (tcp_retries2) and 6 SYN retransmissions
     ///   (tcp_syn_retries); TIME-WAIT 60 s (TCP_TIMEWAIT_LEN); TLP max ACK
     ///   delay 200 ms (TCP_DELACK_MAX).
+    /// - Autocorking (tcp_autocorking = 1) with a 50 us hold: **our guess**
+    ///   of how long a segment stays in the host's transmit queue before its
+    ///   TX completion (a TUN or NIC queue drains a segment within tens of
+    ///   microseconds). In a simulator, where the application's writes of
+    ///   one instant come at the same microsecond, any positive value
+    ///   coalesces all sub-MSS writes of that instant after the first. It
+    ///   shows with `nagle` off (TCP_NODELAY); with Nagle on a short segment
+    ///   already waits while data is unacknowledged.
     pub fn linux() -> Self {
         Self {
             send_buffer: 4 << 20,
             receive_window: 6 << 20,
             initial_window: Some(10),
             cwnd_in_packets: true,
+            abc: true,
             delayed_ack: Some(Duration::from_millis(40)),
             quickack_segments: 16,
             rto_initial: Duration::from_secs(1),
@@ -469,6 +493,7 @@ impl TcpConfig {
             clock_granularity: Duration::from_millis(200),
             max_syn_retransmissions: 6,
             rack_tlp: true,
+            autocork: Some(Duration::from_micros(50)),
             time_wait: Duration::from_secs(60),
             ..Self::rfc()
         }
@@ -653,9 +678,13 @@ mod tests {
         assert_eq!(l.window_shift(), 7);
         assert_eq!(l.initial_window_segments(1460), 10);
         assert!(TcpConfig::linux_thin().thin_dupack);
+        assert_eq!(l.autocork, Some(Duration::from_micros(50)));
+        assert_eq!(TcpConfig::linux_thin().autocork, l.autocork);
+        assert_eq!(l.get("autocork").as_deref(), Some("50us"));
         let n = TcpConfig::ns2_sack1();
         assert_eq!(n.window_shift(), 1);
         assert!(n.cwnd_in_packets && n.delayed_ack.is_none());
+        assert_eq!((c.autocork, n.autocork), (None, None));
     }
 
     #[test]

@@ -26,8 +26,9 @@
 //! - fast retransmit and NewReno (RFC 6582) without SACK, RFC 6675 recovery
 //!   with it; Limited Transmit (RFC 3042); the RTO of RFC 6298 with Karn's
 //!   rule and back-off;
-//! - Early Retransmit (RFC 5827), RACK-TLP (RFC 8985), and Linux's
-//!   thin-stream linear timeouts and fast retransmit on the first dupack.
+//! - Early Retransmit (RFC 5827), RACK-TLP (RFC 8985), Linux's
+//!   thin-stream linear timeouts and fast retransmit on the first dupack,
+//!   and Linux's autocorking of short writes.
 //!
 //! Not modelled: timestamps (RFC 7323 3), ECN, D-SACK, simultaneous open,
 //! urgent data, the restart window after idle (RFC 5681 4.1), congestion
@@ -65,6 +66,13 @@
 //!   `rto_expirations` but raise no `Retransmission` event.
 //! - RST and SYN in synchronized states follow RFC 5961 (exact sequence
 //!   number, else a challenge ACK).
+//! - Autocorking: the host's transmit queue is not modelled; a data segment
+//!   (new or resent) is taken to stay in it for `autocork` after it is sent,
+//!   while data is unacknowledged. A new segment short of the MSS waits
+//!   until then, whatever made it due (Linux corks only at the end of a
+//!   write, not when an ACK releases data); full segments, retransmissions,
+//!   tail loss probes, window probes and data a close pushes out with its
+//!   FIN go at once.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -4,7 +4,8 @@
 //! - `input`: segment arrival (handshake, acceptability, RST, data, FIN).
 //! - `ack`: the sender's ACK processing and loss detection.
 //! - `output`: what to send next (SYN, retransmissions, new data, ACKs).
-//! - `timers`: retransmission, delayed ACK, persist, RACK, TLP, TIME-WAIT.
+//! - `timers`: retransmission, delayed ACK, persist, RACK, TLP, autocork,
+//!   TIME-WAIT.
 //! - `send` and `recv`: the two buffers.
 
 mod ack;
@@ -127,6 +128,11 @@ pub struct Connection {
     persist_timer: Timer,
     persist_backoff: u32,
     time_wait_timer: Timer,
+    /// When the last data segment (new or resent) went out: it is taken to
+    /// sit in the host's transmit queue for `autocork` after.
+    last_data_sent: Option<Time>,
+    /// Autocorking holds a short segment until this timer fires.
+    autocork_timer: Timer,
     /// A reset to send: (sequence number, acknowledgment number if any).
     pending_rst: Option<(u32, Option<u32>)>,
 
@@ -199,6 +205,8 @@ impl Connection {
             persist_timer: Timer::default(),
             persist_backoff: 0,
             time_wait_timer: Timer::default(),
+            last_data_sent: None,
+            autocork_timer: Timer::default(),
             pending_rst: None,
             rcv: Receiver::new(cfg.receive_window, cfg.max_ooo_ranges),
             queued_acks: VecDeque::new(),
@@ -368,6 +376,7 @@ impl Connection {
             &mut self.rack.timer,
             &mut self.tlp.timer,
             &mut self.rcv.delack,
+            &mut self.autocork_timer,
         ] {
             t.stop();
         }
@@ -453,6 +462,10 @@ impl Connection {
             }
         } else {
             self.persist_timer.stop();
+        }
+        // Nothing left to hold: the autocork timer has nothing to release.
+        if self.unsent_bytes() == 0 || !self.can_send_new_data() {
+            self.autocork_timer.stop();
         }
     }
 

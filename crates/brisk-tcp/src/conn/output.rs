@@ -1,8 +1,10 @@
 //! What to send next. In order: a reset; the SYN or SYN-ACK; a forced
 //! retransmission (fast retransmit, RTO, tail loss probe); segments deemed
 //! lost (RFC 6675 NextSeg rule 1); new data (rule 2, with Nagle, the
-//! peer's window, cwnd and Limited Transmit); a FIN; RFC 6675 rule 3; a
-//! zero-window probe; a pure ACK.
+//! peer's window, cwnd, Limited Transmit and autocorking); a FIN; RFC 6675
+//! rule 3; a zero-window probe; a pure ACK.
+
+use std::time::Duration;
 
 use super::send::{self, NewData};
 use super::{Connection, Recovery, State};
@@ -180,7 +182,10 @@ impl Connection {
             if let Some(len) = self.next_new_len() {
                 let extra = self.limited_transmit_allowance();
                 if self.probe_new || self.cc.allows(fb, fs, len, extra) {
-                    return self.send_new(now, len, buf);
+                    match self.autocork_until(now, len) {
+                        Some(until) => self.autocork_timer.start(until, Duration::ZERO),
+                        None => return self.send_new(now, len, buf),
+                    }
                 }
             } else if self.fin_queued && self.fin_seq.is_none() && self.unsent_bytes() == 0 {
                 return self.send_new(now, 0, buf);
@@ -225,6 +230,24 @@ impl Connection {
             nagle: self.cfg.nagle,
             unacked: self.snd_nxt > self.snd_una,
         })
+    }
+
+    /// Linux's autocorking (tcp_should_autocork): a new segment of `len`
+    /// bytes, short of the MSS, waits while the last data segment is taken
+    /// to be still in the host's transmit queue (sent less than `autocork`
+    /// ago) and data is unacknowledged; returns when it may go. A tail loss
+    /// probe is not held, nor data a close has asked to push out with its
+    /// FIN (Linux pushes with Nagle off on close).
+    fn autocork_until(&self, now: Time, len: u64) -> Option<Time> {
+        let hold = self.cfg.autocork?;
+        let last = self.last_data_sent?;
+        let until = last + hold;
+        let held = len < u64::from(self.smss)
+            && now < until
+            && self.snd_nxt > self.snd_una
+            && !self.probe_new
+            && !self.fin_queued;
+        held.then_some(until)
     }
 
     /// RFC 3042: on the first and second duplicate ACKs, one new segment
@@ -280,6 +303,7 @@ impl Connection {
         if len > 0 {
             self.stats.data_segments_sent += 1;
             self.stats.bytes_sent_new += len;
+            self.last_data_sent = Some(now);
         }
         self.rcv.on_ack_sent();
         // RFC 6298 5.1.
@@ -326,6 +350,7 @@ impl Connection {
         self.stats.segments_sent += 1;
         if len > 0 {
             self.stats.data_segments_sent += 1;
+            self.last_data_sent = Some(now);
         }
         self.stats.bytes_retransmitted += len;
         self.stats.count_retransmission(cause);

@@ -1,7 +1,7 @@
 //! The connection's timers: retransmission (RFC 6298 5, also for the SYN),
 //! delayed ACK (RFC 5681 4.2), persist (RFC 9293 3.8.6.1), RACK's
-//! reordering timer (RFC 8985 6.3), the tail loss probe (RFC 8985 7.3) and
-//! TIME-WAIT (RFC 9293 3.6).
+//! reordering timer (RFC 8985 6.3), the tail loss probe (RFC 8985 7.3),
+//! Linux's autocorking and TIME-WAIT (RFC 9293 3.6).
 
 use brisk_proto::timer::earliest;
 
@@ -19,6 +19,7 @@ impl Connection {
             self.persist_timer.deadline(),
             self.rack.timer.deadline(),
             self.tlp.timer.deadline(),
+            self.autocork_timer.deadline(),
             self.time_wait_timer.deadline(),
         ])
     }
@@ -49,6 +50,9 @@ impl Connection {
             self.window_probe = true;
             self.persist_backoff += 1;
         }
+        // The held segment goes at the next poll: the segment that held it
+        // has left the transmit queue by now.
+        self.autocork_timer.poll_expired(now);
         self.refresh(now);
     }
 
