@@ -691,6 +691,7 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("max-diff", &[0, 1], 2, 2),
     ("p99-ratio", &[0, 1], 2, 2),
     ("bytes-ratio", &[0, 1], 2, 2),
+    ("metric-ratio", &[0, 1], 3, 3),
 ];
 
 /// The variant names an `ours` spec (`KIND:ARGS[@POINT]`) refers to, or what

@@ -338,6 +338,23 @@ pub(crate) fn quantity(
                 .collect();
             spread(&points, "% of the model")
         }
+        // The ratio of two variants' means of one metric, over the sweep
+        // points both ran (the largest, when there are several).
+        "metric-ratio" => {
+            let [a, b, metric] = parts[..] else {
+                return Some(Err("expected metric-ratio:A:B:METRIC".into()));
+            };
+            let pa = by_point(records, a, metric, None, at);
+            let pb = by_point(records, b, metric, None, at);
+            let worst = pa
+                .iter()
+                .filter_map(|(p, va)| Some(stats::mean(va)? / stats::mean(pb.get(p)?)?))
+                .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+            match worst {
+                Some(w) => Ok(one(w, format!("{w:.2}"))),
+                None => Err(format!("metric-ratio: no paired `{metric}` of `{a}` and `{b}`")),
+            }
+        }
         "max-reduction" | "reduction-range" => {
             let [a, b, metric] = parts[..] else {
                 return Some(Err(format!("expected {kind}:A:B:METRIC")));
@@ -1125,18 +1142,23 @@ fn latency_figure(exp: &Experiment, records: &[Record]) -> Figures {
         .collect(),
         rows,
     };
-    // p99 against the loss rate: one series per variant and message size.
+    // p99 against the loss rate, or against the RTT when only the delay is
+    // swept: one series per variant and message size.
+    let losses: BTreeSet<Option<u64>> = l.mtts.keys().map(|k| k.1.loss_ppb).collect();
+    let delays: BTreeSet<u64> = l.mtts.keys().map(|k| k.1.delay_us).collect();
+    let by_rtt = losses.len() <= 1 && delays.len() > 1;
     let mut curves: BTreeMap<(usize, Option<usize>), Vec<Point>> = BTreeMap::new();
     for ((vi, p), v) in &l.mtts {
-        if let (Some(loss), Some(y)) = (p.loss_ppb, quantile(v, 0.99)) {
+        let x = if by_rtt {
+            Some(2.0 * p.delay_us as f64 / 1000.0)
+        } else {
+            p.loss_ppb.map(|loss| loss as f64 / 1e7)
+        };
+        if let (Some(x), Some(y)) = (x, quantile(v, 0.99)) {
             curves
                 .entry((*vi, p.message_size))
                 .or_default()
-                .push(Point {
-                    x: loss as f64 / 1e7,
-                    y,
-                    ci: None,
-                });
+                .push(Point { x, y, ci: None });
         }
     }
     let sizes: BTreeSet<Option<usize>> = curves.keys().map(|k| k.1).collect();
@@ -1155,7 +1177,7 @@ fn latency_figure(exp: &Experiment, records: &[Record]) -> Figures {
         .collect();
     let chart = Chart {
         title: format!("{}: 99th percentile MTT", chart_title(exp)),
-        x_label: "random loss (%)".into(),
+        x_label: if by_rtt { "RTT (ms)" } else { "random loss (%)" }.into(),
         y_label: "p99 MTT (ms)".into(),
         series,
         x_range: None,
@@ -1364,6 +1386,17 @@ mod tests {
         // worst point counts, so the goal of 0.5 fails.
         assert!((q("p99-ratio", "brisk-low-latency:usrsctp").low - 1.0).abs() < 1e-9);
         assert!((q("bytes-ratio", "brisk-low-latency:usrsctp").low - 1.3).abs() < 1e-9);
+        // Any metric's means: bytes per message again, 130 against 100.
+        let r = q(
+            "metric-ratio",
+            "brisk-low-latency:usrsctp:bottleneck_bytes_per_message",
+        );
+        assert!((r.low - 1.3).abs() < 1e-9);
+        assert!(
+            quantity(&exp, &records, "metric-ratio", "usrsctp:pion:mtt_ms", &at)
+                .unwrap()
+                .is_err()
+        );
         let only = PointFilter::parse("loss=0.02").unwrap();
         let q2 = quantity(
             &exp,
