@@ -485,3 +485,32 @@ fn seed004_figs4_5_checks_fail_when_a_protocol_waits_for_its_timer() {
     );
     assert!(differ.iter().all(|l| l.starts_with("SCTP")), "{differ:?}");
 }
+
+#[test]
+fn the_thin_stream_comparison_fails_when_brisks_mechanisms_are_off_or_tcp_gets_them() {
+    assert_holds(&mutated("thin-sctp-vs-tcp.toml", &[]));
+    // low-latency without its mechanisms is plain RFC 9260: RTO.Min 1 s.
+    let differ = assert_differs(
+        &mutated(
+            "thin-sctp-vs-tcp.toml",
+            &[(
+                "name = \"brisk-low-latency\"\npreset = \"low-latency\"",
+                "name = \"brisk-low-latency\"\npreset = \"rfc9260\"",
+            )],
+        ),
+        "low-latency as rfc9260",
+    );
+    assert_eq!(differ.len(), 1, "{differ:?}");
+    assert!(differ[0].starts_with("low-latency's 99th"), "{differ:?}");
+    // A TCP as fast as Brisk at every RTO (RTO.Min 10 ms): the claim fails.
+    assert_differs(
+        &mutated(
+            "thin-sctp-vs-tcp.toml",
+            &[(
+                "preset = \"linux-thin\"\nset = { nagle = false }",
+                "preset = \"linux-thin\"\nset = { nagle = false, rto_min = \"10ms\", clock_granularity = \"1ms\" }",
+            )],
+        ),
+        "TCP with a 10 ms RTO.min",
+    );
+}
