@@ -352,7 +352,9 @@ pub(crate) fn quantity(
                 .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
             match worst {
                 Some(w) => Ok(one(w, format!("{w:.2}"))),
-                None => Err(format!("metric-ratio: no paired `{metric}` of `{a}` and `{b}`")),
+                None => Err(format!(
+                    "metric-ratio: no paired `{metric}` of `{a}` and `{b}`"
+                )),
             }
         }
         "max-reduction" | "reduction-range" => {
@@ -1177,7 +1179,12 @@ fn latency_figure(exp: &Experiment, records: &[Record]) -> Figures {
         .collect();
     let chart = Chart {
         title: format!("{}: 99th percentile MTT", chart_title(exp)),
-        x_label: if by_rtt { "RTT (ms)" } else { "random loss (%)" }.into(),
+        x_label: if by_rtt {
+            "RTT (ms)"
+        } else {
+            "random loss (%)"
+        }
+        .into(),
         y_label: "p99 MTT (ms)".into(),
         series,
         x_range: None,

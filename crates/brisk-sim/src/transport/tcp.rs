@@ -190,7 +190,9 @@ impl Messages for TcpMessages {
         bytes.extend_from_slice(&len.to_be_bytes());
         bytes.extend_from_slice(&message);
         let taken = c.write(now, &bytes);
+        let unsent = c.unsent() as u64;
         let framing = self.conns.entry(conn).or_default();
+        framing.forget_sent(framing.written.saturating_sub(unsent));
         framing.written += taken as u64;
         framing.ends.push_back(framing.written);
         if taken < framed {
@@ -250,14 +252,8 @@ impl Messages for TcpMessages {
 
     fn send_state(&mut self, conn: ConnId) -> Option<SendState> {
         let c = self.tcp.connection_ref(conn)?;
-        let sent = self
-            .conns
-            .get(&conn)
-            .map_or(0, |f| f.written.saturating_sub(c.unsent() as u64));
         let framing = self.conns.entry(conn).or_default();
-        while framing.ends.front().is_some_and(|&end| end <= sent) {
-            framing.ends.pop_front();
-        }
+        framing.forget_sent(framing.written.saturating_sub(c.unsent() as u64));
         let stats = c.stats();
         Some(SendState {
             queued_messages: framing.ends.len(),
@@ -270,6 +266,14 @@ impl Messages for TcpMessages {
 }
 
 impl Framing {
+    /// Forgets the ends of messages sent in full: the stream's first `sent`
+    /// bytes have left at least once.
+    fn forget_sent(&mut self, sent: u64) {
+        while self.ends.front().is_some_and(|&end| end <= sent) {
+            self.ends.pop_front();
+        }
+    }
+
     /// How many more bytes the next message needs: its prefix, or its body.
     fn wanted(&self) -> usize {
         match self.announced() {
