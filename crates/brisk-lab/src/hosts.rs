@@ -18,11 +18,15 @@ use brisk_tcp::TcpConfig;
 use crate::traffic::{Planned, Receiver, Saturation, Sender};
 
 /// What the lab keeps of one flow: the per-message record (when each
-/// message was written and read) and every retransmission with its cause.
+/// message was written, first sent and read) and every retransmission with
+/// its cause and data unit.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowRecord {
     /// When each planned message was written, by message number.
     pub written: Vec<Option<Time>>,
+    /// When each planned message was first sent, by message number (once
+    /// acknowledged: its first chunk or byte's first transmission).
+    pub first_sent: Vec<Option<Time>>,
     /// When each planned message was read, by message number.
     pub read: Vec<Option<Time>>,
     /// The sender's retransmissions, in the order made.
@@ -45,6 +49,14 @@ impl FlowRecord {
     /// Whether every planned message was read.
     pub fn complete(&self) -> bool {
         self.read.iter().all(Option::is_some)
+    }
+
+    /// How long message `i` waited in the sender before its first
+    /// transmission, ms (send buffer, Nagle, cwnd, the peer's window).
+    pub fn send_wait_ms(&self, i: usize) -> Option<f64> {
+        let w = self.written.get(i).copied().flatten()?;
+        let s = self.first_sent.get(i).copied().flatten()?;
+        Some((s.as_micros() as f64 - w.as_micros() as f64) / 1000.0)
     }
 
     /// Message `i`'s transfer time, ms: from its write to its read.
@@ -86,6 +98,8 @@ pub struct FlowSetup {
     pub lead: Duration,
     /// Saturated traffic, and its warm-up.
     pub saturated: Option<(Saturation, Duration)>,
+    /// Record when each message was first sent.
+    pub first_sent: bool,
 }
 
 /// An SCTP flow: the sender's endpoint accepts the association the
@@ -146,7 +160,8 @@ pub fn add_flow<T: Messages>(
 ) -> FlowHosts {
     let app = match setup.saturated {
         Some((s, _)) => Sender::<T>::saturated(s, setup.lead),
-        None => Sender::<T>::new(setup.plan.clone(), setup.lead),
+        None if setup.first_sent => Sender::<T>::new(setup.plan.clone(), setup.lead),
+        None => Sender::<T>::new(setup.plan.clone(), setup.lead).without_first_sent(),
     };
     let sender = sim.add_host_with(setup.sender_addr, sender, Box::new(app));
     let mut receiver_app = Receiver::<T>::new(setup.sender_addr, open, setup.plan.len());
@@ -175,6 +190,7 @@ fn take<T: Messages>(sim: &mut Sim, sender: HostId, receiver: HostId) -> Option<
     let s = sim.app_mut::<Sender<T>>(sender)?;
     let mut record = FlowRecord {
         written: std::mem::take(&mut s.written),
+        first_sent: std::mem::take(&mut s.first_sent),
         retransmissions: std::mem::take(&mut s.retransmissions),
         causes: T::CAUSES,
         saturated_written: s.saturated_written,

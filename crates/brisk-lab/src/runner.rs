@@ -374,6 +374,8 @@ fn run_one(
             plan: flow_plan,
             lead: LEAD,
             saturated,
+            // Loss-position runs measure the lost message's MTT alone.
+            first_sent: exp.method != Method::LossPosition,
         };
         let segment;
         let hosts = match &v.tcp {
@@ -577,7 +579,6 @@ fn run_one(
             complete = false;
             continue;
         };
-        let s = r;
         complete &= saturated.is_some() || r.complete();
         let record = |tsn: Option<u64>, metric: &str, value: f64| Record {
             variant: flow.variant.clone(),
@@ -655,6 +656,14 @@ fn run_one(
             .filter(|&i| flow.plan[i].measured)
             .filter_map(mtt)
             .collect();
+        // The sender's share of it: write to first transmission.
+        let waits: Vec<f64> = (0..flow.plan.len())
+            .filter(|&i| flow.plan[i].measured)
+            .filter_map(|i| r.send_wait_ms(i))
+            .collect();
+        if !lean && let Some(mean) = crate::stats::mean(&waits) {
+            records.push(record(None, "send_wait_mean_ms", mean));
+        }
         if !lean && let Some(mean) = crate::stats::mean(&all) {
             records.push(record(None, "owd_mean_ms", mean));
             if let Some(sd) = crate::stats::sample_std_dev(&all) {
@@ -672,7 +681,7 @@ fn run_one(
             None if lean => {}
             // Goodput: payload read between the first write and the last read.
             None => {
-                let first = s.written.iter().flatten().min().copied();
+                let first = r.written.iter().flatten().min().copied();
                 let last_read = r.read.iter().flatten().max().copied();
                 if let (Some(a), Some(b)) = (first, last_read)
                     && b > a
@@ -705,15 +714,15 @@ fn run_one(
             }
             let needed = link_dropped
                 .iter()
-                .filter(|c| s.retransmissions.iter().any(|x| x.unit == c.tsn))
+                .filter(|c| r.retransmissions.iter().any(|x| x.unit == c.tsn))
                 .count();
-            let spurious = s.retransmissions.len().saturating_sub(needed);
+            let spurious = r.retransmissions.len().saturating_sub(needed);
             records.push(record(None, "spurious_retransmissions", spurious as f64));
             // By cause: every retransmission of a chunk the link never
             // dropped, and every one beyond the first of a chunk it did.
-            for &cause in s.causes {
+            for &cause in r.causes {
                 let mut first_of_dropped = HashSet::new();
-                let n = s
+                let n = r
                     .retransmissions
                     .iter()
                     .filter(|x| {
@@ -731,16 +740,16 @@ fn run_one(
                 }
             }
         }
-        if s.spurious_timeouts_undone > 0 {
+        if r.spurious_timeouts_undone > 0 {
             records.push(record(
                 None,
                 "spurious_timeouts_undone",
-                s.spurious_timeouts_undone as f64,
+                r.spurious_timeouts_undone as f64,
             ));
         }
         // Retransmissions by cause, and the delay of each first retransmission.
-        for &cause in s.causes {
-            let n = s
+        for &cause in r.causes {
+            let n = r
                 .retransmissions
                 .iter()
                 .filter(|x| x.cause == cause)
@@ -750,7 +759,7 @@ fn run_one(
             }
             records.push(record(None, &format!("retransmissions_{cause}"), n as f64));
         }
-        for x in s
+        for x in r
             .retransmissions
             .iter()
             .filter(|x| x.transmissions == 2 && !lean)
@@ -763,7 +772,7 @@ fn run_one(
                 flow.path.iter().map(|&l| sim.packet_log(l)).collect();
             let lost = lost_tsns(&logs, flow.sender);
             records.push(record(None, "lost_chunks", lost.len() as f64));
-            for (cause, lost_chunk, d) in first_retransmissions(&s.retransmissions, &lost) {
+            for (cause, lost_chunk, d) in first_retransmissions(&r.retransmissions, &lost) {
                 let kind = if lost_chunk { "lost" } else { "spurious" };
                 records.push(record(None, &format!("{kind}_first_rtx_ms_{cause}"), d));
             }
@@ -818,14 +827,14 @@ fn run_one(
             }
             let needed = lost
                 .iter()
-                .filter(|t| s.retransmissions.iter().any(|x| x.unit == **t))
+                .filter(|t| r.retransmissions.iter().any(|x| x.unit == **t))
                 .count();
-            let spurious = s.retransmissions.len().saturating_sub(needed);
+            let spurious = r.retransmissions.len().saturating_sub(needed);
             records.push(record(None, "spurious_retransmissions", spurious as f64));
             let messages = if saturated.is_some() {
-                s.saturated_written
+                r.saturated_written
             } else {
-                s.written.iter().flatten().count() as u64
+                r.written.iter().flatten().count() as u64
             };
             if messages > 0 {
                 records.push(record(

@@ -154,6 +154,17 @@ pub struct Sender<T: Messages = Endpoint> {
     assoc: Option<T::Conn>,
     /// When each message was written, by message number.
     pub written: Vec<Option<Time>>,
+    /// When each message was first sent, by message number (known once the
+    /// transport reports it acknowledged).
+    pub first_sent: Vec<Option<Time>>,
+    /// (the transport's handle, the message's number) of each message
+    /// written and not yet acknowledged, in the order written (bounded by
+    /// the messages in flight; acknowledgements come nearly in order, so the
+    /// one acknowledged is found near the front).
+    handles: std::collections::VecDeque<(u64, usize)>,
+    /// Whether to record `first_sent` (loss-position runs, which measure one
+    /// message's MTT, do not).
+    track_first_sent: bool,
     pub retransmissions: Vec<Retransmitted>,
     pub send_errors: u64,
     saturation: Option<Saturation>,
@@ -173,6 +184,9 @@ impl<T: Messages> Sender<T> {
             lead,
             assoc: None,
             written: vec![None; n],
+            first_sent: vec![None; n],
+            handles: std::collections::VecDeque::new(),
+            track_first_sent: true,
             retransmissions: Vec::new(),
             send_errors: 0,
             saturation: None,
@@ -189,6 +203,12 @@ impl<T: Messages> Sender<T> {
             saturation: Some(s),
             ..Self::new(Vec::new(), lead)
         }
+    }
+
+    /// Records no first transmissions (they cost a little per message).
+    pub fn without_first_sent(mut self) -> Self {
+        self.track_first_sent = false;
+        self
     }
 
     pub fn plan(&self) -> &[Planned] {
@@ -243,7 +263,7 @@ impl<T: Messages> Sender<T> {
                 let mut queued = state.queued_messages;
                 while queued < backlog {
                     match t.send_message(now, assoc, message(self.saturated_written)) {
-                        Ok(()) => self.saturated_written += 1,
+                        Ok(_) => self.saturated_written += 1,
                         Err(_) => break,
                     }
                     queued = t
@@ -284,6 +304,17 @@ impl<T: Messages> App<T> for Sender<T> {
                 }
             }
             Happening::Retransmission(r) => self.retransmissions.push(r),
+            Happening::Acked {
+                message,
+                first_sent_at,
+            } => {
+                if let Some(at) = self.handles.iter().position(|h| h.0 == message)
+                    && let Some((_, i)) = self.handles.remove(at)
+                    && let Some(slot) = self.first_sent.get_mut(i)
+                {
+                    *slot = Some(first_sent_at);
+                }
+            }
             _ => {}
         }
         // Whatever the protocol did, there may be room for more.
@@ -303,7 +334,12 @@ impl<T: Messages> App<T> for Sender<T> {
         payload.resize(m.size.max(8), 0x5a);
         let now = ctx.now();
         match ctx.transport().send_message(now, assoc, payload) {
-            Ok(()) => self.written[i] = Some(now),
+            Ok(handle) => {
+                self.written[i] = Some(now);
+                if self.track_first_sent {
+                    self.handles.push_back((handle, i));
+                }
+            }
             // The send buffer is full (bulk traffic): try again shortly.
             Err(Refused::Full) => ctx.set_timer(now + RETRY, token),
             Err(Refused::Failed(_)) => self.send_errors += 1,
@@ -385,22 +421,27 @@ impl<T: Messages> App<T> for Receiver<T> {
             }
             _ => false,
         };
-        let t = ctx.transport();
-        while let Some(payload) = t.recv_message(assoc) {
+        let (read, bytes, window_bytes, duplicates) = (
+            &mut self.read,
+            &mut self.bytes,
+            &mut self.window_bytes,
+            &mut self.duplicates,
+        );
+        ctx.transport().drain_messages(assoc, &mut |payload| {
             let Some(number) = payload.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()) else {
-                continue;
+                return;
             };
             let i = u64::from_be_bytes(number) as usize;
-            self.bytes += payload.len() as u64;
+            *bytes += payload.len() as u64;
             if in_window {
-                self.window_bytes += payload.len() as u64;
+                *window_bytes += payload.len() as u64;
             }
-            match self.read.get_mut(i) {
+            match read.get_mut(i) {
                 Some(slot @ None) => *slot = Some(now),
-                Some(Some(_)) => self.duplicates += 1,
+                Some(Some(_)) => *duplicates += 1,
                 None => {}
             }
-        }
+        });
     }
 
     fn on_timer(&mut self, _ctx: &mut AppCtx<'_, T>, _token: u64) {}

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use brisk_net::HostId;
 
 use crate::ids::NodeId;
-use crate::transport::{Congestion, Transport, Wire};
+use crate::transport::{Congestion, Transport};
 
 /// An application running on a simulated host over transport `T`. Each
 /// callback is its own instant: the packets it causes leave before the next
@@ -122,7 +122,6 @@ pub(crate) trait Hosted {
     /// time for which a new endpoint timer event must be scheduled, if any.
     fn input(&mut self, io: &mut Io<'_>, input: Input<'_>) -> Option<Time>;
     fn node(&self) -> NodeId;
-    fn wire(&self) -> Wire;
     /// Starts recording the transport's congestion state after every input.
     fn trace_congestion(&mut self);
     /// The congestion states recorded, each when it changed.
@@ -260,10 +259,6 @@ impl<T: Transport> Hosted for Host<T> {
 
     fn node(&self) -> NodeId {
         self.node
-    }
-
-    fn wire(&self) -> Wire {
-        T::WIRE
     }
 
     fn trace_congestion(&mut self) {

@@ -95,6 +95,8 @@ pub struct Sim {
     queue: EventQueue<What>,
     nodes: Vec<Node>,
     hosts: Vec<Box<dyn Hosted>>,
+    /// Each host's wire, by host index (read for every packet it sends).
+    wires: Vec<Wire>,
     addrs: Vec<SocketAddr>,
     by_addr: BTreeMap<SocketAddr, HostId>,
     links: Vec<LinkSlot>,
@@ -140,6 +142,7 @@ impl Sim {
             queue: EventQueue::default(),
             nodes: Vec::new(),
             hosts: Vec::new(),
+            wires: Vec::new(),
             addrs: Vec::new(),
             by_addr: BTreeMap::new(),
             links: Vec::new(),
@@ -193,6 +196,7 @@ impl Sim {
         let rng = stream(self.seed, Stream::App, n, 0);
         self.hosts
             .push(Box::new(Host::new(id, node, transport, app, rng)));
+        self.wires.push(T::WIRE);
         self.is_touched.push(false);
         self.arrivals.push(None);
         self.addrs.push(addr);
@@ -427,7 +431,7 @@ impl Sim {
     /// sent them: for crafted or garbage packets.
     pub fn inject(&mut self, from: HostId, to: SocketAddr, bytes: Vec<u8>) {
         self.refresh_routes();
-        let wire = self.hosts[from.index()].wire();
+        let wire = self.wires[from.index()];
         self.send(from, wire, to, bytes);
     }
 
@@ -598,7 +602,7 @@ impl Sim {
             stalled_timers: &mut self.stalled_timers,
         };
         let rearm = self.hosts[h.index()].input(&mut io, input);
-        let wire = self.hosts[h.index()].wire();
+        let wire = self.wires[h.index()];
         for action in actions.drain(..) {
             match action {
                 Action::Send { to, bytes } => self.send(h, wire, to, bytes),

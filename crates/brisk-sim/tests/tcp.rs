@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use brisk_proto::Time;
 use brisk_sim::transport::TcpMessages;
+use brisk_sim::transport::TcpMessagesEvent;
 use brisk_sim::{
     App, AppCtx, Happening, HostId, Impairment, LinkParams, Messages, Sim, point_to_point,
 };
-use brisk_tcp::{ConnId, TcpConfig, TcpEvent};
+use brisk_tcp::{ConnId, TcpConfig};
 
 const CLIENT: &str = "10.0.0.1:9899";
 const SERVER: &str = "10.0.0.2:9899";
@@ -31,6 +32,8 @@ struct Client {
     conn: Option<ConnId>,
     connected_at: Option<Time>,
     retransmissions: Vec<(u32, &'static str)>,
+    /// (handle, first sent, acknowledged at) of each message.
+    acked: Vec<(u64, Time, Time)>,
 }
 
 impl App<TcpMessages> for Client {
@@ -38,7 +41,7 @@ impl App<TcpMessages> for Client {
         let now = ctx.now();
         self.conn = ctx.transport().open(now, SERVER.parse().unwrap(), &());
     }
-    fn on_event(&mut self, ctx: &mut AppCtx<'_, TcpMessages>, _: ConnId, e: &TcpEvent) {
+    fn on_event(&mut self, ctx: &mut AppCtx<'_, TcpMessages>, _: ConnId, e: &TcpMessagesEvent) {
         match TcpMessages::happening(e) {
             Happening::Connected => {
                 self.connected_at = Some(ctx.now());
@@ -47,6 +50,10 @@ impl App<TcpMessages> for Client {
                 }
             }
             Happening::Retransmission(r) => self.retransmissions.push((r.unit, r.cause)),
+            Happening::Acked {
+                message,
+                first_sent_at,
+            } => self.acked.push((message, first_sent_at, ctx.now())),
             _ => {}
         }
     }
@@ -68,7 +75,7 @@ struct Server {
 
 impl App<TcpMessages> for Server {
     fn start(&mut self, _: &mut AppCtx<'_, TcpMessages>) {}
-    fn on_event(&mut self, ctx: &mut AppCtx<'_, TcpMessages>, conn: ConnId, e: &TcpEvent) {
+    fn on_event(&mut self, ctx: &mut AppCtx<'_, TcpMessages>, conn: ConnId, e: &TcpMessagesEvent) {
         match TcpMessages::happening(e) {
             Happening::Connected => self.connected_at = Some(ctx.now()),
             Happening::MessageReady => {
@@ -146,6 +153,12 @@ fn the_handshake_takes_one_round_trip_for_the_client_and_one_and_a_half_for_the_
     assert_eq!(server(&sim).connected_at, Some(Time::from_millis(30)));
     // The message written at 20 ms is read 10 ms later, after the handshake's ACK.
     assert_eq!(server(&sim).read, [(0, 200, Time::from_millis(30))]);
+    // It left at once (handle 0) and its ACK, sent at once (quick-ack at
+    // the start of the connection), is back at 40 ms.
+    assert_eq!(
+        client(&sim).acked,
+        [(0, Time::from_millis(20), Time::from_millis(40))]
+    );
 }
 
 #[test]
@@ -158,6 +171,13 @@ fn every_message_arrives_whole_and_in_order_after_a_lost_segment_is_fast_retrans
     let sim = run(40, forward, link, None);
     let read: Vec<u64> = server(&sim).read.iter().map(|r| r.0).collect();
     assert_eq!(read, (0..40).collect::<Vec<_>>());
+    // Every message acknowledged once, in order, after it was first sent.
+    let acked = &client(&sim).acked;
+    assert_eq!(
+        acked.iter().map(|a| a.0).collect::<Vec<_>>(),
+        (0..40).collect::<Vec<_>>()
+    );
+    assert!(acked.iter().all(|a| a.1 < a.2));
     assert!(server(&sim).read.iter().all(|r| r.1 == 200));
     let dropped = &sim.stats().links[0].dropped_new_chunks;
     assert_eq!(dropped.len(), 1);

@@ -17,7 +17,7 @@ use bytes::Bytes;
 mod sctp;
 mod tcp;
 
-pub use tcp::{MAX_TCP_MESSAGE, TCP_MESSAGE_PREFIX, TcpMessages};
+pub use tcp::{MAX_TCP_MESSAGE, TCP_MESSAGE_PREFIX, TcpMessages, TcpMessagesEvent};
 
 /// How a transport's packets travel, which decides how links classify them
 /// and how captures write them.
@@ -103,6 +103,10 @@ pub enum Happening {
     MessageReady,
     /// The sender retransmitted.
     Retransmission(Retransmission),
+    /// A message the application sent ([`Messages::send_message`]'s handle)
+    /// is acknowledged in full; its first byte or chunk first left at
+    /// `first_sent_at`.
+    Acked { message: u64, first_sent_at: Time },
     /// The connection closed or failed.
     Closed,
     /// Anything else the protocol reports.
@@ -134,15 +138,22 @@ pub trait Messages: Transport {
 
     /// Opens a connection to `remote`.
     fn open(&mut self, now: Time, remote: SocketAddr, config: &Self::Config) -> Option<Self::Conn>;
-    /// Sends one message on `conn`.
+    /// Sends one message on `conn`; returns its handle, which
+    /// [`Happening::Acked`] names.
     fn send_message(
         &mut self,
         now: Time,
         conn: Self::Conn,
         message: Vec<u8>,
-    ) -> Result<(), Refused>;
+    ) -> Result<u64, Refused>;
     /// The next whole message received on `conn`.
     fn recv_message(&mut self, conn: Self::Conn) -> Option<Bytes>;
+    /// Every whole message received on `conn`, in order, handed to `each`.
+    fn drain_messages(&mut self, conn: Self::Conn, each: &mut dyn FnMut(Bytes)) {
+        while let Some(m) = self.recv_message(conn) {
+            each(m);
+        }
+    }
     /// The event in the neutral vocabulary.
     fn happening(event: &Self::Event) -> Happening;
     /// The sending state of `conn`, if it exists.

@@ -64,12 +64,12 @@ impl Messages for Endpoint {
         self.connect(now, remote, config.clone()).ok()
     }
 
-    fn send_message(&mut self, now: Time, conn: AssocId, message: Vec<u8>) -> Result<(), Refused> {
+    fn send_message(&mut self, now: Time, conn: AssocId, message: Vec<u8>) -> Result<u64, Refused> {
         let Some(a) = self.association(conn) else {
             return Err(Refused::Failed(format!("no association {conn:?}")));
         };
         match a.send(now, OutgoingMessage::new(0, message)) {
-            Ok(_) => Ok(()),
+            Ok(id) => Ok(id.0),
             Err(SendError::BufferFull { .. }) => Err(Refused::Full),
             Err(e) => Err(Refused::Failed(e.to_string())),
         }
@@ -77,6 +77,15 @@ impl Messages for Endpoint {
 
     fn recv_message(&mut self, conn: AssocId) -> Option<Bytes> {
         self.association(conn)?.recv().map(|m| m.payload)
+    }
+
+    fn drain_messages(&mut self, conn: AssocId, each: &mut dyn FnMut(Bytes)) {
+        // One lookup for all of them.
+        if let Some(a) = self.association(conn) {
+            while let Some(m) = a.recv() {
+                each(m.payload);
+            }
+        }
     }
 
     fn happening(event: &Event) -> Happening {
@@ -96,6 +105,12 @@ impl Messages for Endpoint {
                 first_sent_at,
                 transmissions,
             }),
+            Event::MessageAcked {
+                id, first_sent_at, ..
+            } => Happening::Acked {
+                message: id.0,
+                first_sent_at,
+            },
             Event::Closed(_) => Happening::Closed,
             _ => Happening::Other,
         }

@@ -22,6 +22,19 @@ pub const TCP_MESSAGE_PREFIX: usize = 4;
 /// length on the wire makes the receiver buffer without bound.
 pub const MAX_TCP_MESSAGE: usize = 16 << 20;
 
+/// What a [`TcpMessages`] host reports: the TCP model's events, and the
+/// messages acknowledged in full.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TcpMessagesEvent {
+    Tcp(TcpEvent),
+    /// Message `message` (its handle) is acknowledged; its first byte first
+    /// left at `first_sent_at`.
+    Acked {
+        message: u64,
+        first_sent_at: Time,
+    },
+}
+
 /// A TCP endpoint that carries whole messages.
 #[derive(Debug)]
 pub struct TcpMessages {
@@ -29,20 +42,36 @@ pub struct TcpMessages {
     local: Ipv4Addr,
     send_buffer: usize,
     conns: BTreeMap<ConnId, Framing>,
+    /// Messages acknowledged in full, not yet polled (bounded by the
+    /// messages in the send buffers).
+    acked: VecDeque<(ConnId, u64, Time)>,
     /// Segments that were not IPv4 TCP to this host, or too short.
     pub malformed: u64,
     /// Messages announced longer than [`MAX_TCP_MESSAGE`].
     pub oversized: u64,
 }
 
+/// A message written and not yet acknowledged in full.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    handle: u64,
+    /// Its stream bytes, prefix included: `[start, end)`.
+    start: u64,
+    end: u64,
+    first_sent: Option<Time>,
+}
+
 /// One connection's message boundaries.
 #[derive(Debug, Default)]
 struct Framing {
-    /// Stream bytes written so far, and where each message not yet sent in
-    /// full ends (bounded by the send buffer: a message takes at least the
+    /// Stream bytes written so far, and the messages not yet acknowledged in
+    /// full (bounded by the send buffer: a message takes at least the
     /// prefix's 4 bytes of it).
     written: u64,
-    ends: VecDeque<u64>,
+    pending: VecDeque<Pending>,
+    /// How many of `pending`, from the front, have had their first byte sent.
+    sent: usize,
+    next_handle: u64,
     /// Bytes read off the stream that do not yet make a whole message
     /// (bounded by [`MAX_TCP_MESSAGE`] and the prefix).
     inbox: Vec<u8>,
@@ -68,6 +97,7 @@ impl TcpMessages {
             local: ip,
             send_buffer,
             conns: BTreeMap::new(),
+            acked: VecDeque::new(),
             malformed: 0,
             oversized: 0,
         }
@@ -81,11 +111,33 @@ impl TcpMessages {
     pub fn tcp_mut(&mut self) -> &mut TcpEndpoint {
         &mut self.tcp
     }
+
+    /// Marks the messages whose first byte has now left, at `now`.
+    fn note_sent(&mut self, now: Time) {
+        for (id, framing) in &mut self.conns {
+            if let Some(c) = self.tcp.connection_ref(*id) {
+                let sent = framing.written.saturating_sub(c.unsent() as u64);
+                framing.mark_sent(sent, now);
+            }
+        }
+    }
+
+    /// Queues an `Acked` for every message now acknowledged in full.
+    fn note_acked(&mut self, now: Time) {
+        for (id, framing) in &mut self.conns {
+            if let Some(c) = self.tcp.connection_ref(*id) {
+                let acked = framing.written.saturating_sub(c.send_queued() as u64);
+                for (handle, first_sent) in framing.take_acked(acked, now) {
+                    self.acked.push_back((*id, handle, first_sent));
+                }
+            }
+        }
+    }
 }
 
 impl Transport for TcpMessages {
     type Conn = ConnId;
-    type Event = TcpEvent;
+    type Event = TcpMessagesEvent;
     const WIRE: Wire = Wire::Ipv4;
 
     fn handle_datagram(&mut self, now: Time, from: SocketAddr, data: &[u8]) {
@@ -103,6 +155,7 @@ impl Transport for TcpMessages {
         };
         let from = SocketAddr::new(from.ip(), u16::from_be_bytes([hi, lo]));
         self.tcp.handle_segment(now, from, segment);
+        self.note_acked(now);
     }
 
     fn handle_timeout(&mut self, now: Time) {
@@ -121,6 +174,7 @@ impl Transport for TcpMessages {
             match ipv4_packet(0, self.local, dst, IPPROTO_TCP, &segment) {
                 Ok(packet) => {
                     *buf = packet;
+                    self.note_sent(now);
                     return Some(to);
                 }
                 Err(_) => self.malformed += 1,
@@ -132,8 +186,18 @@ impl Transport for TcpMessages {
         self.tcp.poll_timeout()
     }
 
-    fn poll_event(&mut self) -> Option<(ConnId, TcpEvent)> {
-        self.tcp.poll_event()
+    fn poll_event(&mut self) -> Option<(ConnId, TcpMessagesEvent)> {
+        if let Some((id, message, first_sent_at)) = self.acked.pop_front() {
+            return Some((
+                id,
+                TcpMessagesEvent::Acked {
+                    message,
+                    first_sent_at,
+                },
+            ));
+        }
+        let (id, e) = self.tcp.poll_event()?;
+        Some((id, TcpMessagesEvent::Tcp(e)))
     }
 
     fn congestion(&self) -> Option<Congestion> {
@@ -164,7 +228,7 @@ impl Messages for TcpMessages {
         Some(id)
     }
 
-    fn send_message(&mut self, now: Time, conn: ConnId, message: Vec<u8>) -> Result<(), Refused> {
+    fn send_message(&mut self, now: Time, conn: ConnId, message: Vec<u8>) -> Result<u64, Refused> {
         let framed = TCP_MESSAGE_PREFIX + message.len();
         let Ok(len) = u32::try_from(message.len()) else {
             return Err(Refused::Failed(format!(
@@ -190,17 +254,22 @@ impl Messages for TcpMessages {
         bytes.extend_from_slice(&len.to_be_bytes());
         bytes.extend_from_slice(&message);
         let taken = c.write(now, &bytes);
-        let unsent = c.unsent() as u64;
         let framing = self.conns.entry(conn).or_default();
-        framing.forget_sent(framing.written.saturating_sub(unsent));
+        let handle = framing.next_handle;
+        framing.next_handle += 1;
+        framing.pending.push_back(Pending {
+            handle,
+            start: framing.written,
+            end: framing.written + taken as u64,
+            first_sent: None,
+        });
         framing.written += taken as u64;
-        framing.ends.push_back(framing.written);
         if taken < framed {
             return Err(Refused::Failed(format!(
                 "the connection took {taken} of the message's {framed} bytes"
             )));
         }
-        Ok(())
+        Ok(handle)
     }
 
     fn recv_message(&mut self, conn: ConnId) -> Option<Bytes> {
@@ -227,7 +296,19 @@ impl Messages for TcpMessages {
         }
     }
 
-    fn happening(event: &TcpEvent) -> Happening {
+    fn happening(event: &TcpMessagesEvent) -> Happening {
+        let event = match *event {
+            TcpMessagesEvent::Acked {
+                message,
+                first_sent_at,
+            } => {
+                return Happening::Acked {
+                    message,
+                    first_sent_at,
+                };
+            }
+            TcpMessagesEvent::Tcp(ref e) => e,
+        };
         match *event {
             TcpEvent::Connected => Happening::Connected,
             TcpEvent::Readable => Happening::MessageReady,
@@ -253,10 +334,12 @@ impl Messages for TcpMessages {
     fn send_state(&mut self, conn: ConnId) -> Option<SendState> {
         let c = self.tcp.connection_ref(conn)?;
         let framing = self.conns.entry(conn).or_default();
-        framing.forget_sent(framing.written.saturating_sub(c.unsent() as u64));
+        // Messages whose last byte has not left yet.
+        let sent = framing.written.saturating_sub(c.unsent() as u64);
+        let queued = framing.pending.iter().filter(|p| p.end > sent).count();
         let stats = c.stats();
         Some(SendState {
-            queued_messages: framing.ends.len(),
+            queued_messages: queued,
             flight_size: stats.flight_size,
             cwnd: stats.cwnd,
             spurious_timeouts_undone: 0,
@@ -266,12 +349,33 @@ impl Messages for TcpMessages {
 }
 
 impl Framing {
-    /// Forgets the ends of messages sent in full: the stream's first `sent`
-    /// bytes have left at least once.
-    fn forget_sent(&mut self, sent: u64) {
-        while self.ends.front().is_some_and(|&end| end <= sent) {
-            self.ends.pop_front();
+    /// The stream's first `sent` bytes have left at least once: the
+    /// messages whose first byte is among them were first sent by `now`.
+    fn mark_sent(&mut self, sent: u64, now: Time) {
+        while let Some(p) = self.pending.get_mut(self.sent) {
+            if p.start >= sent {
+                break;
+            }
+            p.first_sent = Some(now);
+            self.sent += 1;
         }
+    }
+
+    /// The messages the stream's first `acked` bytes acknowledge in full,
+    /// with when each was first sent; they are forgotten.
+    fn take_acked(&mut self, acked: u64, now: Time) -> Vec<(u64, Time)> {
+        let mut out = Vec::new();
+        while let Some(p) = self.pending.front().copied() {
+            if p.end > acked {
+                break;
+            }
+            self.pending.pop_front();
+            self.sent = self.sent.saturating_sub(1);
+            // Acknowledged data was sent, and marked as it left; `now` only
+            // if it somehow was not.
+            out.push((p.handle, p.first_sent.unwrap_or(now)));
+        }
+        out
     }
 
     /// How many more bytes the next message needs: its prefix, or its body.
