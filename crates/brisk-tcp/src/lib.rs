@@ -22,7 +22,9 @@
 //!   avoidance on both sides, zero-window probes;
 //! - cumulative ACKs, delayed ACKs (RFC 5681 4.2), Linux-like quick-ack,
 //!   SACK (RFC 2018);
-//! - RFC 5681 congestion control in bytes or, as ns-2, in packets;
+//! - RFC 5681 congestion control in bytes or, as ns-2, in packets, with
+//!   optional appropriate byte counting (RFC 3465; Linux counts acknowledged
+//!   segments the same way);
 //! - fast retransmit and NewReno (RFC 6582) without SACK, RFC 6675 recovery
 //!   with it; Limited Transmit (RFC 3042); the RTO of RFC 6298 with Karn's
 //!   rule and back-off;
