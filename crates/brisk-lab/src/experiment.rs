@@ -1206,10 +1206,7 @@ fn tcp_variant(
                  set: &BTreeMap<String, toml::Value>|
      -> Result<(), ExperimentError> {
         for (knob, value) in set {
-            let text = match value {
-                toml::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
+            let text = knob_text(value);
             config.set(knob, &text).map_err(|e| {
                 invalid(
                     &key(&format!("{k}.{knob}")),
@@ -1241,6 +1238,15 @@ fn tcp_variant(
         receiver,
         preset: name.to_owned(),
     })
+}
+
+/// A knob's value as `set` reads it: a TOML string as it is, anything else
+/// as TOML writes it.
+fn knob_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Names `preset` knows.
@@ -1722,10 +1728,7 @@ impl Experiment {
                          set: &BTreeMap<String, toml::Value>|
              -> Result<(), ExperimentError> {
                 for (knob, value) in set {
-                    let text = match value {
-                        toml::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
+                    let text = knob_text(value);
                     config.set(knob, &text).map_err(|e| match e {
                         ConfigError::BadValue { expected, .. } => {
                             invalid(&key(&format!("{k}.{knob}")), expected, format!("`{text}`"))
@@ -1761,10 +1764,7 @@ impl Experiment {
                                 .sysctl
                                 .iter()
                                 .map(|(k, v)| {
-                                    let text = match v {
-                                        toml::Value::String(s) => s.clone(),
-                                        other => other.to_string(),
-                                    };
+                                    let text = knob_text(v);
                                     (k.clone(), text)
                                 })
                                 .collect(),

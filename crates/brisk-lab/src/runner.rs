@@ -860,37 +860,36 @@ fn run_one(
         .enumerate()
         .filter_map(|(f, r)| Some((f, r.as_ref()?.new_payload_bytes as f64)))
         .collect();
-    let total_sent: f64 = sent.iter().map(|s| s.1).sum();
-    if sent.len() > 1 && total_sent > 0.0 && exp.topology.dumbbell.is_some() {
-        for (f, bytes) in sent {
-            records.push(Record {
-                variant: pairs[f].variant.clone(),
-                flow: f as u32,
-                metric: "share_sent_pct".into(),
-                value: bytes / total_sent * 100.0,
-                ..base.clone()
-            });
-        }
+    if exp.topology.dumbbell.is_some() {
+        records.extend(shares(&sent, "share_sent_pct", &pairs, &base));
     }
     // The same share by receiver goodput.
-    let total: f64 = goodputs.iter().map(|g| g.1).sum();
-    if goodputs.len() > 1 && total > 0.0 {
-        for (f, g) in goodputs {
-            records.push(Record {
-                variant: pairs[f].variant.clone(),
-                flow: f as u32,
-                metric: "share_pct".into(),
-                value: g / total * 100.0,
-                ..base.clone()
-            });
-        }
-    }
+    records.extend(shares(&goodputs, "share_pct", &pairs, &base));
     Ok(Outcome {
         records,
         events,
         virtual_time,
         complete,
     })
+}
+
+/// Each flow's share (%) of the total of `values` (flow, value), as records
+/// of `metric`; none for fewer than two flows or a zero total.
+fn shares(values: &[(usize, f64)], metric: &str, pairs: &[Flow], base: &Record) -> Vec<Record> {
+    let total: f64 = values.iter().map(|v| v.1).sum();
+    if values.len() < 2 || total <= 0.0 {
+        return Vec::new();
+    }
+    values
+        .iter()
+        .map(|&(f, v)| Record {
+            variant: pairs[f].variant.clone(),
+            flow: f as u32,
+            metric: metric.into(),
+            value: v / total * 100.0,
+            ..base.clone()
+        })
+        .collect()
 }
 
 /// The TSNs `sender` sent whose original transmission was lost: on some link
