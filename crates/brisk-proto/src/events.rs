@@ -175,7 +175,8 @@ impl Stats {
         self.retransmissions.iter().sum()
     }
 
-    pub(crate) fn count_retransmission(&mut self, cause: RetransmitCause) {
-        self.retransmissions[cause.index()] += 1;
+    /// The sending side's retransmission counters, in [`RetransmitCause::ALL`] order.
+    pub(crate) fn set_retransmissions(&mut self, by_cause: [u64; RetransmitCause::ALL.len()]) {
+        self.retransmissions = by_cause;
     }
 }

@@ -1,5 +1,6 @@
-//! Per-destination state (RFC 9260 6.3, 7.2, 8.2): RTO, congestion control,
-//! error counter and PMTU. One path today; multi-homing adds more.
+//! Per-destination state (RFC 9260 6.3, 7.2): RTO, congestion control and
+//! PMTU. One path today; multi-homing adds more, with their error counters
+//! (8.2) and their own T3 (its timer is in the association's table today).
 
 use std::net::SocketAddr;
 
@@ -8,7 +9,6 @@ use crate::config::Config;
 use crate::recovery::ack_reach::AckSpacing;
 use crate::recovery::rto::RtoEstimator;
 use crate::time::Time;
-use crate::timer::Timer;
 
 /// One destination transport address of the peer.
 #[derive(Debug, Clone)]
@@ -17,12 +17,8 @@ pub struct Path {
     pub remote: SocketAddr,
     pub rto: RtoEstimator,
     pub cc: CongestionControl,
-    /// Consecutive unanswered retransmissions and heartbeats (8.2).
-    pub error_count: u32,
     /// Largest SCTP packet for this path.
     pub mtu: usize,
-    /// T3-rtx (6.3.2).
-    pub t3: Timer,
     /// When DATA was last sent here, for heartbeats and cwnd decay on idle.
     pub last_data_sent: Option<Time>,
     /// The bottleneck's per-packet spacing as this path's SACKs show it.
@@ -35,9 +31,7 @@ impl Path {
             remote,
             rto: RtoEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
             cc: CongestionControl::new(pmdcs(cfg.mtu), cfg.initial_cwnd, peer_rwnd),
-            error_count: 0,
             mtu: cfg.mtu,
-            t3: Timer::default(),
             last_data_sent: None,
             ack_spacing: AckSpacing::default(),
         }

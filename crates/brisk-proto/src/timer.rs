@@ -1,4 +1,7 @@
-//! Deadline timers. The association's `poll_timeout` is the earliest of them.
+//! Deadline timers: a one-shot [`Timer`], and the association's [`TimerTable`],
+//! one deadline per [`TimerKind`]. The table drives `poll_timeout` (its
+//! earliest deadline), the expiry dispatch (in [`TimerKind::ALL`] order) and
+//! closing (every timer stops); a new timer is one more variant.
 
 use std::time::Duration;
 
@@ -47,6 +50,104 @@ impl Timer {
     }
 }
 
+/// The timers of an association (RFC 9260 5.1, 6.2, 6.3, 8.3, 9.2, and the
+/// latency mechanisms' own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimerKind {
+    /// T1-init in COOKIE-WAIT, T1-cookie in COOKIE-ECHOED (5.1).
+    T1,
+    /// T3-rtx (6.3.2).
+    T3Rtx,
+    /// Early Retransmit's reordering delay (RFC 5827 6).
+    EarlyRetransmit,
+    /// The tail loss probe (RFC 8985 7).
+    TailLossProbe,
+    /// T2-shutdown (9.2).
+    T2Shutdown,
+    /// T5-shutdown-guard (9.2).
+    ShutdownGuard,
+    /// The heartbeat of the idle path (8.3).
+    Heartbeat,
+    /// The delayed SACK (6.2). Its expiry does nothing by itself: it makes a
+    /// SACK due, and the next packet carries it, which disarms it.
+    DelayedSack,
+}
+
+impl TimerKind {
+    /// Every kind, in the order expiries are handled when several are due.
+    pub const ALL: [TimerKind; 8] = [
+        TimerKind::T1,
+        TimerKind::T3Rtx,
+        TimerKind::EarlyRetransmit,
+        TimerKind::TailLossProbe,
+        TimerKind::T2Shutdown,
+        TimerKind::ShutdownGuard,
+        TimerKind::Heartbeat,
+        TimerKind::DelayedSack,
+    ];
+
+    const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One deadline per [`TimerKind`]: the one place an association's timers live.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TimerTable {
+    deadlines: [Option<Time>; TimerKind::ALL.len()],
+}
+
+impl TimerTable {
+    /// Starts (or restarts) `kind` to fire `after` from `now`.
+    pub fn start(&mut self, kind: TimerKind, now: Time, after: Duration) {
+        self.deadlines[kind.index()] = Some(now + after);
+    }
+
+    /// Starts `kind` only if it is not running.
+    pub fn start_if_stopped(&mut self, kind: TimerKind, now: Time, after: Duration) {
+        if !self.is_running(kind) {
+            self.start(kind, now, after);
+        }
+    }
+
+    pub fn stop(&mut self, kind: TimerKind) {
+        self.deadlines[kind.index()] = None;
+    }
+
+    /// Stops every timer (the association closed).
+    pub fn stop_all(&mut self) {
+        self.deadlines = Default::default();
+    }
+
+    pub fn is_running(&self, kind: TimerKind) -> bool {
+        self.deadlines[kind.index()].is_some()
+    }
+
+    pub fn deadline(&self, kind: TimerKind) -> Option<Time> {
+        self.deadlines[kind.index()]
+    }
+
+    /// If `kind`'s deadline has passed, stops it and returns true.
+    pub fn poll_expired(&mut self, kind: TimerKind, now: Time) -> bool {
+        match self.deadlines[kind.index()] {
+            Some(d) if d <= now => {
+                self.deadlines[kind.index()] = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The earliest deadline, each on the clock's next tick (`granularity`).
+    pub fn earliest(&self, granularity: Duration) -> Option<Time> {
+        earliest(
+            self.deadlines
+                .iter()
+                .map(|d| d.map(|t| on_tick(t, granularity))),
+        )
+    }
+}
+
 /// `t` rounded up to the next multiple of `granularity` (a clock tick);
 /// unchanged for a granularity of zero.
 pub fn on_tick(t: Time, granularity: Duration) -> Time {
@@ -83,6 +184,24 @@ mod tests {
         assert_eq!(on_tick(Time::from_millis(8), g), Time::from_millis(8));
         assert_eq!(on_tick(Time::from_micros(1), g), Time::from_millis(4));
         assert_eq!(on_tick(Time(12_345), Duration::ZERO), Time(12_345));
+    }
+
+    #[test]
+    fn the_table_fires_each_kind_once_and_reports_the_earliest_tick() {
+        let mut t = TimerTable::default();
+        t.start(TimerKind::T3Rtx, Time::ZERO, Duration::from_millis(7));
+        t.start(TimerKind::Heartbeat, Time::ZERO, Duration::from_millis(3));
+        t.start_if_stopped(TimerKind::Heartbeat, Time::ZERO, Duration::from_millis(9));
+        assert_eq!(t.earliest(Duration::ZERO), Some(Time::from_millis(3)));
+        assert_eq!(
+            t.earliest(Duration::from_millis(4)),
+            Some(Time::from_millis(4))
+        );
+        assert!(!t.poll_expired(TimerKind::T3Rtx, Time::from_millis(6)));
+        assert!(t.poll_expired(TimerKind::T3Rtx, Time::from_millis(7)));
+        assert!(!t.is_running(TimerKind::T3Rtx));
+        t.stop_all();
+        assert_eq!(t.earliest(Duration::ZERO), None);
     }
 
     #[test]

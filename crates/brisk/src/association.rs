@@ -235,7 +235,7 @@ impl Association {
     /// Counters and loss-recovery state, while the association exists.
     pub fn stats(&self) -> Option<Stats> {
         let mut st = self.inner.shared.lock();
-        st.proto.association(self.id).map(|a| a.stats().clone())
+        st.proto.association(self.id).map(|a| a.stats())
     }
 
     /// Messages the association reported it could not deliver (it ended first).

@@ -14,8 +14,7 @@ use crate::events::{CloseReason, Event};
 use crate::path::Path;
 use crate::rx::{Delivery, Reassembly, TsnTracker};
 use crate::time::Time;
-use crate::timer::Timer;
-use crate::tx::outstanding::Outstanding;
+use crate::timer::TimerKind;
 use crate::wire::CommonHeader;
 use crate::wire::Tlv;
 use crate::wire::cause::ErrorCause;
@@ -25,8 +24,6 @@ use crate::wire::param::Param;
 /// Handshake state of the side that sent INIT.
 #[derive(Debug, Default)]
 pub(super) struct Handshake {
-    /// T1-init in COOKIE-WAIT, T1-cookie in COOKIE-ECHOED.
-    pub t1: Timer,
     /// Transmissions of the current INIT or COOKIE ECHO.
     pub attempts: u32,
     /// Our INIT, for retransmission and for answering a colliding INIT (5.2.1).
@@ -218,7 +215,7 @@ impl Association {
             .push_back(Control::with_tag(Chunk::Init(init.clone()), 0));
         a.handshake.init = Some(init);
         a.handshake.attempts = 1;
-        a.handshake.t1.start(now, a.path.rto.rto());
+        start_t1(&mut a, now);
         a
     }
 
@@ -270,16 +267,19 @@ impl Association {
             self.emit(Event::SendFailed { id });
         }
         self.tracker = TsnTracker::new(peer_initial_tsn);
+        // 6.2.1 A.
+        self.rtx.on_peer_window(peer_rwnd);
         self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
         self.delivery = Delivery::new(inbound);
-        self.peer_rwnd = peer_rwnd;
         self.path = Path::new(self.path.remote, &self.cfg, peer_rwnd);
     }
 
     fn on_established(&mut self, now: Time) {
         self.state = State::Established;
         self.handshake = Handshake::default();
-        self.heartbeats.start(now, &self.cfg, self.path.rto.rto());
+        self.timers.stop(TimerKind::T1);
+        let rto = self.path.rto.rto();
+        self.heartbeats.start(now, &self.cfg, rto, &mut self.timers);
         self.new_transmission_opportunity();
         self.emit(Event::Connected);
     }
@@ -338,7 +338,7 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     }
     a.handshake.cookie = Some(cookie);
     a.handshake.attempts = 1;
-    a.handshake.t1.start(now, a.path.rto.rto());
+    start_t1(a, now);
     a.state = State::CookieEchoed;
 }
 
@@ -502,7 +502,7 @@ pub(super) fn on_cookie_echo(
 /// under the same id. Unacknowledged messages fail.
 fn restart(a: &mut Association, now: Time, c: &CookieContents) {
     let failed: Vec<_> = a
-        .outstanding
+        .rtx
         .drain()
         .into_iter()
         .filter(|chunk| chunk.frag.flags.ending)
@@ -513,8 +513,7 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
         a.emit(Event::SendFailed { id });
     }
     a.local_tag = c.local_tag;
-    a.outstanding = Outstanding::new(c.local_initial_tsn);
-    a.fast_recovery.reset();
+    a.rtx.restart(c.local_initial_tsn, &mut a.timers);
     a.control.clear();
     a.adopt_cookie_peer(c);
     a.local_tie_tag = 0;
@@ -549,9 +548,15 @@ pub(super) fn on_stale_cookie(a: &mut Association, now: Time) {
     a.handshake.init = Some(init);
     a.handshake.cookie = None;
     a.handshake.attempts += 1;
-    a.handshake.t1.start(now, a.path.rto.rto());
+    start_t1(a, now);
     a.peer_tag = 0;
     a.state = State::CookieWait;
+}
+
+/// Starts T1-init or T1-cookie (5.1 A, C) with the path's RTO.
+fn start_t1(a: &mut Association, now: Time) {
+    let rto = a.path.rto.rto();
+    a.timers.start(TimerKind::T1, now, rto);
 }
 
 /// T1-init or T1-cookie expired (5.1 A, C): retransmit with back-off, or give up
@@ -579,5 +584,5 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
     a.control.push_back(chunk);
     a.handshake.attempts += 1;
     a.path.rto.back_off();
-    a.handshake.t1.start(now, a.path.rto.rto());
+    start_t1(a, now);
 }

@@ -8,16 +8,16 @@ use rand::RngCore;
 use super::{Association, Control, State};
 use crate::config::Config;
 use crate::time::Time;
-use crate::timer::Timer;
+use crate::timer::{TimerKind, TimerTable};
 use crate::wire::Param;
 use crate::wire::chunk::{Chunk, Heartbeat, HeartbeatAck};
 
 /// Bytes of our Heartbeat Info: a nonce and the send time.
 const INFO_LEN: usize = 16;
 
+/// The heartbeat of the one path (its timer is `TimerKind::Heartbeat`).
 #[derive(Debug, Default)]
 pub(super) struct Heartbeats {
-    timer: Timer,
     /// The heartbeat in flight: its nonce and send time.
     pending: Option<(u64, Time)>,
     enabled: bool,
@@ -25,25 +25,17 @@ pub(super) struct Heartbeats {
 
 impl Heartbeats {
     /// Starts heartbeats once the association is established.
-    pub fn start(&mut self, now: Time, cfg: &Config, rto: Duration) {
+    pub fn start(&mut self, now: Time, cfg: &Config, rto: Duration, timers: &mut TimerTable) {
         self.enabled = cfg.heartbeats;
         self.pending = None;
         if self.enabled {
-            self.timer.start(now, cfg.hb_interval + rto);
+            timers.start(TimerKind::Heartbeat, now, cfg.hb_interval + rto);
         }
     }
 
+    /// The association closed (its timers are stopped with it).
     pub fn stop(&mut self) {
-        self.timer.stop();
         self.pending = None;
-    }
-
-    pub fn deadline(&self) -> Option<Time> {
-        self.timer.deadline()
-    }
-
-    pub fn poll_expired(&mut self, now: Time) -> bool {
-        self.timer.poll_expired(now)
     }
 }
 
@@ -61,7 +53,7 @@ pub(super) fn on_timer(a: &mut Association, now: Time, rng: &mut dyn RngCore) {
         }
     }
     // 8.3: only idle paths are probed; DATA traffic proves reachability.
-    let idle = a.outstanding.is_empty()
+    let idle = a.rtx.outstanding().is_empty()
         && a.path
             .last_data_sent
             .is_none_or(|t| now.since(t) >= a.cfg.hb_interval);
@@ -75,16 +67,17 @@ pub(super) fn on_timer(a: &mut Association, now: Time, rng: &mut dyn RngCore) {
         a.heartbeats.pending = Some((nonce, now));
         // Unanswered within one RTO, the probe counts as an error (8.3); once
         // answered, the next one is scheduled from the HEARTBEAT ACK.
-        a.heartbeats
-            .timer
-            .start(now, rto.max(Duration::from_millis(1)));
+        a.timers
+            .start(TimerKind::Heartbeat, now, rto.max(Duration::from_millis(1)));
     } else {
         // 8.3: the interval is RTO + HB.interval, jittered by +/- 50% of RTO.
         let jitter_us = u64::try_from(rto.as_micros()).unwrap_or(u64::MAX).max(1);
         let jitter = Duration::from_micros(rng.next_u64() % jitter_us);
-        a.heartbeats
-            .timer
-            .start(now, a.cfg.hb_interval + rto / 2 + jitter);
+        a.timers.start(
+            TimerKind::Heartbeat,
+            now,
+            a.cfg.hb_interval + rto / 2 + jitter,
+        );
     }
 }
 
@@ -114,5 +107,5 @@ pub(super) fn on_heartbeat_ack(a: &mut Association, now: Time, ack: &HeartbeatAc
     a.path.rto.on_measurement(now.since(sent));
     a.clear_errors();
     let next = a.cfg.hb_interval + a.path.rto.rto();
-    a.heartbeats.timer.start(now, next);
+    a.timers.start(TimerKind::Heartbeat, now, next);
 }

@@ -21,16 +21,14 @@ use rand::RngCore;
 
 use crate::config::Config;
 use crate::cookie::CookieSealer;
-use crate::events::{CloseReason, Event, RetransmitCause, Stats};
+use crate::events::{CloseReason, Event, Stats};
 use crate::message::{IncomingMessage, MessageId, OutgoingMessage};
 use crate::path::Path;
-use crate::recovery::fast_retransmit::FastRecovery;
 use crate::recovery::pktdrop;
-use crate::rx::{Delivery, Reassembly, SackTimer, TsnTracker};
+use crate::rx::{Delivery, Reassembly, SackDecision, TsnTracker};
 use crate::time::Time;
-use crate::timer::{earliest, on_tick};
-use crate::tx::outstanding::ChunkState;
-use crate::tx::outstanding::Outstanding;
+use crate::timer::{TimerTable, earliest};
+use crate::tx::retransmission_queue::{RetransmissionQueue, TxEnv};
 use crate::tx::send_queue::SendQueue;
 use crate::wire::CommonHeader;
 use crate::wire::cause::ErrorCause;
@@ -42,7 +40,6 @@ pub use transmit::Transmit;
 
 use handshake::Handshake;
 use heartbeat::Heartbeats;
-use shutdown::Shutdown;
 
 /// ERROR chunks an association sends per second at most, in bursts of as many.
 const ERRORS_PER_SECOND: u32 = 10;
@@ -131,31 +128,16 @@ pub struct Association {
     peer_tie_tag: u32,
     path: Path,
 
+    /// Every timer of the association.
+    timers: TimerTable,
+
     // Sending.
     send_queue: SendQueue,
-    outstanding: Outstanding,
-    fast_recovery: FastRecovery,
-    /// 7.2.4: the next packet of marked chunks goes out regardless of cwnd.
-    fast_retransmit_now: bool,
-    /// Early Retransmit waiting out its reordering delay (RFC 5827 6): the
-    /// chunks it would retransmit.
-    early_retransmit_pending: Vec<u32>,
-    early_retransmit_timer: crate::timer::Timer,
-    /// The tail loss probe (RFC 8985 7).
-    tail_probe: crate::recovery::tail_probe::TailProbe,
-    /// Minshall's Nagle: the highest TSN of the last less-than-full packet sent,
-    /// while it is unacknowledged.
-    small_unacked: Option<u32>,
+    /// Everything sent and not yet cumulatively acknowledged, and the rules
+    /// that resend it.
+    rtx: RetransmissionQueue,
     /// PKTDROP was negotiated: we and the peer both offered it.
     pktdrop: bool,
-    /// The peer's receive window as we model it (6.2.1).
-    peer_rwnd: u32,
-    /// When the last SACK arrived, and the a_rwnd it advertised.
-    last_sack: Option<(Time, u32)>,
-    /// When T3 last expired.
-    last_t3_expiry: Option<Time>,
-    /// T3 expiries that may yet prove spurious (RFC 5682, RFC 3708).
-    spurious: crate::recovery::spurious::SpuriousTimeouts,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
     next_message_id: u64,
@@ -164,7 +146,7 @@ pub struct Association {
 
     // Receiving.
     tracker: TsnTracker,
-    sack_timer: SackTimer,
+    sack_decision: SackDecision,
     reassembly: Reassembly,
     delivery: Delivery,
     /// a_rwnd of the last SACK we sent, for window updates.
@@ -173,7 +155,6 @@ pub struct Association {
     sack_requested: bool,
 
     handshake: Handshake,
-    shutdown: Shutdown,
     heartbeats: Heartbeats,
     /// Consecutive errors of the association (8.1).
     errors: u32,
@@ -214,30 +195,20 @@ impl Association {
             local_tie_tag: 0,
             peer_tie_tag: 0,
             path,
+            timers: TimerTable::default(),
             send_queue,
-            outstanding: Outstanding::new(local_initial_tsn),
-            fast_recovery: FastRecovery::default(),
-            fast_retransmit_now: false,
-            early_retransmit_pending: Vec::new(),
-            early_retransmit_timer: crate::timer::Timer::default(),
-            tail_probe: crate::recovery::tail_probe::TailProbe::default(),
-            small_unacked: None,
+            rtx: RetransmissionQueue::new(local_initial_tsn),
             pktdrop: false,
-            peer_rwnd: 0,
-            last_sack: None,
-            last_t3_expiry: None,
-            spurious: Default::default(),
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
             tracker: TsnTracker::new(0),
-            sack_timer: SackTimer::new(cfg.sack_freq, cfg.sack_delay),
+            sack_decision: SackDecision::new(cfg.sack_freq, cfg.sack_delay),
             reassembly: Reassembly::new(0, cfg.largest_message_received()),
             delivery: Delivery::new(cfg.max_inbound_streams),
             advertised_rwnd: cfg.receive_buffer,
             sack_requested: false,
             handshake: Handshake::default(),
-            shutdown: Shutdown::default(),
             heartbeats: Heartbeats::default(),
             errors: 0,
             control: VecDeque::new(),
@@ -351,19 +322,38 @@ impl Association {
         });
     }
 
-    /// Counters and the current loss-recovery variables.
-    pub fn stats(&self) -> &Stats {
-        &self.stats
+    /// Counters and the current loss-recovery variables, as they are now:
+    /// each counter is kept once, where its event happens, and the live
+    /// values are read from their owners.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        let tx = self.rtx.counters();
+        s.set_retransmissions(tx.retransmissions);
+        s.t3_expirations = tx.t3_expirations;
+        s.fast_recoveries = tx.fast_recoveries;
+        s.spurious_timeouts_undone = tx.spurious_timeouts_undone;
+        s.data_chunks_sent = tx.data_chunks_sent;
+        s.payload_bytes_sent = tx.payload_bytes_sent;
+        s.cwnd = self.path.cc.cwnd();
+        s.ssthresh = self.path.cc.ssthresh();
+        s.rto = self.data_rto();
+        s.srtt = self.path.rto.srtt();
+        s.flight_size = self.flight_size();
+        s.packets_outstanding = self.packets_outstanding();
+        s.peer_rwnd = self.rtx.peer_rwnd();
+        s.receive_held = self.receive_held();
+        s.send_held = self.send_held();
+        s
     }
 
     /// Packets with DATA not yet fully acknowledged (see `tx::outstanding`).
     pub fn packets_outstanding(&self) -> u32 {
-        self.outstanding.packets_outstanding()
+        self.rtx.outstanding().packets_outstanding()
     }
 
     /// Bytes of DATA in flight.
     pub fn flight_size(&self) -> u32 {
-        self.outstanding.flight_size()
+        self.rtx.outstanding().flight_size()
     }
 
     /// Messages queued and not yet sent in full.
@@ -373,7 +363,7 @@ impl Association {
 
     /// Whether every message sent has been acknowledged.
     pub fn all_acked(&self) -> bool {
-        self.send_queue.is_empty() && self.outstanding.is_empty()
+        self.send_queue.is_empty() && self.rtx.outstanding().is_empty()
     }
 
     /// The next event.
@@ -388,17 +378,9 @@ impl Association {
         }
         // Timers fire on the clock's ticks (Config::timer_granularity); a
         // SACK due at once is not a timer.
-        let tick = |t: Option<Time>| t.map(|t| on_tick(t, self.cfg.timer_granularity));
         earliest([
-            tick(self.handshake.t1.deadline()),
-            tick(self.path.t3.deadline()),
-            tick(self.early_retransmit_timer.deadline()),
-            tick(self.tail_probe.timer.deadline()),
-            self.sack_timer.immediate_since(),
-            tick(self.sack_timer.delayed_deadline()),
-            tick(self.heartbeats.deadline()),
-            tick(self.shutdown.t2.deadline()),
-            tick(self.shutdown.guard.deadline()),
+            self.timers.earliest(self.cfg.timer_granularity),
+            self.sack_decision.immediate_since(),
         ])
     }
 
@@ -445,8 +427,8 @@ impl Association {
     fn send_charge(&self, queued: usize, messages: usize) -> usize {
         let fragments = messages + queued / self.max_payload();
         crate::tx::held(
-            queued + self.outstanding.payload_bytes(),
-            fragments + self.outstanding.len(),
+            queued + self.rtx.outstanding().payload_bytes(),
+            fragments + self.rtx.outstanding().len(),
         )
     }
 
@@ -469,41 +451,24 @@ impl Association {
             .saturating_sub(u32::try_from(held).unwrap_or(u32::MAX))
     }
 
-    /// Whether the stream is thin (seed 001): fewer than `thin_threshold`
-    /// packets outstanding.
-    fn is_thin(&self) -> bool {
-        crate::recovery::thin::is_thin(&self.cfg, self.outstanding.packets_outstanding())
-    }
-
     /// The RTO for T3: a thin stream's own RTO.Min applies while thin.
     fn data_rto(&self) -> std::time::Duration {
-        crate::recovery::thin::rto(&self.cfg, self.is_thin(), &self.path.rto)
+        self.rtx.rto(&self.cfg, &self.path)
     }
 
-    /// Whether new data is queued and the peer's window would take it
-    /// (RFC 5827 and RFC 7765 apply only when it is not).
-    fn new_data_ready(&self) -> bool {
-        self.send_queue
-            .peek_len(self.cfg.max_data_payload())
-            .is_some_and(|len| usize::try_from(self.peer_rwnd).unwrap_or(usize::MAX) >= len)
+    /// The payload of the next chunk the send queue would cut, if any.
+    fn queued_chunk(&self) -> Option<usize> {
+        self.send_queue.peek_len(self.cfg.max_data_payload())
     }
 
-    /// RFC 8985 7.2: (re)arm the tail loss probe after new data went out or a
-    /// SACK acknowledged new data; disarm it when nothing is outstanding.
-    fn arm_tail_probe(&mut self, now: Time) {
-        if !self.cfg.tail_loss_probe {
-            return;
-        }
-        if self.outstanding.earliest_unacked().is_none() || self.fast_recovery.in_recovery() {
-            self.tail_probe.timer.stop();
-            return;
-        }
-        let pto = crate::recovery::tail_probe::pto(
-            self.path.rto.srtt(),
-            self.outstanding.packets_outstanding(),
-            self.cfg.sack_delay,
-        );
-        self.tail_probe.arm(now, pto, self.path.t3.deadline());
+    /// The retransmission queue with what it borrows for one call.
+    fn tx(&mut self) -> (&mut RetransmissionQueue, TxEnv<'_>) {
+        let env = TxEnv {
+            cfg: &self.cfg,
+            path: &mut self.path,
+            timers: &mut self.timers,
+        };
+        (&mut self.rtx, env)
     }
 
     /// A new chance to send: an input arrived or a timer fired (Max.Burst, 6.1).
@@ -526,16 +491,11 @@ impl Association {
             return;
         }
         self.state = State::Closed;
-        self.handshake.t1.stop();
-        self.path.t3.stop();
-        self.early_retransmit_timer.stop();
-        self.tail_probe.stop();
-        self.shutdown.t2.stop();
-        self.shutdown.guard.stop();
+        self.timers.stop_all();
         self.heartbeats.stop();
-        self.sack_timer = SackTimer::new(self.cfg.sack_freq, self.cfg.sack_delay);
+        self.sack_decision = SackDecision::new(self.cfg.sack_freq, self.cfg.sack_delay);
         let mut failed: Vec<MessageId> = self
-            .outstanding
+            .rtx
             .drain()
             .into_iter()
             .filter(|c| c.frag.flags.ending)
@@ -548,7 +508,6 @@ impl Association {
             self.emit(Event::SendFailed { id });
         }
         self.emit(Event::Closed(reason));
-        self.sync_stats();
     }
 
     /// Sends an ABORT with one cause and closes (a protocol rule demands it).
@@ -580,22 +539,6 @@ impl Association {
             })));
     }
 
-    /// Copies the loss-recovery variables into `Stats`.
-    fn sync_stats(&mut self) {
-        let rto = self.data_rto();
-        let s = &mut self.stats;
-        s.cwnd = self.path.cc.cwnd();
-        s.ssthresh = self.path.cc.ssthresh();
-        s.rto = rto;
-        s.srtt = self.path.rto.srtt();
-        s.flight_size = self.outstanding.flight_size();
-        s.packets_outstanding = self.outstanding.packets_outstanding();
-        s.peer_rwnd = self.peer_rwnd;
-        let (receive_held, send_held) = (self.receive_held(), self.send_held());
-        self.stats.receive_held = receive_held;
-        self.stats.send_held = send_held;
-    }
-
     /// Handles one received packet that the endpoint mapped to this association.
     /// The common header's ports already matched.
     pub(crate) fn handle_packet(
@@ -615,7 +558,6 @@ impl Association {
             Some((Chunk::CookieEcho(echo), rest)) => {
                 if !handshake::on_cookie_echo(self, now, ctx, echo, header, from) {
                     self.stats.malformed_chunks += 1;
-                    self.sync_stats();
                     return;
                 }
                 rest
@@ -643,7 +585,6 @@ impl Association {
         } else {
             self.dispatch(now, ctx, header, chunks, from);
         }
-        self.sync_stats();
     }
 
     /// Hands each chunk of a packet whose tag verified to the rule for it.
@@ -664,7 +605,11 @@ impl Association {
             }
             match chunk {
                 Chunk::Data(d) => receive::on_data(self, now, d, &mut data_seen),
-                Chunk::Sack(s) => sack::on_sack(self, now, s),
+                Chunk::Sack(s) => {
+                    if sack::on_sack(self, now, s) {
+                        shutdown::progress(self, now);
+                    }
+                }
                 Chunk::Init(init) => handshake::on_init(self, now, ctx, init, header, from),
                 Chunk::InitAck(ack) => handshake::on_init_ack(self, now, ack),
                 // RFC 9260 5.1: a COOKIE ECHO is the first chunk of its packet;
@@ -787,7 +732,7 @@ impl Association {
     }
 
     /// PKTDROP, sending side: retransmit at once every DATA chunk the report
-    /// identifies; no cwnd or ssthresh reduction, no RTT sample from it.
+    /// identifies (`RetransmissionQueue::on_pktdrop`).
     fn on_pktdrop(&mut self, pd: &crate::wire::chunk::PktDrop<'_>) {
         if !self.pktdrop {
             // Not negotiated: an unexpected chunk.
@@ -795,28 +740,7 @@ impl Association {
             return;
         }
         self.stats.pktdrops_received += 1;
-        let mut marked = false;
-        for (tsn, prefix) in pktdrop::embedded_data(&pd.dropped) {
-            let Some(chunk) = self.outstanding.get(tsn) else {
-                continue;
-            };
-            if chunk.state != ChunkState::InFlight
-                || !pktdrop::matches(&chunk.frag.payload, &prefix)
-            {
-                continue;
-            }
-            let size = chunk.size();
-            if self.outstanding.mark(tsn, RetransmitCause::PacketDrop) {
-                self.peer_rwnd = self
-                    .peer_rwnd
-                    .saturating_add(crate::tx::outstanding::window_cost(size));
-                marked = true;
-            }
-        }
-        if marked {
-            // At once, whatever cwnd says: the loss was not congestion.
-            self.fast_retransmit_now = true;
-        }
+        self.rtx.on_pktdrop(pd);
     }
 
     /// Handles timer expiries due at `now`.
@@ -825,14 +749,12 @@ impl Association {
             return;
         }
         timers::on_timeout(self, now, ctx);
-        self.sync_stats();
     }
 
     /// Counts one unanswered retransmission or heartbeat (8.1, 8.2); fails the
     /// association past Association.Max.Retrans. Returns false if it failed.
     fn count_error(&mut self) -> bool {
         self.errors += 1;
-        self.path.error_count += 1;
         if self.errors > self.cfg.assoc_max_retrans {
             let errors = self.errors;
             self.abort_with(
@@ -851,7 +773,6 @@ impl Association {
     /// 8.3: an acknowledgement proves the peer reachable.
     fn clear_errors(&mut self) {
         self.errors = 0;
-        self.path.error_count = 0;
     }
 }
 

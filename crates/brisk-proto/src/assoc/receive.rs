@@ -9,6 +9,7 @@ use crate::rx::window::{self, Admission};
 use crate::rx::{Fragment, MAX_DUPLICATES_PER_SACK, Received};
 use crate::serial::lt32;
 use crate::time::Time;
+use crate::timer::TimerKind;
 use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Data, Sack};
 
@@ -173,14 +174,17 @@ pub(super) fn after_data_packet(a: &mut Association, now: Time, seen: &PacketDat
         return;
     }
     let gaps_after = a.tracker.has_gaps();
-    a.sack_timer.on_data_packet(
+    if let Some(delay) = a.sack_decision.on_data_packet(
         now,
         seen.any_new,
         seen.any_duplicate,
         seen.immediate,
         seen.gaps_before,
         gaps_after,
-    );
+    ) {
+        a.timers
+            .start_if_stopped(TimerKind::DelayedSack, now, delay);
+    }
     if seen.dropped {
         a.sack_requested = true;
     }
@@ -198,12 +202,17 @@ pub(super) fn after_data_packet(a: &mut Association, now: Time, seen: &PacketDat
 
 /// Whether a SACK must go in the next packet.
 pub(super) fn sack_due(a: &Association, now: Time) -> bool {
-    a.sack_requested || a.sack_timer.sack_due(now)
+    a.sack_requested
+        || a.sack_decision
+            .sack_due(now, a.timers.deadline(TimerKind::DelayedSack))
 }
 
 /// Whether a delayed SACK is pending (worth bundling with outgoing DATA).
 pub(super) fn sack_pending(a: &Association) -> bool {
-    a.sack_requested || a.sack_timer.deadline().is_some()
+    a.sack_requested
+        || a.sack_decision
+            .deadline(a.timers.deadline(TimerKind::DelayedSack))
+            .is_some()
 }
 
 /// Builds the SACK to send now, to fit in `room` bytes, and resets the SACK
@@ -215,7 +224,8 @@ pub(super) fn make_sack(a: &mut Association, room: usize) -> Sack {
     let sack = a.tracker.sack(rwnd, max_gaps);
     a.advertised_rwnd = rwnd;
     a.sack_requested = false;
-    a.sack_timer.on_sack_sent();
+    a.sack_decision.on_sack_sent();
+    a.timers.stop(TimerKind::DelayedSack);
     a.stats.sacks_sent += 1;
     sack
 }

@@ -1,85 +1,45 @@
-//! A received SACK (RFC 9260 6.2.1): acknowledgement, RTT measurement, the
-//! T3-rtx rules, congestion control and fast retransmit, in the order 7.2.4
-//! requires (cwnd adjustments for new acks before any fast-retransmit reduction).
+//! A received SACK (RFC 9260 6.2.1), or the cumulative ack of a SHUTDOWN
+//! (9.2): the retransmission queue applies it (`tx::retransmission_queue`);
+//! the association acts on what it found: errors cleared (8.3), messages
+//! acknowledged, or an abort for a SACK of data never sent (15).
 
-use super::{Association, State, shutdown};
-use crate::config::EarlyRetransmit;
-use crate::events::{Event, RetransmitCause};
-use crate::recovery::{early_retransmit, rto_restart, spurious, t3, thin};
-use crate::serial::lt32;
+use super::{Association, State};
+use crate::events::Event;
 use crate::time::Time;
-use crate::tx::outstanding::{ChunkState, SackRejected};
+use crate::tx::outstanding::SackRejected;
+use crate::tx::retransmission_queue::SackResult;
 use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::Sack;
 
-/// Early Retransmit fires: the chunks in flight below `limit` (the one packet
-/// left) go out as fast retransmissions (RFC 5827 3.2). Returns whether any did.
-pub(super) fn early_retransmit_now(a: &mut Association, limit: u32) -> bool {
-    let flight_before = a.outstanding.window_flight();
-    let marked = a
-        .outstanding
-        .mark_missing_below(limit, RetransmitCause::EarlyRetransmit);
-    // 6.2.1: marked chunks go back into the peer's window.
-    a.peer_rwnd = a
-        .peer_rwnd
-        .saturating_add(flight_before - a.outstanding.window_flight());
-    !marked.is_empty()
-}
-
-pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) {
+/// A SACK chunk. Returns whether it was applied (the shutdown may then move on).
+pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) -> bool {
     if !matches!(
         a.state,
         State::Established | State::ShutdownPending | State::ShutdownSent | State::ShutdownReceived
     ) {
-        return;
+        return false;
     }
     a.stats.sacks_received += 1;
-    a.last_sack = Some((now, sack.a_rwnd));
-    apply(a, now, sack);
+    let queued = a.queued_chunk();
+    let (rtx, mut env) = a.tx();
+    let result = rtx.on_sack(now, sack, queued, &mut env);
+    act(a, now, result)
 }
 
-/// F-RTO's question for SCTP, and RFC 3708 (`recovery::spurious`): does this SACK show
-/// that the chunk earliest at a T3 expiry had arrived? Then undo the expiry.
-fn judge_t3_episode(a: &mut Association, sack: &Sack, tsn: u32, before: Option<ChunkState>) {
-    let Some(state) = before else {
-        // Acknowledged already, or abandoned: nothing left to judge by.
-        a.spurious.close();
-        return;
-    };
-    let acked_now = a
-        .outstanding
-        .get(tsn)
-        .is_none_or(|c| c.state == ChunkState::GapAcked);
-    let evidence = spurious::Evidence {
-        duplicate: sack.dup_tsns.contains(&tsn),
-        acked: acked_now && state != ChunkState::GapAcked,
-    };
-    if let spurious::Verdict::Spurious(b) = a.spurious.on_sack(evidence) {
-        a.path.cc.undo(b.cwnd, b.ssthresh);
-        a.path.rto.undo_back_off(b.backoff);
-        a.stats.spurious_timeouts_undone += 1;
-    }
+/// 9.2: the Cumulative TSN Ack of a SHUTDOWN acknowledges like a SACK.
+pub(super) fn on_shutdown_cum_ack(a: &mut Association, now: Time, cum_tsn_ack: u32) -> bool {
+    let queued = a.queued_chunk();
+    let (rtx, mut env) = a.tx();
+    let result = rtx.on_shutdown_cum_ack(now, cum_tsn_ack, queued, &mut env);
+    act(a, now, result)
 }
 
-/// Applies a SACK, or the cumulative ack of a SHUTDOWN (9.2).
-pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
-    let flight_before = a.outstanding.flight_size();
-    let packets_before = a.outstanding.packets_outstanding();
-    let er = a.cfg.early_retransmit != EarlyRetransmit::Off;
-    let bytes_before = if er {
-        a.outstanding.unacked_total_bytes()
-    } else {
-        0
-    };
-    // The chunk a T3 episode watches, as it stood before this SACK.
-    let watched = a
-        .spurious
-        .watched()
-        .map(|tsn| (tsn, a.outstanding.get(tsn).map(|c| c.state)));
-    let outcome = match a.outstanding.on_sack(sack, now) {
-        Ok(outcome) => outcome,
+/// Acts on what the retransmission queue made of a SACK.
+fn act(a: &mut Association, now: Time, result: Result<SackResult, SackRejected>) -> bool {
+    let result = match result {
+        Ok(result) => result,
         // 6.2.1: an old SACK that arrived late.
-        Err(SackRejected::Stale) => return,
+        Err(SackRejected::Stale) => return false,
         // RFC 9260 15: MUST abort on a SACK acknowledging a TSN never sent.
         Err(SackRejected::AcksUnsentTsn) => {
             a.stats.malformed_chunks += 1;
@@ -89,124 +49,14 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
                 ),
                 "peer acknowledged a TSN never sent",
             );
-            return;
+            return false;
         }
     };
-    if let Some(rtt) = outcome.rtt {
-        a.path.rto.on_measurement(rtt);
-    }
-    if let Some((tsn, before)) = watched {
-        judge_t3_episode(a, sack, tsn, before);
-    }
-    if outcome.bytes_acked > 0 {
-        // 8.3: acknowledged DATA resets the error counters.
-        a.clear_errors();
-        a.tail_probe.on_new_ack();
-    } else if a
-        .outstanding
-        .earliest_unacked()
-        .is_some_and(|c| sack.a_rwnd < crate::tx::outstanding::window_cost(c.size()))
-    {
-        // RFC 9260 6.1 A: SACKs that keep answering a zero window probe show
-        // the peer alive; the unanswered probes are not errors.
+    if result.peer_alive {
+        // 8.3: the peer is reachable.
         a.clear_errors();
     }
-    // Minshall's Nagle: the small packet is acknowledged.
-    if a.small_unacked.is_some_and(|t| {
-        a.outstanding
-            .get(t)
-            .is_none_or(|c| c.state == ChunkState::GapAcked)
-    }) {
-        a.small_unacked = None;
-    }
-    // 7.2.1, 7.2.2 before 7.2.3 (note at the end of 7.2.4).
-    a.path.cc.on_ack(
-        outcome.bytes_acked,
-        flight_before,
-        a.fast_recovery.in_recovery(),
-    );
-    a.fast_recovery.on_cum_ack(sack.cum_tsn_ack);
-    if let Some(sent) = outcome.htna_sent {
-        let acked = packets_before.saturating_sub(a.outstanding.packets_outstanding());
-        a.path.ack_spacing.on_sack(now, acked, sent);
-    }
-    let window = early_retransmit::Window {
-        packets_before,
-        packets_after: a.outstanding.packets_outstanding(),
-        bytes_before,
-        bytes_after: if er { a.outstanding.unacked_bytes() } else { 0 },
-    };
-    // Seed 001 4.3: a thin stream fast-retransmits on the first miss indication.
-    let thin = thin::is_thin(&a.cfg, packets_before);
-    let fr = a.fast_recovery.on_sack(
-        sack,
-        &outcome,
-        &mut a.outstanding,
-        thin::dupthresh(&a.cfg, thin),
-        a.cfg.lost_retransmission_detection,
-    );
-    let mut entered = fr.entered_recovery;
-    let mut marked = !fr.marked.is_empty();
-    // 6.2.1: rwnd = a_rwnd less what is still outstanding.
-    a.peer_rwnd = sack.a_rwnd.saturating_sub(a.outstanding.window_flight());
-    if !marked
-        && !a.fast_recovery.in_recovery()
-        && let Some(htna) = outcome.htna
-        && early_retransmit::fires(
-            a.cfg.early_retransmit,
-            &window,
-            a.path.cc.pmdcs(),
-            a.new_data_ready(),
-        )
-    {
-        if a.cfg.early_retransmit_delay {
-            // RFC 5827 6: wait a little in case the packet was only reordered.
-            a.early_retransmit_pending = a
-                .outstanding
-                .chunks()
-                .filter(|c| c.state == ChunkState::InFlight && lt32(c.tsn, htna))
-                .map(|c| c.tsn)
-                .collect();
-            let wait = early_retransmit::delay(a.path.rto.srtt());
-            a.early_retransmit_timer.start(now, wait);
-        } else {
-            marked = early_retransmit_now(a, htna);
-            entered |= marked
-                && a.fast_recovery
-                    .enter(a.outstanding.next_tsn().wrapping_sub(1));
-        }
-    }
-    if entered {
-        a.path.cc.on_fast_retransmit();
-        a.stats.fast_recoveries += 1;
-    }
-    if marked {
-        a.fast_retransmit_now = true;
-    }
-    let restart = rto_restart::applies(
-        a.cfg.rto_restart,
-        a.outstanding.packets_outstanding(),
-        a.new_data_ready(),
-    );
-    let rto = a.data_rto();
-    // The ack-reach floor guards Brisk's shorter timers: RTO restart and a
-    // thin RTO.Min. (Standard timers are left exactly as RFC 9260 has them.)
-    let floor = (a.cfg.ack_reach_floor && (a.cfg.rto_restart || a.cfg.thin_rto_min.is_some()))
-        .then(|| a.cfg.assumed_peer_sack_delay());
-    t3::on_sack(
-        &mut a.path,
-        &a.outstanding,
-        &outcome,
-        now,
-        rto,
-        restart,
-        floor,
-    );
-    a.arm_tail_probe(now);
-    if a.outstanding.is_empty() {
-        a.path.cc.on_all_acked();
-    }
-    for m in &outcome.acked_messages {
+    for m in &result.acked_messages {
         a.stats.messages_acked += 1;
         if a.cfg.events {
             a.emit(Event::MessageAcked {
@@ -217,5 +67,5 @@ pub(super) fn apply(a: &mut Association, now: Time, sack: &Sack) {
             });
         }
     }
-    shutdown::progress(a, now);
+    true
 }

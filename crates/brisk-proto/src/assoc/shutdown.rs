@@ -4,17 +4,9 @@
 use super::{Association, Control, State, sack};
 use crate::events::{CloseReason, Event};
 use crate::time::Time;
-use crate::timer::Timer;
+use crate::timer::TimerKind;
 use crate::wire::cause::ErrorCause;
-use crate::wire::chunk::{self, Chunk, Sack, ShutdownAck, ShutdownComplete};
-
-#[derive(Debug, Default)]
-pub(super) struct Shutdown {
-    /// T2-shutdown: retransmits SHUTDOWN or SHUTDOWN ACK.
-    pub t2: Timer,
-    /// T5-shutdown-guard: bounds the whole shutdown (9.2: 5 * RTO.Max).
-    pub guard: Timer,
-}
+use crate::wire::chunk::{self, Chunk, ShutdownAck, ShutdownComplete};
 
 /// The application asked to shut down.
 pub(super) fn start(a: &mut Association, now: Time) {
@@ -39,18 +31,26 @@ pub(super) fn progress(a: &mut Association, now: Time) {
         State::ShutdownPending => {
             a.state = State::ShutdownSent;
             send_shutdown(a);
-            a.shutdown.t2.start(now, a.path.rto.rto());
-            a.shutdown.guard.start(now, 5 * a.cfg.rto_max);
+            start_t2(a, now);
+            // T5-shutdown-guard bounds the whole shutdown (9.2: 5 * RTO.Max).
+            a.timers
+                .start(TimerKind::ShutdownGuard, now, 5 * a.cfg.rto_max);
         }
         // 9.2: SHUTDOWN-RECEIVED with nothing outstanding: send SHUTDOWN ACK.
         State::ShutdownReceived => {
             a.state = State::ShutdownAckSent;
             a.control
                 .push_back(Control::new(Chunk::ShutdownAck(ShutdownAck)));
-            a.shutdown.t2.start(now, a.path.rto.rto());
+            start_t2(a, now);
         }
         _ => {}
     }
+}
+
+/// T2-shutdown retransmits SHUTDOWN or SHUTDOWN ACK (9.2).
+fn start_t2(a: &mut Association, now: Time) {
+    let rto = a.path.rto.rto();
+    a.timers.start(TimerKind::T2Shutdown, now, rto);
 }
 
 fn send_shutdown(a: &mut Association) {
@@ -63,14 +63,14 @@ fn send_shutdown(a: &mut Association) {
 /// 9.2: in SHUTDOWN-SENT, DATA is answered with SHUTDOWN and T2 restarts.
 pub(super) fn resend_shutdown(a: &mut Association, now: Time) {
     send_shutdown(a);
-    a.shutdown.t2.start(now, a.path.rto.rto());
+    start_t2(a, now);
 }
 
 /// 9.2: in SHUTDOWN-ACK-SENT, a repeated INIT or COOKIE ECHO gets the SHUTDOWN ACK again.
 pub(super) fn resend_shutdown_ack(a: &mut Association, now: Time) {
     a.control
         .push_back(Control::new(Chunk::ShutdownAck(ShutdownAck)));
-    a.shutdown.t2.start(now, a.path.rto.rto());
+    start_t2(a, now);
 }
 
 /// A SHUTDOWN from the peer.
@@ -82,13 +82,9 @@ pub(super) fn on_shutdown(a: &mut Association, now: Time, s: &chunk::Shutdown) {
         return;
     }
     // 9.2: the Cumulative TSN Ack of SHUTDOWN acknowledges like a SACK.
-    let as_sack = Sack {
-        cum_tsn_ack: s.cum_tsn_ack,
-        a_rwnd: a.peer_rwnd.saturating_add(a.outstanding.window_flight()),
-        gap_blocks: Vec::new(),
-        dup_tsns: Vec::new(),
-    };
-    sack::apply(a, now, &as_sack);
+    if sack::on_shutdown_cum_ack(a, now, s.cum_tsn_ack) {
+        progress(a, now);
+    }
     // The peer sends no more DATA (9.2): a delayed SACK for what it sent has
     // nothing left to wait for, and its SHUTDOWN waits on it. Send it now.
     if super::receive::sack_pending(a) {

@@ -5,13 +5,12 @@
 use std::net::SocketAddr;
 
 use super::{Association, State, receive};
-use crate::config::Nagle;
 use crate::events::{Event, RetransmitCause};
-use crate::recovery::t3;
 use crate::time::Time;
 use crate::tx::nagle;
-use crate::tx::outstanding::{ChunkState, chunk_size, window_cost};
+use crate::tx::outstanding::{ChunkState, chunk_size};
 use crate::tx::packetizer::PacketBuilder;
+use crate::tx::retransmission_queue::Resent;
 use crate::wire::ChunkCodec;
 use crate::wire::CommonHeader;
 use crate::wire::chunk::{Chunk, Data};
@@ -32,7 +31,6 @@ impl Association {
         match size {
             Some(size) if size > 0 => {
                 self.stats.packets_sent += 1;
-                self.sync_stats();
                 Some(Transmit {
                     destination: self.path.remote,
                     size,
@@ -155,12 +153,15 @@ impl Association {
 
     /// Whether DATA could go out now (retransmissions or new data).
     fn has_data_to_send(&self) -> bool {
-        let cwnd_open = self.path.cc.allows_new_data(self.outstanding.flight_size());
-        let retransmit = self.outstanding.marked() > 0 && (self.fast_retransmit_now || cwnd_open);
+        let cwnd_open = self.path.cc.allows_new_data(self.flight_size());
+        let retransmit =
+            self.rtx.outstanding().marked() > 0 && (self.rtx.may_bypass_cwnd() || cwnd_open);
         let new = !self.send_queue.is_empty()
             && cwnd_open
             && self.burst_budget > 0
-            && self.peer_window_allows(self.send_queue.peek_len(self.max_payload()).unwrap_or(0));
+            && self
+                .rtx
+                .window_allows(self.send_queue.peek_len(self.max_payload()).unwrap_or(0));
         retransmit || new
     }
 
@@ -168,74 +169,84 @@ impl Association {
         self.path.mtu.saturating_sub(12 + Data::HEADER_LEN).max(1)
     }
 
-    /// Rule A (6.1): new DATA needs room in the peer's window, except for a zero
-    /// window probe when nothing is outstanding.
-    fn peer_window_allows(&self, payload: usize) -> bool {
-        usize::try_from(self.peer_rwnd).unwrap_or(usize::MAX) >= payload
-            || self.outstanding.is_empty()
-    }
-
+    /// The DATA of the packet: retransmissions first (6.1 C), thin-stream
+    /// bundling (seed 001 4.4), then new data within cwnd (rule B), the
+    /// peer's window (rule A), Max.Burst and Nagle.
     fn add_data(&mut self, now: Time, p: &mut PacketBuilder<'_>) {
-        let mut record = None;
-        let thin = self.is_thin();
+        let thin = self.rtx.is_thin(&self.cfg);
         // Thin streams ask a standard receiver for an immediate SACK (I bit),
         // and so does every chunk sent in SHUTDOWN-PENDING (RFC 9260 3.3.1, as
         // usrsctp and Linux do): the SHUTDOWN waits for the SACK of the last
         // chunk, which a delayed SACK would hold back up to SACK.Delay.
         let immediate =
             (thin && self.cfg.thin_immediate_sack) || self.state == State::ShutdownPending;
-        let mut in_packet: Vec<u32> = Vec::new();
-        // 6.1 C: chunks marked for retransmission go first.
-        let mut retransmitted = false;
-        let mut fast = false;
-        while let Some(chunk) = self.outstanding.next_marked() {
-            if !(self.fast_retransmit_now
-                || self.path.cc.allows_new_data(self.outstanding.flight_size()))
-            {
-                break;
-            }
-            let mut data = chunk.to_data();
-            data.flags.immediate |= immediate;
-            if !p.fits(data.encoded_len().min(self.path.mtu)) || p.push_chunk(&data).is_err() {
-                break;
-            }
-            let (tsn, size, first_sent) = (chunk.tsn, chunk.size(), chunk.first_sent);
-            let data_immediate = data.flags.immediate;
-            let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
-            let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
-            let Some(cause) = self.outstanding.resend(tsn, now, seq) else {
-                continue;
-            };
-            self.outstanding.note_i_bit(tsn, data_immediate);
-            self.spurious.on_sent(tsn);
-            retransmitted = true;
-            in_packet.push(tsn);
-            fast |= matches!(
-                cause,
-                RetransmitCause::FastRetransmit | RetransmitCause::EarlyRetransmit
-            );
-            self.peer_rwnd = self.peer_rwnd.saturating_sub(window_cost(size));
-            self.note_retransmission(tsn, cause, now, first_sent);
-            let rto = self.data_rto();
-            if earliest {
-                // 6.3.2: retransmitting the earliest outstanding chunk restarts T3.
-                t3::on_earliest_retransmitted(&mut self.path, now, rto);
-            } else {
-                t3::on_data_sent(&mut self.path, now, rto);
-            }
-        }
-        if retransmitted {
-            // 7.2.4: only one packet may ignore cwnd.
-            self.fast_retransmit_now = false;
-        }
+        let mut dp = DataPacket {
+            record: None,
+            tsns: Vec::new(),
+            immediate,
+        };
+        let fast = self.add_retransmissions(now, p, &mut dp);
         // Seed 001 4.4: a thin stream's fast retransmission fills its packet
         // with the earliest outstanding chunks.
         if fast && thin && self.cfg.thin_aggressive_bundling {
             let room = p.room();
-            self.bundle_in_flight(now, p, &mut record, &mut in_packet, immediate, room);
+            self.bundle_in_flight(now, p, &mut dp, room);
         }
-        // 7.2.1: a path that sent nothing for RTOs decays its cwnd first.
-        if self.outstanding.is_empty()
+        self.decay_idle_cwnd(now);
+        self.add_new_data(now, p, &mut dp, thin);
+        if dp.record.is_some() {
+            self.rtx.end_packet();
+            self.path.last_data_sent = Some(now);
+        }
+    }
+
+    /// 6.1 C: chunks marked for retransmission go first, within cwnd unless
+    /// one packet may ignore it (7.2.4). Returns whether a fast or early
+    /// retransmission went.
+    fn add_retransmissions(
+        &mut self,
+        now: Time,
+        p: &mut PacketBuilder<'_>,
+        dp: &mut DataPacket,
+    ) -> bool {
+        let (mut retransmitted, mut fast) = (false, false);
+        while let Some(chunk) = self.rtx.next_marked() {
+            if !(self.rtx.may_bypass_cwnd()
+                || self
+                    .path
+                    .cc
+                    .allows_new_data(self.rtx.outstanding().flight_size()))
+            {
+                break;
+            }
+            let mut data = chunk.to_data();
+            data.flags.immediate |= dp.immediate;
+            if !p.fits(data.encoded_len().min(self.path.mtu)) || p.push_chunk(&data).is_err() {
+                break;
+            }
+            let (tsn, i_bit) = (chunk.tsn, data.flags.immediate);
+            let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+            let (rtx, mut env) = self.tx();
+            let Some(resent) = rtx.resend(tsn, now, seq, i_bit, &mut env) else {
+                continue;
+            };
+            retransmitted = true;
+            dp.tsns.push(tsn);
+            fast |= matches!(
+                resent.cause,
+                RetransmitCause::FastRetransmit | RetransmitCause::EarlyRetransmit
+            );
+            self.note_retransmission(tsn, resent, now);
+        }
+        if retransmitted {
+            self.rtx.on_retransmissions_sent();
+        }
+        fast
+    }
+
+    /// 7.2.1: a path that sent nothing for RTOs decays its cwnd first.
+    fn decay_idle_cwnd(&mut self, now: Time) {
+        if self.rtx.outstanding().is_empty()
             && let Some(last) = self.path.last_data_sent
         {
             let rto = self.path.rto.rto().as_micros().max(1);
@@ -244,55 +255,67 @@ impl Association {
                 self.path.cc.on_idle(idle);
             }
         }
-        let max_payload = self.max_payload();
-        let next_new = self.send_queue.peek_len(max_payload).filter(|len| {
-            self.burst_budget > 0
-                && self.path.cc.allows_new_data(self.outstanding.flight_size())
-                && self.peer_window_allows(*len)
-                && p.fits(chunk_size(*len) as usize)
-        });
-        // Nagle for messages: hold a less-than-full packet of new data.
+    }
+
+    /// Nagle for messages: hold a less-than-full packet of new data (classic,
+    /// or Minshall's rule).
+    fn nagle_holds(&self, p: &PacketBuilder<'_>) -> bool {
         let would_fill = self.send_queue.buffered_bytes()
             + (Data::HEADER_LEN + 3) * self.send_queue.len()
             >= p.room();
-        let held = self.state == State::Established
+        self.state == State::Established
             && !self.send_queue.is_mid_message()
             && nagle::hold(
                 self.cfg.nagle,
                 would_fill,
-                !self.outstanding.is_empty(),
-                self.small_unacked.is_some(),
-            );
-        // Seed 001 4.4: redundant bundling: unacknowledged chunks ride in front
-        // of the new data when the packet has room for them.
+                !self.rtx.outstanding().is_empty(),
+                self.rtx.small_packet_unacked(),
+            )
+    }
+
+    /// New DATA, within cwnd, the peer's window and Max.Burst, with seed 001
+    /// 4.4's redundant bundling in front of it.
+    fn add_new_data(
+        &mut self,
+        now: Time,
+        p: &mut PacketBuilder<'_>,
+        dp: &mut DataPacket,
+        thin: bool,
+    ) {
+        let max_payload = self.max_payload();
+        let cwnd_open = |a: &Self| a.path.cc.allows_new_data(a.flight_size());
+        let next_new = self.send_queue.peek_len(max_payload).filter(|len| {
+            self.burst_budget > 0
+                && cwnd_open(self)
+                && self.rtx.window_allows(*len)
+                && p.fits(chunk_size(*len) as usize)
+        });
+        let held = self.nagle_holds(p);
+        // Seed 001 4.4: redundant bundling: unacknowledged chunks ride in
+        // front of the new data when the packet has room for them.
         if let Some(len) = next_new
             && !held
             && thin
             && self.cfg.thin_redundant_bundling
         {
             let room = p.room().saturating_sub(chunk_size(len) as usize);
-            self.bundle_in_flight(now, p, &mut record, &mut in_packet, immediate, room);
+            self.bundle_in_flight(now, p, dp, room);
         }
-        // New DATA, within cwnd, the peer's window and Max.Burst.
         let mut sent_new = None;
-        while next_new.is_some()
-            && !held
-            && self.burst_budget > 0
-            && self.path.cc.allows_new_data(self.outstanding.flight_size())
-        {
+        while next_new.is_some() && !held && self.burst_budget > 0 && cwnd_open(self) {
             let Some(len) = self.send_queue.peek_len(max_payload) else {
                 break;
             };
-            if !p.fits(chunk_size(len) as usize) || !self.peer_window_allows(len) {
+            if !p.fits(chunk_size(len) as usize) || !self.rtx.window_allows(len) {
                 break;
             }
             let Some(mut frag) = self.send_queue.next_fragment(max_payload) else {
                 break;
             };
-            frag.flags.immediate |= immediate;
+            frag.flags.immediate |= dp.immediate;
             let data = Data {
                 flags: frag.flags,
-                tsn: self.outstanding.next_tsn(),
+                tsn: self.rtx.outstanding().next_tsn(),
                 stream_id: frag.stream_id,
                 ssn: frag.ssn,
                 ppid: frag.ppid,
@@ -302,33 +325,20 @@ impl Association {
                 self.stats.malformed_chunks += 1;
                 break;
             }
-            let size = chunk_size(frag.payload.len());
-            let payload_len = frag.payload.len() as u64;
-            let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
-            sent_new = Some(self.outstanding.send_new(frag, now, seq));
-            self.peer_rwnd = self.peer_rwnd.saturating_sub(window_cost(size));
-            self.stats.data_chunks_sent += 1;
-            self.stats.payload_bytes_sent += payload_len;
-            let rto = self.data_rto();
-            t3::on_data_sent(&mut self.path, now, rto);
+            let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+            let (rtx, mut env) = self.tx();
+            sent_new = Some(rtx.send_new(frag, now, seq, &mut env));
         }
         if let Some(last_tsn) = sent_new {
             self.burst_budget = self.burst_budget.saturating_sub(1);
-            // Minshall: remember a less-than-full packet until it is acknowledged.
             // Full: no room for even a 1-byte chunk, or the next chunk does not fit.
             let full = !p.fits(chunk_size(1) as usize)
                 || self
                     .send_queue
                     .peek_len(max_payload)
                     .is_some_and(|len| !p.fits(chunk_size(len) as usize));
-            if !full && self.cfg.nagle == Nagle::Minshall {
-                self.small_unacked = Some(last_tsn);
-            }
-            self.arm_tail_probe(now);
-        }
-        if record.is_some() {
-            self.outstanding.end_packet();
-            self.path.last_data_sent = Some(now);
+            let (rtx, mut env) = self.tx();
+            rtx.on_new_data_packet(now, last_tsn, full, &mut env);
         }
     }
 
@@ -338,19 +348,18 @@ impl Association {
         &mut self,
         now: Time,
         p: &mut PacketBuilder<'_>,
-        record: &mut Option<u64>,
-        in_packet: &mut Vec<u32>,
-        immediate: bool,
+        dp: &mut DataPacket,
         mut room: usize,
     ) {
         let candidates: Vec<u32> = self
-            .outstanding
+            .rtx
+            .outstanding()
             .chunks()
-            .filter(|c| c.state == ChunkState::InFlight && !in_packet.contains(&c.tsn))
+            .filter(|c| c.state == ChunkState::InFlight && !dp.tsns.contains(&c.tsn))
             .map(|c| c.tsn)
             .collect();
         for tsn in candidates {
-            let Some(chunk) = self.outstanding.get(tsn) else {
+            let Some(chunk) = self.rtx.outstanding().get(tsn) else {
                 continue;
             };
             let size = chunk.size() as usize;
@@ -358,48 +367,41 @@ impl Association {
                 break;
             }
             let mut data = chunk.to_data();
-            data.flags.immediate |= immediate;
-            let (first_sent, i_bit) = (chunk.first_sent, data.flags.immediate);
-            let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
+            data.flags.immediate |= dp.immediate;
+            let i_bit = data.flags.immediate;
             if p.push_chunk(&data).is_err() {
                 break;
             }
-            let seq = *record.get_or_insert_with(|| self.outstanding.begin_packet(now));
-            if self.outstanding.rebundle(tsn, now, seq) {
-                self.outstanding.note_i_bit(tsn, i_bit);
-                self.spurious.on_sent(tsn);
-                if earliest {
-                    // 6.3.2: a copy of the earliest outstanding chunk is a
-                    // retransmission of it, and restarts T3: its SACK cannot
-                    // be back sooner than a round trip from now.
-                    let rto = self.data_rto();
-                    t3::on_earliest_retransmitted(&mut self.path, now, rto);
-                }
+            let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+            let (rtx, mut env) = self.tx();
+            if let Some(resent) = rtx.bundle(tsn, now, seq, i_bit, &mut env) {
                 room -= size;
-                in_packet.push(tsn);
-                self.note_retransmission(tsn, RetransmitCause::Bundled, now, first_sent);
+                dp.tsns.push(tsn);
+                self.note_retransmission(tsn, resent, now);
             }
         }
     }
 
-    fn note_retransmission(
-        &mut self,
-        tsn: u32,
-        cause: RetransmitCause,
-        now: Time,
-        first_sent: Time,
-    ) {
-        self.stats.count_retransmission(cause);
-        self.stats.data_chunks_sent += 1;
+    /// Reports a retransmission to the lab (the queue counted it).
+    fn note_retransmission(&mut self, tsn: u32, resent: Resent, now: Time) {
         if self.cfg.events {
-            let transmissions = self.outstanding.get(tsn).map_or(0, |c| c.transmissions);
             self.emit(Event::Retransmission {
                 tsn,
-                cause,
+                cause: resent.cause,
                 at: now,
-                first_sent_at: first_sent,
-                transmissions,
+                first_sent_at: resent.first_sent,
+                transmissions: resent.transmissions,
             });
         }
     }
+}
+
+/// The DATA of the packet being assembled.
+struct DataPacket {
+    /// Its packet record, opened by its first DATA chunk.
+    record: Option<u64>,
+    /// The TSNs it carries already.
+    tsns: Vec<u32>,
+    /// Its chunks carry the I bit.
+    immediate: bool,
 }

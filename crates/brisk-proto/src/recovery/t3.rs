@@ -5,26 +5,29 @@ use std::time::Duration;
 use crate::path::Path;
 use crate::recovery::{ack_reach, rto_restart};
 use crate::time::Time;
+use crate::timer::{TimerKind, TimerTable};
 use crate::tx::outstanding::{Outstanding, SackOutcome};
 
 /// R1: DATA was sent (new or retransmitted); start T3 with `rto` if it is not running.
-pub fn on_data_sent(path: &mut Path, now: Time, rto: Duration) {
-    path.t3.start_if_stopped(now, rto);
+pub fn on_data_sent(timers: &mut TimerTable, now: Time, rto: Duration) {
+    timers.start_if_stopped(TimerKind::T3Rtx, now, rto);
 }
 
 /// R1, when the earliest outstanding chunk itself was retransmitted: 6.3.2
 /// ("restart the timer if the earliest outstanding DATA chunk ... is being
 /// retransmitted").
-pub fn on_earliest_retransmitted(path: &mut Path, now: Time, rto: Duration) {
-    path.t3.start(now, rto);
+pub fn on_earliest_retransmitted(timers: &mut TimerTable, now: Time, rto: Duration) {
+    timers.start(TimerKind::T3Rtx, now, rto);
 }
 
 /// R2, R3, R4 after a SACK was applied. `rto` is the RTO in force; with
 /// `restart` (RFC 7765 applies), R3 subtracts the earliest chunk's age. With
 /// `peer_sack_delay` (the ack-reach floor applies), the restarted timer never
 /// expires before the earliest chunk's SACK can be back.
+#[allow(clippy::too_many_arguments)]
 pub fn on_sack(
-    path: &mut Path,
+    timers: &mut TimerTable,
+    path: &Path,
     outstanding: &Outstanding,
     outcome: &SackOutcome,
     now: Time,
@@ -34,7 +37,7 @@ pub fn on_sack(
 ) {
     let Some(earliest) = outstanding.earliest_unacked() else {
         // R2: everything sent to this address is acknowledged.
-        path.t3.stop();
+        timers.stop(TimerKind::T3Rtx);
         return;
     };
     if outcome.earliest_acked {
@@ -61,10 +64,10 @@ pub fn on_sack(
                 },
             );
         }
-        path.t3.start(now, timeout);
+        timers.start(TimerKind::T3Rtx, now, timeout);
     } else if outcome.reneged {
         // R4: a gap-acked TSN went missing again.
-        path.t3.start_if_stopped(now, rto);
+        timers.start_if_stopped(TimerKind::T3Rtx, now, rto);
     }
 }
 

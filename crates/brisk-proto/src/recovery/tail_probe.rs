@@ -8,15 +8,13 @@
 use std::time::Duration;
 
 use crate::time::Time;
-use crate::timer::Timer;
 
 /// RFC 8985 7.2: when no SRTT is known yet, the PTO is one second.
 const PTO_WITHOUT_SRTT: Duration = Duration::from_secs(1);
 
-/// The probe timer and whether a probe is unanswered.
+/// Whether a probe is unanswered (the probe timer is `TimerKind::TailLossProbe`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TailProbe {
-    pub timer: Timer,
     /// A probe went out and no SACK has acknowledged new data since.
     pub probing: bool,
 }
@@ -38,24 +36,19 @@ pub fn pto(srtt: Option<Duration>, packets_outstanding: u32, delayed_sack: Durat
 }
 
 impl TailProbe {
-    /// (Re)arms the probe at `now + pto`, unless a probe is unanswered or T3
-    /// would fire first (the probe never comes after T3).
-    pub fn arm(&mut self, now: Time, pto: Duration, t3: Option<Time>) {
+    /// When to (re)arm the probe: `now + pto`, unless a probe is unanswered
+    /// or T3 would fire first (the probe never comes after T3); `None` stops it.
+    pub fn deadline(&self, now: Time, pto: Duration, t3: Option<Time>) -> Option<Time> {
         let at = now + pto;
         if self.probing || t3.is_none_or(|t3| at >= t3) {
-            self.timer.stop();
+            None
         } else {
-            self.timer.start(now, pto);
+            Some(at)
         }
     }
 
     /// A SACK acknowledged new data: the probe, if any, has done its job.
     pub fn on_new_ack(&mut self) {
-        self.probing = false;
-    }
-
-    pub fn stop(&mut self) {
-        self.timer.stop();
         self.probing = false;
     }
 }
@@ -76,15 +69,19 @@ mod tests {
     fn the_probe_is_never_armed_past_t3_or_while_one_is_unanswered() {
         let ms = Duration::from_millis;
         let mut p = TailProbe::default();
-        p.arm(Time::ZERO, ms(40), Some(Time::from_millis(1000)));
-        assert_eq!(p.timer.deadline(), Some(Time::from_millis(40)));
-        p.arm(Time::ZERO, ms(1000), Some(Time::from_millis(1000)));
-        assert_eq!(p.timer.deadline(), None, "T3 would fire first");
+        let t3 = Some(Time::from_millis(1000));
+        assert_eq!(
+            p.deadline(Time::ZERO, ms(40), t3),
+            Some(Time::from_millis(40))
+        );
+        assert_eq!(
+            p.deadline(Time::ZERO, ms(1000), t3),
+            None,
+            "T3 would fire first"
+        );
         p.probing = true;
-        p.arm(Time::ZERO, ms(40), Some(Time::from_millis(1000)));
-        assert_eq!(p.timer.deadline(), None);
+        assert_eq!(p.deadline(Time::ZERO, ms(40), t3), None);
         p.on_new_ack();
-        p.arm(Time::ZERO, ms(40), Some(Time::from_millis(1000)));
-        assert!(p.timer.is_running());
+        assert!(p.deadline(Time::ZERO, ms(40), t3).is_some());
     }
 }

@@ -5,7 +5,7 @@
 //! DATA chunk of a packet:
 //!
 //! 1. [`TsnTracker::record`] classifies the TSN (new, duplicate, out of window)
-//!    and keeps what a SACK reports (RFC 9260 6.2, 6.7); [`SackTimer`] decides
+//!    and keeps what a SACK reports (RFC 9260 6.2, 6.7); [`SackDecision`] decides
 //!    when that SACK goes out (delayed SACK, RFC 9260 6.2, RFC 5681 4.2).
 //! 2. [`Reassembly::push`] turns new fragments into whole messages (RFC 9260 6.9).
 //! 3. [`Delivery::push`] orders whole messages per stream and queues them for
@@ -27,8 +27,8 @@ pub mod window;
 pub use delivery::Delivery;
 pub use reassembly::{Fragment, Reassembled, Reassembly, ReassemblyError};
 pub use tracker::{
-    MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, MAX_GAP_RANGES, MAX_SACK_DELAY, Received, SackTimer,
-    TsnTracker,
+    MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, MAX_GAP_RANGES, MAX_SACK_DELAY, Received,
+    SackDecision, TsnTracker,
 };
 
 #[cfg(test)]

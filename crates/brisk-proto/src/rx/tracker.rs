@@ -2,7 +2,7 @@
 //!
 //! [`TsnTracker`] keeps the Cumulative TSN Ack point and the TSNs received above
 //! it, and builds SACK chunks from them (RFC 9260 3.3.4, 6.2, 6.7).
-//! [`SackTimer`] decides when a SACK must go out: at once, or after the
+//! [`SackDecision`] decides when a SACK must go out: at once, or after the
 //! delayed-acknowledgement timer (RFC 9260 6.2, RFC 5681 4.2).
 
 use std::time::Duration;
@@ -277,11 +277,13 @@ pub const MAX_SACK_DELAY: Duration = Duration::from_millis(500);
 
 /// The delayed-SACK decision (RFC 9260 6.2 and 6.7, RFC 5681 4.2).
 ///
-/// The association reports each packet that carried DATA; the timer says when a
-/// SACK is due. A SACK sent for any reason (alone, or bundled with DATA) is
-/// reported with [`SackTimer::on_sack_sent`].
+/// The association reports each packet that carried DATA; the decision says
+/// whether a SACK is due at once, or arms the delayed-SACK timer, which the
+/// association keeps in its timer table (`TimerKind::DelayedSack`). A SACK
+/// sent for any reason (alone, or bundled with DATA) is reported with
+/// [`SackDecision::on_sack_sent`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SackTimer {
+pub struct SackDecision {
     /// Packets carrying DATA per SACK (at least 1).
     sack_freq: u32,
     sack_delay: Duration,
@@ -289,11 +291,9 @@ pub struct SackTimer {
     packets: u32,
     /// When a packet required an immediate SACK, if one did since the last SACK.
     due_since: Option<Time>,
-    /// The delayed-SACK timer.
-    deadline: Option<Time>,
 }
 
-impl SackTimer {
+impl SackDecision {
     /// `sack_freq` is the number of packets carrying DATA per SACK (2 by default;
     /// 1 acknowledges every packet, i.e. no delayed SACK; 0 is taken as 1).
     /// `sack_delay` is clamped to [`MAX_SACK_DELAY`].
@@ -303,11 +303,12 @@ impl SackTimer {
             sack_delay: sack_delay.min(MAX_SACK_DELAY),
             packets: 0,
             due_since: None,
-            deadline: None,
         }
     }
 
-    /// A packet carrying DATA was processed.
+    /// A packet carrying DATA was processed. Returns the delay to arm the
+    /// delayed-SACK timer with, if it is not running, when no SACK is due at
+    /// once.
     ///
     /// - `any_new`, `any_duplicate`: whether [`TsnTracker::record`] returned
     ///   `New` / `Duplicate` for any DATA chunk in it;
@@ -322,7 +323,7 @@ impl SackTimer {
         immediate: bool,
         gaps_before: bool,
         gaps_after: bool,
-    ) {
+    ) -> Option<Duration> {
         self.packets = self.packets.saturating_add(1);
         let at_once =
             // RFC 9260 6.2: the I bit asks for a SACK without delay (RFC 7053).
@@ -340,23 +341,25 @@ impl SackTimer {
             || self.packets >= self.sack_freq;
         if at_once {
             self.due_since.get_or_insert(now);
-        } else if self.deadline.is_none() {
+            None
+        } else {
             // RFC 9260 6.2: within SACK.Delay of the first unacknowledged DATA;
             // an armed timer is never pushed later.
-            self.deadline = Some(now + self.sack_delay);
+            Some(self.sack_delay)
         }
     }
 
-    /// Whether a SACK must go out at `now`.
-    pub fn sack_due(&self, now: Time) -> bool {
-        self.deadline().is_some_and(|d| d <= now)
+    /// Whether a SACK must go out at `now`, the delayed-SACK timer's deadline
+    /// being `delayed`.
+    pub fn sack_due(&self, now: Time, delayed: Option<Time>) -> bool {
+        self.deadline(delayed).is_some_and(|d| d <= now)
     }
 
     /// When a SACK is due: the delayed-SACK deadline, or the time of the packet
     /// that required an immediate SACK (already past) if one is pending.
     /// `None` when nothing awaits acknowledgement.
-    pub fn deadline(&self) -> Option<Time> {
-        match (self.due_since, self.deadline) {
+    pub fn deadline(&self, delayed: Option<Time>) -> Option<Time> {
+        match (self.due_since, delayed) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -368,16 +371,11 @@ impl SackTimer {
         self.due_since
     }
 
-    /// The delayed-SACK timer's deadline, if it runs.
-    pub fn delayed_deadline(&self) -> Option<Time> {
-        self.deadline
-    }
-
-    /// A SACK went out: resets the packet count and disarms the timer.
+    /// A SACK went out: resets the packet count (the caller disarms the
+    /// delayed-SACK timer).
     pub fn on_sack_sent(&mut self) {
         self.packets = 0;
         self.due_since = None;
-        self.deadline = None;
     }
 
     /// Packets carrying DATA per SACK.
@@ -668,6 +666,48 @@ mod tests {
 
     fn ms(n: u64) -> Time {
         Time::from_millis(n)
+    }
+
+    /// The decision with the delayed-SACK timer the association keeps for it.
+    struct SackTimer {
+        decision: SackDecision,
+        delayed: Option<Time>,
+    }
+
+    impl SackTimer {
+        fn new(sack_freq: u32, sack_delay: Duration) -> Self {
+            Self {
+                decision: SackDecision::new(sack_freq, sack_delay),
+                delayed: None,
+            }
+        }
+
+        fn on_data_packet(&mut self, now: Time, new: bool, dup: bool, i: bool, gb: bool, ga: bool) {
+            if let Some(delay) = self.decision.on_data_packet(now, new, dup, i, gb, ga) {
+                self.delayed.get_or_insert(now + delay);
+            }
+        }
+
+        fn sack_due(&self, now: Time) -> bool {
+            self.decision.sack_due(now, self.delayed)
+        }
+
+        fn deadline(&self) -> Option<Time> {
+            self.decision.deadline(self.delayed)
+        }
+
+        fn on_sack_sent(&mut self) {
+            self.decision.on_sack_sent();
+            self.delayed = None;
+        }
+
+        fn sack_freq(&self) -> u32 {
+            self.decision.sack_freq()
+        }
+
+        fn sack_delay(&self) -> Duration {
+            self.decision.sack_delay()
+        }
     }
 
     #[test]

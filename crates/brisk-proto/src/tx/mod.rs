@@ -2,7 +2,12 @@
 //!
 //! - [`send_queue`]: messages not yet sent for the first time; streams, stream
 //!   sequence numbers, fragmentation and scheduling between streams.
-//! - [`outstanding`]: chunks sent and not cumulatively acknowledged.
+//! - [`outstanding`]: chunks sent and not cumulatively acknowledged, and the
+//!   packet records that carried them.
+//! - [`retransmission_queue`]: the one owner of the sending side once a chunk
+//!   has left: [`outstanding`], T3, fast recovery, the latency mechanisms and
+//!   the peer's window.
+//! - [`packetizer`] and [`nagle`]: packets of chunks, and when to hold one.
 //!
 //! The send buffer bounds both together: a peer that acknowledges only by gap
 //! blocks, or never, cannot make the sender hold more (RFC 9260 6.2.1: the peer
@@ -11,6 +16,7 @@
 pub mod nagle;
 pub mod outstanding;
 pub mod packetizer;
+pub mod retransmission_queue;
 pub mod send_queue;
 
 /// Bookkeeping bytes charged against the send buffer for each queued message

@@ -1,0 +1,790 @@
+//! The one owner of the sending side once a chunk has left: outstanding
+//! chunks and their packet records ([`Outstanding`]), T3-rtx, fast recovery,
+//! every latency mechanism as a named step, and the peer's receive window.
+//!
+//! The association decides what to do with a SACK or an expiry and asks this
+//! queue; the queue changes its own state, the path's congestion control and
+//! RTO, and its timers in the association's [`TimerTable`], and answers with
+//! what the association must act on (errors to clear, messages acknowledged,
+//! an abort). Packet assembly asks it for the chunks to resend and hands it
+//! every chunk sent.
+
+use std::time::Duration;
+
+use crate::config::{Config, EarlyRetransmit, Nagle};
+use crate::events::RetransmitCause;
+use crate::path::Path;
+use crate::recovery::fast_retransmit::FastRecovery;
+use crate::recovery::spurious::{self, SpuriousTimeouts};
+use crate::recovery::tail_probe::{self, TailProbe};
+use crate::recovery::{early_retransmit, pktdrop, rto_restart, t3, thin};
+use crate::serial::lt32;
+use crate::time::Time;
+use crate::timer::{TimerKind, TimerTable};
+use crate::tx::outstanding::{
+    AckedMessage, ChunkState, Outstanding, SackOutcome, SackRejected, SentChunk, window_cost,
+};
+use crate::tx::send_queue::PendingFragment;
+use crate::wire::chunk::{PktDrop, Sack};
+
+/// What the queue borrows from the association for one call: the knobs, the
+/// path the data goes to (its congestion control and RTO) and the timers.
+pub struct TxEnv<'a> {
+    pub cfg: &'a Config,
+    pub path: &'a mut Path,
+    pub timers: &'a mut TimerTable,
+}
+
+/// The counters of the sending side, kept where the events happen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TxCounters {
+    /// Retransmissions by cause, in [`RetransmitCause::ALL`] order.
+    pub retransmissions: [u64; RetransmitCause::ALL.len()],
+    pub t3_expirations: u64,
+    pub fast_recoveries: u64,
+    pub spurious_timeouts_undone: u64,
+    /// DATA chunks sent, first transmissions and retransmissions alike.
+    pub data_chunks_sent: u64,
+    /// User data sent for the first time.
+    pub payload_bytes_sent: u64,
+}
+
+/// The peer's receive window as the sender models it (RFC 9260 6.2.1). The
+/// window usable for new data is derived from it when asked
+/// ([`RetransmissionQueue::window_allows`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct PeerWindow {
+    rwnd: u32,
+}
+
+impl PeerWindow {
+    /// 6.2.1 D ii: a_rwnd less what is still outstanding.
+    fn on_sack(&mut self, a_rwnd: u32, window_flight: u32) {
+        self.rwnd = a_rwnd.saturating_sub(window_flight);
+    }
+
+    /// 6.2.1 B: a chunk was sent or resent.
+    fn on_sent(&mut self, cost: u32) {
+        self.rwnd = self.rwnd.saturating_sub(cost);
+    }
+
+    /// 6.2.1 C: chunks marked for retransmission go back into the window.
+    fn on_returned(&mut self, cost: u32) {
+        self.rwnd = self.rwnd.saturating_add(cost);
+    }
+}
+
+/// What a SACK asks of the association.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SackResult {
+    /// The SACK proves the peer reachable: it acknowledged new data (8.3), or
+    /// answered a zero window probe (6.1 A). The error counters clear.
+    pub peer_alive: bool,
+    /// Messages whose every fragment is now cumulatively acknowledged.
+    pub acked_messages: Vec<AckedMessage>,
+}
+
+/// What a T3 expiry is, before it acts (6.3.3, 8.1, 8.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum T3Expiry {
+    /// Nothing is outstanding: nothing to do.
+    Idle,
+    /// A real expiry; unless it only probed a closed window that the peer
+    /// keeps answering (6.1 A), it counts as an error of the association.
+    Expired { counts_as_error: bool },
+}
+
+/// A chunk just sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resent {
+    pub cause: RetransmitCause,
+    pub first_sent: Time,
+    /// Transmissions of the chunk, this one included.
+    pub transmissions: u32,
+}
+
+/// The sending side of one association after the send queue.
+#[derive(Debug, Clone)]
+pub struct RetransmissionQueue {
+    outstanding: Outstanding,
+    fast_recovery: FastRecovery,
+    /// 7.2.4: the next packet of marked chunks goes out whatever cwnd says.
+    /// Fast retransmit sets it; so do Early Retransmit, the tail loss probe
+    /// and PKTDROP, whose retransmissions are no sign of congestion either.
+    bypass_cwnd_once: bool,
+    /// Early Retransmit waiting out its reordering delay (RFC 5827 6): the
+    /// chunks it would retransmit.
+    early_retransmit_pending: Vec<u32>,
+    tail_probe: TailProbe,
+    /// Minshall's Nagle: the highest TSN of the last less-than-full packet
+    /// sent, while it is unacknowledged.
+    small_unacked: Option<u32>,
+    peer_window: PeerWindow,
+    /// When the last SACK arrived, and the a_rwnd it advertised.
+    last_sack: Option<(Time, u32)>,
+    /// When T3 last expired.
+    last_t3_expiry: Option<Time>,
+    /// T3 expiries that may yet prove spurious (RFC 5682, RFC 3708).
+    spurious: SpuriousTimeouts,
+    counters: TxCounters,
+}
+
+impl RetransmissionQueue {
+    /// `initial_tsn` is the TSN our first DATA chunk will carry.
+    pub fn new(initial_tsn: u32) -> Self {
+        Self {
+            outstanding: Outstanding::new(initial_tsn),
+            fast_recovery: FastRecovery::default(),
+            bypass_cwnd_once: false,
+            early_retransmit_pending: Vec::new(),
+            tail_probe: TailProbe::default(),
+            small_unacked: None,
+            peer_window: PeerWindow::default(),
+            last_sack: None,
+            last_t3_expiry: None,
+            spurious: SpuriousTimeouts::default(),
+            counters: TxCounters::default(),
+        }
+    }
+
+    /// 5.2.4 A: the peer restarted. Everything outstanding is forgotten (the
+    /// caller drained it first) and sending starts again at `initial_tsn`;
+    /// the counters go on.
+    pub fn restart(&mut self, initial_tsn: u32, timers: &mut TimerTable) {
+        let counters = std::mem::take(&mut self.counters);
+        *self = Self {
+            counters,
+            ..Self::new(initial_tsn)
+        };
+        for kind in [
+            TimerKind::T3Rtx,
+            TimerKind::EarlyRetransmit,
+            TimerKind::TailLossProbe,
+        ] {
+            timers.stop(kind);
+        }
+    }
+
+    /// 6.2.1 A: the window the peer gave in its INIT or INIT ACK.
+    pub fn on_peer_window(&mut self, a_rwnd: u32) {
+        self.peer_window.rwnd = a_rwnd;
+    }
+
+    // --- What the association reads ---
+
+    pub fn outstanding(&self) -> &Outstanding {
+        &self.outstanding
+    }
+
+    pub fn counters(&self) -> &TxCounters {
+        &self.counters
+    }
+
+    /// The peer's receive window as we model it (6.2.1).
+    pub fn peer_rwnd(&self) -> u32 {
+        self.peer_window.rwnd
+    }
+
+    /// A less-than-full packet is unacknowledged (Minshall's Nagle).
+    pub fn small_packet_unacked(&self) -> bool {
+        self.small_unacked.is_some()
+    }
+
+    /// Whether marked chunks may go out now whatever cwnd says (7.2.4).
+    pub fn may_bypass_cwnd(&self) -> bool {
+        self.bypass_cwnd_once
+    }
+
+    /// Whether the stream is thin (seed 001): fewer than `thin_threshold`
+    /// packets outstanding.
+    pub fn is_thin(&self, cfg: &Config) -> bool {
+        thin::is_thin(cfg, self.outstanding.packets_outstanding())
+    }
+
+    /// The RTO for T3: a thin stream's own RTO.Min applies while thin.
+    pub fn rto(&self, cfg: &Config, path: &Path) -> Duration {
+        thin::rto(cfg, self.is_thin(cfg), &path.rto)
+    }
+
+    /// Rule A (6.1): new DATA of `payload` bytes needs room in the peer's
+    /// window, except for a zero window probe when nothing is outstanding.
+    pub fn window_allows(&self, payload: usize) -> bool {
+        usize::try_from(self.peer_window.rwnd).unwrap_or(usize::MAX) >= payload
+            || self.outstanding.is_empty()
+    }
+
+    /// Whether new data is queued (`queued`: the next chunk's payload) and
+    /// the peer's window would take it (RFC 5827 and RFC 7765 apply only when
+    /// it is not).
+    fn new_data_ready(&self, queued: Option<usize>) -> bool {
+        queued
+            .is_some_and(|len| usize::try_from(self.peer_window.rwnd).unwrap_or(usize::MAX) >= len)
+    }
+
+    // --- Sending ---
+
+    /// Opens a packet record for DATA leaving now.
+    pub fn begin_packet(&mut self, now: Time) -> u64 {
+        self.outstanding.begin_packet(now)
+    }
+
+    /// The packet is complete.
+    pub fn end_packet(&mut self) {
+        self.outstanding.end_packet();
+    }
+
+    /// The lowest TSN marked for retransmission (6.1 C: these go first).
+    pub fn next_marked(&self) -> Option<&SentChunk> {
+        self.outstanding.next_marked()
+    }
+
+    /// Sends a marked chunk again in packet `packet`, its I bit as given.
+    pub fn resend(
+        &mut self,
+        tsn: u32,
+        now: Time,
+        packet: u64,
+        immediate: bool,
+        env: &mut TxEnv<'_>,
+    ) -> Option<Resent> {
+        let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
+        let cause = self.outstanding.resend(tsn, now, packet)?;
+        self.outstanding.note_i_bit(tsn, immediate);
+        self.spurious.on_sent(tsn);
+        let chunk = self.outstanding.get(tsn)?;
+        let resent = Resent {
+            cause,
+            first_sent: chunk.first_sent,
+            transmissions: chunk.transmissions,
+        };
+        // 6.2.1 B.
+        self.peer_window.on_sent(window_cost(chunk.size()));
+        self.count_retransmission(cause);
+        let rto = self.rto(env.cfg, env.path);
+        if earliest {
+            // 6.3.2: retransmitting the earliest outstanding chunk restarts T3.
+            t3::on_earliest_retransmitted(env.timers, now, rto);
+        } else {
+            t3::on_data_sent(env.timers, now, rto);
+        }
+        Some(resent)
+    }
+
+    /// The marked chunks of this transmission opportunity went out: 7.2.4,
+    /// only one packet may ignore cwnd.
+    pub fn on_retransmissions_sent(&mut self) {
+        self.bypass_cwnd_once = false;
+    }
+
+    /// Seed 001 4.4: sends a chunk still in flight again in packet `packet`
+    /// (redundant or aggressive bundling; cause `Bundled`). Returns whether it
+    /// went, with the chunk's first send time and transmissions.
+    pub fn bundle(
+        &mut self,
+        tsn: u32,
+        now: Time,
+        packet: u64,
+        immediate: bool,
+        env: &mut TxEnv<'_>,
+    ) -> Option<Resent> {
+        let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
+        if !self.outstanding.rebundle(tsn, now, packet) {
+            return None;
+        }
+        self.outstanding.note_i_bit(tsn, immediate);
+        self.spurious.on_sent(tsn);
+        if earliest {
+            // 6.3.2: a copy of the earliest outstanding chunk is a
+            // retransmission of it, and restarts T3: its SACK cannot be back
+            // sooner than a round trip from now.
+            let rto = self.rto(env.cfg, env.path);
+            t3::on_earliest_retransmitted(env.timers, now, rto);
+        }
+        self.count_retransmission(RetransmitCause::Bundled);
+        let chunk = self.outstanding.get(tsn)?;
+        Some(Resent {
+            cause: RetransmitCause::Bundled,
+            first_sent: chunk.first_sent,
+            transmissions: chunk.transmissions,
+        })
+    }
+
+    /// Sends a fragment for the first time in packet `packet`; returns its TSN.
+    pub fn send_new(
+        &mut self,
+        frag: PendingFragment,
+        now: Time,
+        packet: u64,
+        env: &mut TxEnv<'_>,
+    ) -> u32 {
+        let payload_len = frag.payload.len() as u64;
+        let size = crate::tx::outstanding::chunk_size(frag.payload.len());
+        let tsn = self.outstanding.send_new(frag, now, packet);
+        // 6.2.1 B.
+        self.peer_window.on_sent(window_cost(size));
+        self.counters.data_chunks_sent += 1;
+        self.counters.payload_bytes_sent += payload_len;
+        // 6.3.2 R1.
+        let rto = self.rto(env.cfg, env.path);
+        t3::on_data_sent(env.timers, now, rto);
+        tsn
+    }
+
+    /// A packet of new data ending with `last_tsn` went out; `full` when it
+    /// had no room for the next chunk.
+    pub fn on_new_data_packet(
+        &mut self,
+        now: Time,
+        last_tsn: u32,
+        full: bool,
+        env: &mut TxEnv<'_>,
+    ) {
+        // Minshall: remember a less-than-full packet until it is acknowledged.
+        if !full && env.cfg.nagle == Nagle::Minshall {
+            self.small_unacked = Some(last_tsn);
+        }
+        self.arm_tail_probe(now, env);
+    }
+
+    fn count_retransmission(&mut self, cause: RetransmitCause) {
+        self.counters.retransmissions[cause as usize] += 1;
+        self.counters.data_chunks_sent += 1;
+    }
+
+    /// Every chunk outstanding, to fail its message (the association ended).
+    pub fn drain(&mut self) -> Vec<SentChunk> {
+        self.outstanding.drain()
+    }
+
+    // --- SACKs ---
+
+    /// A SACK arrived (6.2.1). `queued` is the payload of the next chunk the
+    /// send queue would cut, if any.
+    pub fn on_sack(
+        &mut self,
+        now: Time,
+        sack: &Sack,
+        queued: Option<usize>,
+        env: &mut TxEnv<'_>,
+    ) -> Result<SackResult, SackRejected> {
+        self.last_sack = Some((now, sack.a_rwnd));
+        self.apply(now, sack, queued, env)
+    }
+
+    /// 9.2: the Cumulative TSN Ack of a SHUTDOWN acknowledges like a SACK
+    /// that leaves the peer's window as it was.
+    pub fn on_shutdown_cum_ack(
+        &mut self,
+        now: Time,
+        cum_tsn_ack: u32,
+        queued: Option<usize>,
+        env: &mut TxEnv<'_>,
+    ) -> Result<SackResult, SackRejected> {
+        let as_sack = Sack {
+            cum_tsn_ack,
+            a_rwnd: self
+                .peer_window
+                .rwnd
+                .saturating_add(self.outstanding.window_flight()),
+            gap_blocks: Vec::new(),
+            dup_tsns: Vec::new(),
+        };
+        self.apply(now, &as_sack, queued, env)
+    }
+
+    /// Applies a SACK in the order 7.2.4 requires: acknowledgement and RTT
+    /// (6.2.1, 6.3.1), the T3 episode's verdict, cwnd for the new acks
+    /// (7.2.1, 7.2.2) before any fast-retransmit reduction (7.2.3), the peer's
+    /// window, Early Retransmit, then T3 (6.3.2) and the tail loss probe.
+    fn apply(
+        &mut self,
+        now: Time,
+        sack: &Sack,
+        queued: Option<usize>,
+        env: &mut TxEnv<'_>,
+    ) -> Result<SackResult, SackRejected> {
+        let flight_before = self.outstanding.flight_size();
+        let packets_before = self.outstanding.packets_outstanding();
+        let er = env.cfg.early_retransmit != EarlyRetransmit::Off;
+        let bytes_before = if er {
+            self.outstanding.unacked_total_bytes()
+        } else {
+            0
+        };
+        // The chunk a T3 episode watches, as it stood before this SACK.
+        let watched = self
+            .spurious
+            .watched()
+            .map(|tsn| (tsn, self.outstanding.get(tsn).map(|c| c.state)));
+        let outcome = self.outstanding.on_sack(sack, now)?;
+        if let Some(rtt) = outcome.rtt {
+            env.path.rto.on_measurement(rtt);
+        }
+        if let Some((tsn, before)) = watched {
+            self.judge_t3_episode(sack, tsn, before, env.path);
+        }
+        let peer_alive = self.peer_alive(sack, &outcome);
+        self.release_minshall();
+        // 7.2.1, 7.2.2 before 7.2.3 (note at the end of 7.2.4).
+        env.path.cc.on_ack(
+            outcome.bytes_acked,
+            flight_before,
+            self.fast_recovery.in_recovery(),
+        );
+        self.fast_recovery.on_cum_ack(sack.cum_tsn_ack);
+        if let Some(sent) = outcome.htna_sent {
+            let acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
+            env.path.ack_spacing.on_sack(now, acked, sent);
+        }
+        let window = early_retransmit::Window {
+            packets_before,
+            packets_after: self.outstanding.packets_outstanding(),
+            bytes_before,
+            bytes_after: if er {
+                self.outstanding.unacked_bytes()
+            } else {
+                0
+            },
+        };
+        let (mut entered, mut marked) = self.fast_retransmit(sack, &outcome, packets_before, env);
+        // 6.2.1 D ii.
+        self.peer_window
+            .on_sack(sack.a_rwnd, self.outstanding.window_flight());
+        if !marked && !self.fast_recovery.in_recovery() {
+            let (er_entered, er_marked) =
+                self.early_retransmit(now, &outcome, &window, queued, env);
+            entered |= er_entered;
+            marked = er_marked;
+        }
+        if entered {
+            env.path.cc.on_fast_retransmit();
+            self.counters.fast_recoveries += 1;
+        }
+        if marked {
+            self.bypass_cwnd_once = true;
+        }
+        self.restart_t3(now, &outcome, queued, env);
+        self.arm_tail_probe(now, env);
+        if self.outstanding.is_empty() {
+            env.path.cc.on_all_acked();
+        }
+        Ok(SackResult {
+            peer_alive,
+            acked_messages: outcome.acked_messages,
+        })
+    }
+
+    /// 8.3: acknowledged DATA proves the peer reachable; RFC 9260 6.1 A:
+    /// SACKs that keep answering a zero window probe show it alive too, and
+    /// the unanswered probes are not errors.
+    fn peer_alive(&mut self, sack: &Sack, outcome: &SackOutcome) -> bool {
+        if outcome.bytes_acked > 0 {
+            self.tail_probe.on_new_ack();
+            return true;
+        }
+        self.outstanding
+            .earliest_unacked()
+            .is_some_and(|c| sack.a_rwnd < window_cost(c.size()))
+    }
+
+    /// Minshall's Nagle: the small packet is acknowledged.
+    fn release_minshall(&mut self) {
+        if self.small_unacked.is_some_and(|t| {
+            self.outstanding
+                .get(t)
+                .is_none_or(|c| c.state == ChunkState::GapAcked)
+        }) {
+            self.small_unacked = None;
+        }
+    }
+
+    /// 7.2.4: miss indications, with seed 001 4.3's threshold of one for a
+    /// thin stream and lost retransmission detection (RFC 8985 6.2, ours).
+    /// Returns whether fast recovery began and whether chunks were marked.
+    fn fast_retransmit(
+        &mut self,
+        sack: &Sack,
+        outcome: &SackOutcome,
+        packets_before: u32,
+        env: &TxEnv<'_>,
+    ) -> (bool, bool) {
+        // Seed 001 4.3: a thin stream fast-retransmits on the first miss indication.
+        let thin = thin::is_thin(env.cfg, packets_before);
+        let fr = self.fast_recovery.on_sack(
+            sack,
+            outcome,
+            &mut self.outstanding,
+            thin::dupthresh(env.cfg, thin),
+            env.cfg.lost_retransmission_detection,
+        );
+        (fr.entered_recovery, !fr.marked.is_empty())
+    }
+
+    /// RFC 5827 (seed 000 2.3 for the packet-based form): too little is
+    /// outstanding for the threshold ever to be reached; the chunks below the
+    /// HTNA go now, or after the reordering delay (RFC 5827 6). Returns
+    /// whether fast recovery began and whether chunks were marked.
+    fn early_retransmit(
+        &mut self,
+        now: Time,
+        outcome: &SackOutcome,
+        window: &early_retransmit::Window,
+        queued: Option<usize>,
+        env: &mut TxEnv<'_>,
+    ) -> (bool, bool) {
+        let Some(htna) = outcome.htna else {
+            return (false, false);
+        };
+        if !early_retransmit::fires(
+            env.cfg.early_retransmit,
+            window,
+            env.path.cc.pmdcs(),
+            self.new_data_ready(queued),
+        ) {
+            return (false, false);
+        }
+        if env.cfg.early_retransmit_delay {
+            // RFC 5827 6: wait a little in case the packet was only reordered.
+            self.early_retransmit_pending = self
+                .outstanding
+                .chunks()
+                .filter(|c| c.state == ChunkState::InFlight && lt32(c.tsn, htna))
+                .map(|c| c.tsn)
+                .collect();
+            let wait = early_retransmit::delay(env.path.rto.srtt());
+            env.timers.start(TimerKind::EarlyRetransmit, now, wait);
+            return (false, false);
+        }
+        let marked = self.mark_early_retransmit(htna);
+        let entered = marked
+            && self
+                .fast_recovery
+                .enter(self.outstanding.next_tsn().wrapping_sub(1));
+        (entered, marked)
+    }
+
+    /// Early Retransmit fires: the chunks in flight below `limit` (the one
+    /// packet left) go out as fast retransmissions (RFC 5827 3.2). Returns
+    /// whether any was marked.
+    fn mark_early_retransmit(&mut self, limit: u32) -> bool {
+        let flight_before = self.outstanding.window_flight();
+        let marked = self
+            .outstanding
+            .mark_missing_below(limit, RetransmitCause::EarlyRetransmit);
+        self.peer_window
+            .on_returned(flight_before - self.outstanding.window_flight());
+        !marked.is_empty()
+    }
+
+    /// 6.3.2 R2 to R4, with RTO restart (RFC 7765) and the ack-reach floor.
+    fn restart_t3(
+        &mut self,
+        now: Time,
+        outcome: &SackOutcome,
+        queued: Option<usize>,
+        env: &mut TxEnv<'_>,
+    ) {
+        let restart = rto_restart::applies(
+            env.cfg.rto_restart,
+            self.outstanding.packets_outstanding(),
+            self.new_data_ready(queued),
+        );
+        let rto = self.rto(env.cfg, env.path);
+        // The ack-reach floor guards Brisk's shorter timers: RTO restart and a
+        // thin RTO.Min. (Standard timers are left exactly as RFC 9260 has them.)
+        let cfg = env.cfg;
+        let floor = (cfg.ack_reach_floor && (cfg.rto_restart || cfg.thin_rto_min.is_some()))
+            .then(|| cfg.assumed_peer_sack_delay());
+        t3::on_sack(
+            env.timers,
+            env.path,
+            &self.outstanding,
+            outcome,
+            now,
+            rto,
+            restart,
+            floor,
+        );
+    }
+
+    /// F-RTO's question for SCTP, and RFC 3708 (`recovery::spurious`): does
+    /// this SACK show that the chunk earliest at a T3 expiry had arrived?
+    /// Then undo the expiry.
+    fn judge_t3_episode(
+        &mut self,
+        sack: &Sack,
+        tsn: u32,
+        before: Option<ChunkState>,
+        path: &mut Path,
+    ) {
+        let Some(state) = before else {
+            // Acknowledged already, or abandoned: nothing left to judge by.
+            self.spurious.close();
+            return;
+        };
+        let acked_now = self
+            .outstanding
+            .get(tsn)
+            .is_none_or(|c| c.state == ChunkState::GapAcked);
+        let evidence = spurious::Evidence {
+            duplicate: sack.dup_tsns.contains(&tsn),
+            acked: acked_now && state != ChunkState::GapAcked,
+        };
+        if let spurious::Verdict::Spurious(b) = self.spurious.on_sack(evidence) {
+            path.cc.undo(b.cwnd, b.ssthresh);
+            path.rto.undo_back_off(b.backoff);
+            self.counters.spurious_timeouts_undone += 1;
+        }
+    }
+
+    /// RFC 8985 7.2: (re)arm the tail loss probe after new data went out or
+    /// a SACK acknowledged new data; disarm it when nothing is outstanding.
+    fn arm_tail_probe(&mut self, now: Time, env: &mut TxEnv<'_>) {
+        if !env.cfg.tail_loss_probe {
+            return;
+        }
+        if self.outstanding.earliest_unacked().is_none() || self.fast_recovery.in_recovery() {
+            env.timers.stop(TimerKind::TailLossProbe);
+            return;
+        }
+        let pto = tail_probe::pto(
+            env.path.rto.srtt(),
+            self.outstanding.packets_outstanding(),
+            env.cfg.sack_delay,
+        );
+        let t3 = env.timers.deadline(TimerKind::T3Rtx);
+        match self.tail_probe.deadline(now, pto, t3) {
+            Some(_) => env.timers.start(TimerKind::TailLossProbe, now, pto),
+            None => env.timers.stop(TimerKind::TailLossProbe),
+        }
+    }
+
+    // --- Timers ---
+
+    /// T3-rtx expired (6.3.3): what kind of expiry it is. The association
+    /// counts the error (8.1, 8.2), then calls [`Self::retransmit_after_t3`].
+    pub fn on_t3_expiry(&mut self, now: Time) -> T3Expiry {
+        let Some(earliest) = self.outstanding.earliest_unacked() else {
+            return T3Expiry::Idle;
+        };
+        self.counters.t3_expirations += 1;
+        // RFC 9260 6.1 A: while the sender probes a closed window and keeps
+        // receiving SACKs (one since the last expiry, its window still
+        // closed), the expiry is no sign of an unreachable peer.
+        let since = self.last_t3_expiry.replace(now);
+        let cost = window_cost(earliest.size());
+        let answered_probe = self
+            .last_sack
+            .is_some_and(|(at, rwnd)| since.is_none_or(|t| at > t) && rwnd < cost);
+        T3Expiry::Expired {
+            counts_as_error: !answered_probe,
+        }
+    }
+
+    /// 6.3.3 E1 (collapse cwnd), E2 (back off, unless a thin stream's
+    /// timeouts stay linear, seed 001 4.2.2) and E3 (mark every chunk in
+    /// flight; the earliest go first, the rest as cwnd allows). Every other
+    /// recovery in progress ends.
+    pub fn retransmit_after_t3(&mut self, env: &mut TxEnv<'_>) {
+        if env.cfg.spurious_timeout_undo
+            && let Some(earliest) = self.outstanding.earliest_unacked()
+        {
+            let before = spurious::Before {
+                cwnd: env.path.cc.cwnd(),
+                ssthresh: env.path.cc.ssthresh(),
+                backoff: env.path.rto.backoff(),
+            };
+            self.spurious.on_expiry(earliest.tsn, before);
+        }
+        let thin = self.is_thin(env.cfg);
+        t3::on_expiry(env.path, thin::backs_off(env.cfg, thin));
+        env.timers.stop(TimerKind::EarlyRetransmit);
+        self.early_retransmit_pending.clear();
+        env.timers.stop(TimerKind::TailLossProbe);
+        self.tail_probe.probing = false;
+        self.fast_recovery.reset();
+        self.bypass_cwnd_once = false;
+        let flight_before = self.outstanding.window_flight();
+        self.outstanding
+            .mark_all_in_flight(RetransmitCause::T3Timeout);
+        // 6.2.1 C. The retransmission itself restarts T3 (R1) when it goes out.
+        self.peer_window
+            .on_returned(flight_before - self.outstanding.window_flight());
+    }
+
+    /// The Early Retransmit delay ran out (RFC 5827 6): retransmit the chunks
+    /// that are still missing; a SACK in the meantime may have resolved them.
+    pub fn on_early_retransmit_timer(&mut self, env: &mut TxEnv<'_>) {
+        let pending = std::mem::take(&mut self.early_retransmit_pending);
+        let Some(&last) = pending.last() else { return };
+        let still_missing = pending.iter().any(|tsn| {
+            self.outstanding
+                .get(*tsn)
+                .is_some_and(|c| c.state == ChunkState::InFlight && !c.fast_retransmitted)
+        });
+        if !still_missing || self.fast_recovery.in_recovery() {
+            return;
+        }
+        if self.mark_early_retransmit(last.wrapping_add(1)) {
+            if self
+                .fast_recovery
+                .enter(self.outstanding.next_tsn().wrapping_sub(1))
+            {
+                env.path.cc.on_fast_retransmit();
+                self.counters.fast_recoveries += 1;
+            }
+            self.bypass_cwnd_once = true;
+        }
+    }
+
+    /// RFC 8985 7.3: the probe timer fired. New data goes if the windows
+    /// allow (its SACK does the probing); otherwise the highest outstanding
+    /// chunk again, one packet whatever cwnd says. No cwnd reduction.
+    pub fn on_tail_probe_timer(&mut self, queued: Option<usize>, env: &mut TxEnv<'_>) {
+        if self.outstanding.earliest_unacked().is_none() || self.fast_recovery.in_recovery() {
+            return;
+        }
+        self.tail_probe.probing = true;
+        let cwnd_open = env.path.cc.allows_new_data(self.outstanding.flight_size());
+        if self.new_data_ready(queued) && cwnd_open {
+            return;
+        }
+        if let Some(tsn) = self.outstanding.highest_in_flight()
+            && self.mark_returning(tsn, RetransmitCause::TailLossProbe)
+        {
+            self.bypass_cwnd_once = true;
+        }
+    }
+
+    /// PKTDROP, sending side: every DATA chunk the report identifies that is
+    /// still in flight goes again at once; no cwnd or ssthresh reduction, no
+    /// RTT sample from it. Returns whether any was marked.
+    pub fn on_pktdrop(&mut self, pd: &PktDrop<'_>) -> bool {
+        let mut marked = false;
+        for (tsn, prefix) in pktdrop::embedded_data(&pd.dropped) {
+            let Some(chunk) = self.outstanding.get(tsn) else {
+                continue;
+            };
+            if chunk.state != ChunkState::InFlight
+                || !pktdrop::matches(&chunk.frag.payload, &prefix)
+            {
+                continue;
+            }
+            marked |= self.mark_returning(tsn, RetransmitCause::PacketDrop);
+        }
+        if marked {
+            // At once, whatever cwnd says: the loss was not congestion.
+            self.bypass_cwnd_once = true;
+        }
+        marked
+    }
+
+    /// Marks one chunk in flight, its window returned (6.2.1 C).
+    fn mark_returning(&mut self, tsn: u32, cause: RetransmitCause) -> bool {
+        let flight_before = self.outstanding.window_flight();
+        let marked = self.outstanding.mark(tsn, cause);
+        self.peer_window
+            .on_returned(flight_before - self.outstanding.window_flight());
+        marked
+    }
+}
