@@ -18,6 +18,7 @@ pub mod config;
 pub mod cookie;
 pub mod endpoint;
 pub mod events;
+pub(crate) mod init;
 pub mod message;
 pub mod path;
 pub mod rate;

@@ -35,7 +35,6 @@ use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
-pub(crate) use handshake::{InitAckInputs, InitProblem, build_init_ack, check_init, new_tag};
 pub use transmit::Transmit;
 
 use handshake::Handshake;
@@ -109,8 +108,9 @@ impl Control {
 pub(crate) struct Ctx<'a> {
     pub sealer: &'a CookieSealer,
     pub rng: &'a mut dyn RngCore,
-    /// The endpoint's tables, to draw tags no other association has.
-    pub lookup: &'a crate::endpoint::Lookup,
+    /// Whether another association of the endpoint has this tag, so that a
+    /// new one is drawn (5.2.2).
+    pub tag_in_use: &'a dyn Fn(u32) -> bool,
 }
 
 /// One SCTP association.
@@ -662,6 +662,10 @@ impl Association {
         }
         if data_seen.any {
             receive::after_data_packet(self, now, &data_seen);
+            // 9.2: in SHUTDOWN-SENT, every packet with DATA is answered by SHUTDOWN.
+            if self.state == State::ShutdownSent {
+                shutdown::resend_shutdown(self, now);
+            }
         }
     }
 

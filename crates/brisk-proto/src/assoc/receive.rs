@@ -194,10 +194,6 @@ pub(super) fn after_data_packet(a: &mut Association, now: Time, seen: &PacketDat
     if seen.any_new && (a.our_rwnd() as usize) < a.path.mtu {
         a.sack_requested = true;
     }
-    // 9.2: in SHUTDOWN-SENT, every packet with DATA is answered by SHUTDOWN.
-    if a.state == State::ShutdownSent {
-        super::shutdown::resend_shutdown(a, now);
-    }
 }
 
 /// Whether a SACK must go in the next packet.

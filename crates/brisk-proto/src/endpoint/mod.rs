@@ -13,13 +13,11 @@ use std::net::SocketAddr;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::assoc::{
-    AssocId, Association, Ctx, InitAckInputs, InitProblem, Transmit, build_init_ack, check_init,
-    new_tag,
-};
+use crate::assoc::{AssocId, Association, Ctx, Transmit};
 use crate::config::{Config, ConfigError};
 use crate::cookie::{CookieError, CookieSealer};
 use crate::events::Event;
+use crate::init::{self, InitAckInputs, build_init_ack, new_tag};
 use crate::time::Time;
 use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Abort, Chunk, OperationError, ShutdownComplete};
@@ -353,7 +351,7 @@ impl Endpoint {
                 let mut ctx = Ctx {
                     sealer: &self.sealer,
                     rng: &mut self.rng,
-                    lookup: &self.lookup,
+                    tag_in_use: &|t| self.lookup.tag_in_use(t),
                 };
                 a.handle_packet(now, &mut ctx, &header, &packet.chunks, from);
                 // A restart (5.2.4 A) gives the association a new tag.
@@ -473,24 +471,20 @@ impl Endpoint {
         init: &crate::wire::chunk::Init<'_>,
     ) {
         self.stats.inits_received += 1;
-        let abort_with = |cause: Option<ErrorCause<'static>>| {
-            Chunk::Abort(Abort {
-                reflected_tag: false,
-                causes: cause.into_iter().collect(),
-            })
-        };
         if !self.cfg.accept {
             // 8.4 rule 3: the ABORT carries the INIT's Initiate Tag, T clear.
-            let abort = abort_with(None);
+            let abort = Chunk::Abort(Abort {
+                reflected_tag: false,
+                causes: Vec::new(),
+            });
             self.respond(from, header, init.initiate_tag, &abort);
             self.stats.aborts_sent += 1;
             return;
         }
-        match check_init(init) {
+        match init::refusal(init) {
             Ok(()) => {}
-            Err(InitProblem::ZeroTag) => return,
-            Err(InitProblem::Abort(cause)) => {
-                let abort = abort_with(Some(cause));
+            Err(None) => return,
+            Err(Some(abort)) => {
                 self.respond(from, header, init.initiate_tag, &abort);
                 self.stats.aborts_sent += 1;
                 return;
@@ -581,7 +575,7 @@ impl Endpoint {
             let mut ctx = Ctx {
                 sealer: &self.sealer,
                 rng: &mut self.rng,
-                lookup: &self.lookup,
+                tag_in_use: &|t| self.lookup.tag_in_use(t),
             };
             assoc.handle_chunks(now, &mut ctx, header, rest, from);
         }
@@ -608,7 +602,7 @@ impl Endpoint {
                 let mut ctx = Ctx {
                     sealer: &self.sealer,
                     rng: &mut self.rng,
-                    lookup: &self.lookup,
+                    tag_in_use: &|t| self.lookup.tag_in_use(t),
                 };
                 a.handle_timeout(now, &mut ctx);
                 let new_tag = a.local_tag();

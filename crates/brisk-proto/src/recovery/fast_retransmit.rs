@@ -3,8 +3,6 @@
 //! once, and one cwnd reduction per recovery period.
 
 use crate::serial::le32;
-use crate::tx::outstanding::{Outstanding, SackOutcome};
-use crate::wire::chunk::Sack;
 
 /// Fast recovery state of an association.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -12,16 +10,6 @@ pub struct FastRecovery {
     /// The highest outstanding TSN when recovery began; recovery ends when the
     /// cumulative ack reaches it.
     exit_point: Option<u32>,
-}
-
-/// What one SACK asked of fast retransmit.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FastRetransmitOutcome {
-    /// TSNs marked for fast retransmission by this SACK.
-    pub marked: Vec<u32>,
-    /// Fast recovery began with this SACK: cwnd is to be reduced (7.2.3) and the
-    /// marked chunks retransmitted at once, one packet regardless of cwnd.
-    pub entered_recovery: bool,
 }
 
 impl FastRecovery {
@@ -55,42 +43,20 @@ impl FastRecovery {
         self.exit_point = None;
     }
 
-    /// Counts miss indications for the SACK just applied and marks chunks that
-    /// reached `threshold`; with `again`, also chunks fast-retransmitted
-    /// before whose retransmission was lost (`lost_retransmission_detection`).
-    pub fn on_sack(
-        &mut self,
-        sack: &Sack,
-        outcome: &SackOutcome,
-        outstanding: &mut Outstanding,
-        threshold: u32,
-        again: bool,
-    ) -> FastRetransmitOutcome {
-        let mut result = FastRetransmitOutcome::default();
-        if sack.gap_blocks.is_empty() && !outcome.reneged {
-            // No TSN is reported missing.
-            return result;
-        }
-        // 7.2.4: missing TSNs below the HTNA; in fast recovery, a SACK that
-        // advances the cumulative ack counts every TSN it reports missing.
-        let limit = if self.in_recovery() && outcome.cum_advanced {
-            outstanding.highest_gap_acked()
+    /// 7.2.4: the TSN below which chunks still in flight are reported
+    /// missing by a SACK that reports any: its HTNA, or in fast recovery,
+    /// when the SACK advances the cumulative ack, every TSN it reports
+    /// missing (up to the highest it gap-acknowledges).
+    pub fn miss_limit(
+        &self,
+        cum_advanced: bool,
+        htna: Option<u32>,
+        highest_gap_acked: impl FnOnce() -> Option<u32>,
+    ) -> Option<u32> {
+        if self.in_recovery() && cum_advanced {
+            highest_gap_acked()
         } else {
-            outcome.htna
-        };
-        let Some(limit) = limit else {
-            return result;
-        };
-        // A lost retransmission is judged only on evidence whose send time is
-        // certain: the HTNA chunk sent once (a SACK drawn by an earlier copy of
-        // a chunk resent since would report a retransmission missing that
-        // has not had time to arrive).
-        let again = again && outcome.htna_sent_once;
-        result.marked = outstanding.count_misses(limit, threshold, outcome.htna_sent, again);
-        if !result.marked.is_empty() {
-            // Enter fast recovery; the exit point is the highest outstanding TSN.
-            result.entered_recovery = self.enter(outstanding.next_tsn().wrapping_sub(1));
+            htna
         }
-        result
     }
 }

@@ -1,82 +1,82 @@
-//! The T3-rtx timer: rules R1 to R4 (RFC 9260 6.3.2) and expiry E1 to E3 (6.3.3).
+//! The T3-rtx timer: rules R1 to R4 (RFC 9260 6.3.2) and expiry E1 and E2
+//! (6.3.3), as pure decisions; the retransmission queue applies them to the
+//! timer table and the path.
 
 use std::time::Duration;
 
-use crate::path::Path;
-use crate::recovery::{ack_reach, rto_restart};
-use crate::time::Time;
-use crate::timer::{TimerKind, TimerTable};
-use crate::tx::outstanding::{Outstanding, SackOutcome};
+use crate::recovery::rto_restart;
 
-/// R1: DATA was sent (new or retransmitted); start T3 with `rto` if it is not running.
-pub fn on_data_sent(timers: &mut TimerTable, now: Time, rto: Duration) {
-    timers.start_if_stopped(TimerKind::T3Rtx, now, rto);
+/// What sending DATA does to T3 (R1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnSend {
+    /// Start T3 if it is not running.
+    StartIfStopped,
+    /// Restart it: the earliest outstanding chunk itself was sent again
+    /// (6.3.2: "restart the timer if the earliest outstanding DATA chunk ...
+    /// is being retransmitted").
+    Restart,
 }
 
-/// R1, when the earliest outstanding chunk itself was retransmitted: 6.3.2
-/// ("restart the timer if the earliest outstanding DATA chunk ... is being
-/// retransmitted").
-pub fn on_earliest_retransmitted(timers: &mut TimerTable, now: Time, rto: Duration) {
-    timers.start(TimerKind::T3Rtx, now, rto);
-}
-
-/// R2, R3, R4 after a SACK was applied. `rto` is the RTO in force; with
-/// `restart` (RFC 7765 applies), R3 subtracts the earliest chunk's age. With
-/// `peer_sack_delay` (the ack-reach floor applies), the restarted timer never
-/// expires before the earliest chunk's SACK can be back.
-#[allow(clippy::too_many_arguments)]
-pub fn on_sack(
-    timers: &mut TimerTable,
-    path: &Path,
-    outstanding: &Outstanding,
-    outcome: &SackOutcome,
-    now: Time,
-    rto: Duration,
-    restart: bool,
-    peer_sack_delay: Option<Duration>,
-) {
-    let Some(earliest) = outstanding.earliest_unacked() else {
-        // R2: everything sent to this address is acknowledged.
-        timers.stop(TimerKind::T3Rtx);
-        return;
-    };
-    if outcome.earliest_acked {
-        // R3: the earliest outstanding TSN was acknowledged: restart; RFC 7765
-        // restarts at RTO less the age of the earliest outstanding chunk.
-        let mut timeout = if restart {
-            rto_restart::timeout(rto, now.since(earliest.last_sent))
-        } else {
-            rto
-        };
-        if let Some(peer_sack_delay) = peer_sack_delay {
-            timeout = ack_reach::apply(
-                timeout,
-                &ack_reach::AckReach {
-                    now,
-                    htna_sent: outcome.htna_sent.unwrap_or(now),
-                    earliest_sent: earliest.last_sent,
-                    immediate: earliest.immediate,
-                    peer_sack_delay,
-                    rttvar: path.rto.rttvar(),
-                    packets_outstanding: outstanding.packets_outstanding(),
-                    spacing: path.ack_spacing.per_packet(),
-                    rto,
-                },
-            );
-        }
-        timers.start(TimerKind::T3Rtx, now, timeout);
-    } else if outcome.reneged {
-        // R4: a gap-acked TSN went missing again.
-        timers.start_if_stopped(TimerKind::T3Rtx, now, rto);
+/// R1: DATA went out; `earliest` when it was the earliest outstanding chunk
+/// sent again.
+pub fn on_send(earliest_resent: bool) -> OnSend {
+    if earliest_resent {
+        OnSend::Restart
+    } else {
+        OnSend::StartIfStopped
     }
 }
 
-/// E1 and E2 of an expiry: collapse cwnd and, unless `linear` (thin streams,
-/// seed 001 4.2.2), back off RTO. The caller marks the outstanding chunks (E3)
-/// and counts the error (8.1, 8.2).
-pub fn on_expiry(path: &mut Path, back_off: bool) {
-    path.cc.on_t3_expiry();
-    if back_off {
-        path.rto.back_off();
+/// What a SACK does to T3 (R2 to R4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnSack {
+    /// R2: everything sent to this address is acknowledged: stop.
+    Stop,
+    /// R3: the earliest outstanding TSN was acknowledged: restart.
+    Restart,
+    /// R4: a gap-acked TSN went missing again: start if stopped.
+    StartIfStopped,
+    /// Nothing changes.
+    Keep,
+}
+
+/// R2 to R4 after a SACK was applied.
+pub fn on_sack(outstanding: bool, earliest_acked: bool, reneged: bool) -> OnSack {
+    if !outstanding {
+        OnSack::Stop
+    } else if earliest_acked {
+        OnSack::Restart
+    } else if reneged {
+        OnSack::StartIfStopped
+    } else {
+        OnSack::Keep
+    }
+}
+
+/// R3's timeout: RTO, or with `restart` (RFC 7765 applies) RTO less the age
+/// of the earliest outstanding chunk.
+pub fn restart_timeout(rto: Duration, restart: bool, earliest_age: Duration) -> Duration {
+    if restart {
+        rto_restart::timeout(rto, earliest_age)
+    } else {
+        rto
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sacks_stop_restart_or_start_t3_by_r2_to_r4() {
+        assert_eq!(on_sack(false, true, true), OnSack::Stop);
+        assert_eq!(on_sack(true, true, true), OnSack::Restart);
+        assert_eq!(on_sack(true, false, true), OnSack::StartIfStopped);
+        assert_eq!(on_sack(true, false, false), OnSack::Keep);
+        assert_eq!(on_send(true), OnSend::Restart);
+        assert_eq!(on_send(false), OnSend::StartIfStopped);
+        let ms = Duration::from_millis;
+        assert_eq!(restart_timeout(ms(300), false, ms(100)), ms(300));
+        assert_eq!(restart_timeout(ms(300), true, ms(100)), ms(200));
     }
 }

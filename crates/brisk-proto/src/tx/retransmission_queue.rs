@@ -17,7 +17,7 @@ use crate::path::Path;
 use crate::recovery::fast_retransmit::FastRecovery;
 use crate::recovery::spurious::{self, SpuriousTimeouts};
 use crate::recovery::tail_probe::{self, TailProbe};
-use crate::recovery::{early_retransmit, pktdrop, rto_restart, t3, thin};
+use crate::recovery::{ack_reach, early_retransmit, pktdrop, rto_restart, t3, thin};
 use crate::serial::lt32;
 use crate::time::Time;
 use crate::timer::{TimerKind, TimerTable};
@@ -260,13 +260,7 @@ impl RetransmissionQueue {
         // 6.2.1 B.
         self.peer_window.on_sent(window_cost(chunk.size()));
         self.count_retransmission(cause);
-        let rto = self.rto(env.cfg, env.path);
-        if earliest {
-            // 6.3.2: retransmitting the earliest outstanding chunk restarts T3.
-            t3::on_earliest_retransmitted(env.timers, now, rto);
-        } else {
-            t3::on_data_sent(env.timers, now, rto);
-        }
+        self.on_data_sent(now, earliest, env);
         Some(resent)
     }
 
@@ -297,8 +291,7 @@ impl RetransmissionQueue {
             // 6.3.2: a copy of the earliest outstanding chunk is a
             // retransmission of it, and restarts T3: its SACK cannot be back
             // sooner than a round trip from now.
-            let rto = self.rto(env.cfg, env.path);
-            t3::on_earliest_retransmitted(env.timers, now, rto);
+            self.on_data_sent(now, true, env);
         }
         self.count_retransmission(RetransmitCause::Bundled);
         let chunk = self.outstanding.get(tsn)?;
@@ -324,9 +317,7 @@ impl RetransmissionQueue {
         self.peer_window.on_sent(window_cost(size));
         self.counters.data_chunks_sent += 1;
         self.counters.payload_bytes_sent += payload_len;
-        // 6.3.2 R1.
-        let rto = self.rto(env.cfg, env.path);
-        t3::on_data_sent(env.timers, now, rto);
+        self.on_data_sent(now, false, env);
         tsn
     }
 
@@ -344,6 +335,16 @@ impl RetransmissionQueue {
             self.small_unacked = Some(last_tsn);
         }
         self.arm_tail_probe(now, env);
+    }
+
+    /// 6.3.2 R1: DATA went out; `earliest_resent` when it was the earliest
+    /// outstanding chunk sent again.
+    fn on_data_sent(&self, now: Time, earliest_resent: bool, env: &mut TxEnv<'_>) {
+        let rto = self.rto(env.cfg, env.path);
+        match t3::on_send(earliest_resent) {
+            t3::OnSend::Restart => env.timers.start(TimerKind::T3Rtx, now, rto),
+            t3::OnSend::StartIfStopped => env.timers.start_if_stopped(TimerKind::T3Rtx, now, rto),
+        }
     }
 
     fn count_retransmission(&mut self, cause: RetransmitCause) {
@@ -508,16 +509,40 @@ impl RetransmissionQueue {
         packets_before: u32,
         env: &TxEnv<'_>,
     ) -> (bool, bool) {
+        if sack.gap_blocks.is_empty() && !outcome.reneged {
+            // No TSN is reported missing.
+            return (false, false);
+        }
+        let outstanding = &self.outstanding;
+        let Some(limit) = self
+            .fast_recovery
+            .miss_limit(outcome.cum_advanced, outcome.htna, || {
+                outstanding.highest_gap_acked()
+            })
+        else {
+            return (false, false);
+        };
         // Seed 001 4.3: a thin stream fast-retransmits on the first miss indication.
         let thin = thin::is_thin(env.cfg, packets_before);
-        let fr = self.fast_recovery.on_sack(
-            sack,
-            outcome,
-            &mut self.outstanding,
+        // A lost retransmission is judged only on evidence whose send time is
+        // certain: the HTNA chunk sent once (a SACK drawn by an earlier copy
+        // of a chunk resent since would report a retransmission missing that
+        // has not had time to arrive).
+        let again = env.cfg.lost_retransmission_detection && outcome.htna_sent_once;
+        let marked = self.outstanding.count_misses(
+            limit,
             thin::dupthresh(env.cfg, thin),
-            env.cfg.lost_retransmission_detection,
+            outcome.htna_sent,
+            again,
         );
-        (fr.entered_recovery, !fr.marked.is_empty())
+        if marked.is_empty() {
+            return (false, false);
+        }
+        // Enter fast recovery; the exit point is the highest outstanding TSN.
+        let entered = self
+            .fast_recovery
+            .enter(self.outstanding.next_tsn().wrapping_sub(1));
+        (entered, true)
     }
 
     /// RFC 5827 (seed 000 2.3 for the packet-based form): too little is
@@ -590,21 +615,41 @@ impl RetransmissionQueue {
             self.new_data_ready(queued),
         );
         let rto = self.rto(env.cfg, env.path);
-        // The ack-reach floor guards Brisk's shorter timers: RTO restart and a
-        // thin RTO.Min. (Standard timers are left exactly as RFC 9260 has them.)
-        let cfg = env.cfg;
-        let floor = (cfg.ack_reach_floor && (cfg.rto_restart || cfg.thin_rto_min.is_some()))
-            .then(|| cfg.assumed_peer_sack_delay());
-        t3::on_sack(
-            env.timers,
-            env.path,
-            &self.outstanding,
-            outcome,
-            now,
-            rto,
-            restart,
-            floor,
-        );
+        let earliest = self.outstanding.earliest_unacked();
+        match t3::on_sack(earliest.is_some(), outcome.earliest_acked, outcome.reneged) {
+            t3::OnSack::Stop => env.timers.stop(TimerKind::T3Rtx),
+            t3::OnSack::Restart => {
+                let Some(earliest) = earliest else { return };
+                let mut timeout = t3::restart_timeout(rto, restart, now.since(earliest.last_sent));
+                if let Some(peer_sack_delay) = Self::ack_reach_floor(env.cfg) {
+                    timeout = ack_reach::apply(
+                        timeout,
+                        &ack_reach::AckReach {
+                            now,
+                            htna_sent: outcome.htna_sent.unwrap_or(now),
+                            earliest_sent: earliest.last_sent,
+                            immediate: earliest.immediate,
+                            peer_sack_delay,
+                            rttvar: env.path.rto.rttvar(),
+                            packets_outstanding: self.outstanding.packets_outstanding(),
+                            spacing: env.path.ack_spacing.per_packet(),
+                            rto,
+                        },
+                    );
+                }
+                env.timers.start(TimerKind::T3Rtx, now, timeout);
+            }
+            t3::OnSack::StartIfStopped => env.timers.start_if_stopped(TimerKind::T3Rtx, now, rto),
+            t3::OnSack::Keep => {}
+        }
+    }
+
+    /// The ack-reach floor guards Brisk's shorter timers: RTO restart and a
+    /// thin RTO.Min (`recovery::ack_reach`); standard timers are left exactly
+    /// as RFC 9260 has them. The peer's SACK delay it assumes, when it applies.
+    fn ack_reach_floor(cfg: &Config) -> Option<Duration> {
+        (cfg.ack_reach_floor && (cfg.rto_restart || cfg.thin_rto_min.is_some()))
+            .then(|| cfg.assumed_peer_sack_delay())
     }
 
     /// F-RTO's question for SCTP, and RFC 3708 (`recovery::spurious`): does
@@ -696,8 +741,11 @@ impl RetransmissionQueue {
             };
             self.spurious.on_expiry(earliest.tsn, before);
         }
-        let thin = self.is_thin(env.cfg);
-        t3::on_expiry(env.path, thin::backs_off(env.cfg, thin));
+        // E1, and E2 unless a thin stream's timeouts stay linear.
+        env.path.cc.on_t3_expiry();
+        if thin::backs_off(env.cfg, self.is_thin(env.cfg)) {
+            env.path.rto.back_off();
+        }
         env.timers.stop(TimerKind::EarlyRetransmit);
         self.early_retransmit_pending.clear();
         env.timers.stop(TimerKind::TailLossProbe);

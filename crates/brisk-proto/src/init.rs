@@ -1,0 +1,185 @@
+//! INIT and INIT ACK (RFC 9260 5.1): the ones we build, with the state cookie
+//! (5.1.3), and the checks on the peer's (3.3.2, 3.3.3). A leaf: the endpoint
+//! answers an INIT without state (5.1 B) and the association answers one for
+//! itself (5.2.1, 5.2.2) with the same code.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rand::RngCore;
+
+use crate::config::Config;
+use crate::cookie::{CookieContents, CookieSealer};
+use crate::time::Time;
+use crate::wire::Tlv;
+use crate::wire::cause::ErrorCause;
+use crate::wire::chunk::{Abort, Chunk, Init, InitAck, InitChunk};
+use crate::wire::param::Param;
+
+/// Draws a verification tag: random, never zero (RFC 9260 5.3.1), and none
+/// that `in_use` says another association of the endpoint already has.
+pub(crate) fn new_tag(rng: &mut dyn RngCore, in_use: &dyn Fn(u32) -> bool) -> u32 {
+    loop {
+        let tag = rng.next_u32();
+        if tag != 0 && !in_use(tag) {
+            return tag;
+        }
+    }
+}
+
+/// Why an INIT or INIT ACK cannot start an association.
+pub(crate) enum InitProblem {
+    /// 3.3.2: an Initiate Tag of 0: discard silently.
+    ZeroTag,
+    /// 3.3.2, 3.3.3: zero streams one way: ABORT with this cause.
+    Abort(ErrorCause<'static>),
+}
+
+/// How an INIT that cannot start an association is answered (3.3.2): `Ok`
+/// when it can; `Err(None)` to discard it silently; `Err(Some(abort))` to send
+/// back that ABORT under the INIT's Initiate Tag.
+pub(crate) fn refusal(init: &Init<'_>) -> Result<(), Option<Chunk<'static>>> {
+    match check_init(init) {
+        Ok(()) => Ok(()),
+        Err(InitProblem::ZeroTag) => Err(None),
+        Err(InitProblem::Abort(cause)) => Err(Some(Chunk::Abort(Abort {
+            reflected_tag: false,
+            causes: vec![cause],
+        }))),
+    }
+}
+
+/// Checks the fixed fields of an INIT or INIT ACK.
+pub(crate) fn check_init<const ACK: bool>(init: &InitChunk<'_, ACK>) -> Result<(), InitProblem> {
+    if init.initiate_tag == 0 {
+        return Err(InitProblem::ZeroTag);
+    }
+    if init.outbound_streams == 0 || init.inbound_streams == 0 {
+        return Err(InitProblem::Abort(ErrorCause::InvalidMandatoryParameter));
+    }
+    Ok(())
+}
+
+/// RFC 9260 3.2.1: walks the parameters of an INIT or INIT ACK and returns the
+/// unknown ones the sender asked to have reported, stopping where a parameter's
+/// action says to stop.
+pub(crate) fn unrecognized_to_report(params: &[Param<'_>]) -> Vec<Vec<u8>> {
+    let mut reports = Vec::new();
+    for p in params {
+        let Some(action) = p.action() else { continue };
+        if action.reports() {
+            let mut raw = Vec::with_capacity(4 + p.value_len());
+            if p.encode(&mut raw).is_ok() {
+                reports.push(raw);
+            }
+        }
+        if !action.continues() {
+            break;
+        }
+    }
+    reports
+}
+
+/// Everything an INIT ACK is made from.
+pub(crate) struct InitAckInputs<'i> {
+    pub cfg: &'i Config,
+    pub init: &'i Init<'i>,
+    pub from: SocketAddr,
+    pub local_port: u16,
+    pub peer_port: u16,
+    pub local_tag: u32,
+    pub local_initial_tsn: u32,
+    pub local_tie_tag: u32,
+    pub peer_tie_tag: u32,
+}
+
+/// Builds an INIT ACK with a sealed state cookie (5.1.3), reporting unknown
+/// parameters that asked to be reported (3.3.3).
+pub(crate) fn build_init_ack(
+    sealer: &CookieSealer,
+    now: Time,
+    i: &InitAckInputs<'_>,
+) -> InitAck<'static> {
+    // 5.1.3, 5.2.6: honour a Cookie Preservative, up to one more cookie life.
+    let preserve = i
+        .init
+        .params
+        .iter()
+        .find_map(|p| match p {
+            Param::CookiePreservative { increment_ms } => {
+                Some(Duration::from_millis(u64::from(*increment_ms)))
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+        .min(i.cfg.valid_cookie_life);
+    let contents = CookieContents {
+        peer_addr: i.from,
+        local_port: i.local_port,
+        peer_port: i.peer_port,
+        created: now,
+        lifetime: i.cfg.valid_cookie_life + preserve,
+        local_tag: i.local_tag,
+        local_initial_tsn: i.local_initial_tsn,
+        local_outbound_streams: i.cfg.outbound_streams,
+        local_max_inbound_streams: i.cfg.max_inbound_streams,
+        local_a_rwnd: i.cfg.receive_buffer,
+        peer_tag: i.init.initiate_tag,
+        peer_initial_tsn: i.init.initial_tsn,
+        peer_outbound_streams: i.init.outbound_streams,
+        peer_inbound_streams: i.init.inbound_streams,
+        peer_a_rwnd: i.init.a_rwnd,
+        local_tie_tag: i.local_tie_tag,
+        peer_tie_tag: i.peer_tie_tag,
+        peer_pktdrop: i.init.supports(crate::wire::chunk::types::PKTDROP),
+    };
+    let mut params = vec![Param::StateCookie(sealer.seal(&contents).into())];
+    // 3.3.3: each reported parameter is copied whole; with its padding, so
+    // that it ends on a 4-byte boundary even as the last parameter (Wireshark
+    // flags an unpadded copy there as malformed).
+    params.extend(
+        unrecognized_to_report(&i.init.params)
+            .into_iter()
+            .map(|mut raw| {
+                raw.resize(crate::wire::padded(raw.len()), 0);
+                Param::UnrecognizedParameter(raw.into())
+            }),
+    );
+    params.extend(supported_extensions(i.cfg));
+    InitAck {
+        initiate_tag: i.local_tag,
+        a_rwnd: i.cfg.receive_buffer,
+        outbound_streams: i.cfg.outbound_streams,
+        inbound_streams: i.cfg.max_inbound_streams,
+        initial_tsn: i.local_initial_tsn,
+        params,
+    }
+}
+
+/// RFC 5061 4.2.7: the extensions we offer; PKTDROP only when configured.
+pub(crate) fn supported_extensions(cfg: &Config) -> Option<Param<'static>> {
+    cfg.pktdrop
+        .then(|| Param::SupportedExtensions(vec![crate::wire::chunk::types::PKTDROP]))
+}
+
+/// Our INIT (5.1 A): no address parameters (pion drops INITs carrying them), and
+/// Supported Extensions only when an extension is enabled.
+pub(crate) fn build_init(
+    cfg: &Config,
+    local_tag: u32,
+    initial_tsn: u32,
+    preserve_ms: Option<u32>,
+) -> Init<'static> {
+    let mut params: Vec<Param<'static>> = supported_extensions(cfg).into_iter().collect();
+    if let Some(increment_ms) = preserve_ms {
+        params.push(Param::CookiePreservative { increment_ms });
+    }
+    Init {
+        initiate_tag: local_tag,
+        a_rwnd: cfg.receive_buffer,
+        outbound_streams: cfg.outbound_streams,
+        inbound_streams: cfg.max_inbound_streams,
+        initial_tsn,
+        params,
+    }
+}
