@@ -17,6 +17,7 @@ use crate::init::{
 };
 use crate::path::Path;
 use crate::rx::{Delivery, Reassembly, TsnTracker};
+use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::CommonHeader;
@@ -357,7 +358,7 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
         a.emit(Event::SendFailed { id });
     }
     a.local_tag = c.local_tag;
-    a.rtx.restart(c.local_initial_tsn, &mut a.timers);
+    a.rtx.restart(Tsn(c.local_initial_tsn), &mut a.timers);
     a.control.clear();
     a.adopt_cookie_peer(c);
     a.local_tie_tag = 0;

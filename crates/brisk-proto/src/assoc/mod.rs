@@ -197,7 +197,7 @@ impl Association {
             path,
             timers: TimerTable::default(),
             send_queue,
-            rtx: RetransmissionQueue::new(local_initial_tsn),
+            rtx: RetransmissionQueue::new(crate::serial::Tsn(local_initial_tsn)),
             pktdrop: false,
             burst_budget: 0,
             next_message_id: 0,

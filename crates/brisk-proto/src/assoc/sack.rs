@@ -5,6 +5,7 @@
 
 use super::{Association, State};
 use crate::events::Event;
+use crate::serial::Tsn;
 use crate::time::Time;
 use crate::tx::outstanding::SackRejected;
 use crate::tx::retransmission_queue::SackResult;
@@ -27,7 +28,7 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) -> bool {
 }
 
 /// 9.2: the Cumulative TSN Ack of a SHUTDOWN acknowledges like a SACK.
-pub(super) fn on_shutdown_cum_ack(a: &mut Association, now: Time, cum_tsn_ack: u32) -> bool {
+pub(super) fn on_shutdown_cum_ack(a: &mut Association, now: Time, cum_tsn_ack: Tsn) -> bool {
     let queued = a.queued_chunk();
     let (rtx, mut env) = a.tx();
     let result = rtx.on_shutdown_cum_ack(now, cum_tsn_ack, queued, &mut env);

@@ -82,7 +82,7 @@ pub(super) fn on_shutdown(a: &mut Association, now: Time, s: &chunk::Shutdown) {
         return;
     }
     // 9.2: the Cumulative TSN Ack of SHUTDOWN acknowledges like a SACK.
-    if sack::on_shutdown_cum_ack(a, now, s.cum_tsn_ack) {
+    if sack::on_shutdown_cum_ack(a, now, crate::serial::Tsn(s.cum_tsn_ack)) {
         progress(a, now);
     }
     // The peer sends no more DATA (9.2): a delayed SACK for what it sent has

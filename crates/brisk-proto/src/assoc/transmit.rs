@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use super::{Association, State, receive};
 use crate::events::{Event, RetransmitCause};
+use crate::serial::Tsn;
 use crate::time::Time;
 use crate::tx::nagle;
 use crate::tx::outstanding::{ChunkState, chunk_size};
@@ -315,7 +316,7 @@ impl Association {
             frag.flags.immediate |= dp.immediate;
             let data = Data {
                 flags: frag.flags,
-                tsn: self.rtx.outstanding().next_tsn(),
+                tsn: self.rtx.outstanding().next_tsn().0,
                 stream_id: frag.stream_id,
                 ssn: frag.ssn,
                 ppid: frag.ppid,
@@ -351,7 +352,7 @@ impl Association {
         dp: &mut DataPacket,
         mut room: usize,
     ) {
-        let candidates: Vec<u32> = self
+        let candidates: Vec<Tsn> = self
             .rtx
             .outstanding()
             .chunks()
@@ -383,10 +384,10 @@ impl Association {
     }
 
     /// Reports a retransmission to the lab (the queue counted it).
-    fn note_retransmission(&mut self, tsn: u32, resent: Resent, now: Time) {
+    fn note_retransmission(&mut self, tsn: Tsn, resent: Resent, now: Time) {
         if self.cfg.events {
             self.emit(Event::Retransmission {
-                tsn,
+                tsn: tsn.0,
                 cause: resent.cause,
                 at: now,
                 first_sent_at: resent.first_sent,
@@ -401,7 +402,7 @@ struct DataPacket {
     /// Its packet record, opened by its first DATA chunk.
     record: Option<u64>,
     /// The TSNs it carries already.
-    tsns: Vec<u32>,
+    tsns: Vec<Tsn>,
     /// Its chunks carry the I bit.
     immediate: bool,
 }

@@ -2,14 +2,14 @@
 //! Highest TSN Newly Acknowledged, a configurable threshold, each chunk at most
 //! once, and one cwnd reduction per recovery period.
 
-use crate::serial::le32;
+use crate::serial::Tsn;
 
 /// Fast recovery state of an association.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FastRecovery {
     /// The highest outstanding TSN when recovery began; recovery ends when the
     /// cumulative ack reaches it.
-    exit_point: Option<u32>,
+    exit_point: Option<Tsn>,
 }
 
 impl FastRecovery {
@@ -17,20 +17,23 @@ impl FastRecovery {
         self.exit_point.is_some()
     }
 
-    pub fn exit_point(&self) -> Option<u32> {
+    pub fn exit_point(&self) -> Option<Tsn> {
         self.exit_point
     }
 
     /// 6.2.1: leave fast recovery once the cumulative ack reaches the exit point.
-    pub fn on_cum_ack(&mut self, cum: u32) {
-        if self.exit_point.is_some_and(|exit| le32(exit, cum)) {
+    pub fn on_cum_ack(&mut self, cum: Tsn) {
+        if self
+            .exit_point
+            .is_some_and(|exit| exit.is_at_or_before(cum))
+        {
             self.exit_point = None;
         }
     }
 
     /// Enters fast recovery if not in it (7.2.4): the exit point is the highest
     /// TSN outstanding. Returns whether it entered.
-    pub fn enter(&mut self, highest_outstanding: u32) -> bool {
+    pub fn enter(&mut self, highest_outstanding: Tsn) -> bool {
         if self.in_recovery() {
             return false;
         }
@@ -50,9 +53,9 @@ impl FastRecovery {
     pub fn miss_limit(
         &self,
         cum_advanced: bool,
-        htna: Option<u32>,
-        highest_gap_acked: impl FnOnce() -> Option<u32>,
-    ) -> Option<u32> {
+        htna: Option<Tsn>,
+        highest_gap_acked: impl FnOnce() -> Option<Tsn>,
+    ) -> Option<Tsn> {
         if self.in_recovery() && cum_advanced {
             highest_gap_acked()
         } else {

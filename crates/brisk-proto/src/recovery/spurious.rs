@@ -24,6 +24,8 @@
 //! and ssthresh go back to at least what they were before the expiry, and the
 //! RTO back-off of the episode is withdrawn.
 
+use crate::serial::Tsn;
+
 /// What the sender was before the expiry, to return to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Before {
@@ -36,7 +38,7 @@ pub struct Before {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Episode {
     /// The earliest outstanding TSN at the first expiry.
-    tsn: u32,
+    tsn: Tsn,
     before: Before,
     /// Copies of E sent since the expiry.
     copies: u32,
@@ -71,7 +73,7 @@ pub enum Verdict {
 impl SpuriousTimeouts {
     /// T3 expired with `tsn` earliest outstanding. Only the first expiry of an
     /// episode is remembered: undoing returns to the state before all of them.
-    pub fn on_expiry(&mut self, tsn: u32, before: Before) {
+    pub fn on_expiry(&mut self, tsn: Tsn, before: Before) {
         if self.episode.is_none() {
             self.episode = Some(Episode {
                 tsn,
@@ -82,7 +84,7 @@ impl SpuriousTimeouts {
     }
 
     /// DATA chunk `tsn` left again (a retransmission or a bundled copy).
-    pub fn on_sent(&mut self, tsn: u32) {
+    pub fn on_sent(&mut self, tsn: Tsn) {
         if let Some(e) = &mut self.episode
             && e.tsn == tsn
         {
@@ -91,7 +93,7 @@ impl SpuriousTimeouts {
     }
 
     /// The TSN whose SACK decides the open episode, if any.
-    pub fn watched(&self) -> Option<u32> {
+    pub fn watched(&self) -> Option<Tsn> {
         self.episode.map(|e| e.tsn)
     }
 
@@ -131,8 +133,8 @@ mod tests {
     /// T3 expired with TSN 7 earliest.
     fn detector() -> SpuriousTimeouts {
         let mut d = SpuriousTimeouts::default();
-        d.on_expiry(7, BEFORE);
-        d.on_sent(8);
+        d.on_expiry(Tsn(7), BEFORE);
+        d.on_sent(Tsn(8));
         d
     }
 
@@ -160,19 +162,19 @@ mod tests {
     fn a_chunk_acknowledged_after_its_retransmission_is_no_evidence_of_either() {
         // However soon the SACK comes, it may answer the retransmission.
         let mut d = detector();
-        d.on_sent(7);
+        d.on_sent(Tsn(7));
         assert_eq!(d.on_sack(ACKED), Verdict::Genuine);
     }
 
     #[test]
     fn a_duplicate_report_proves_it_only_while_one_copy_was_sent_since() {
         let mut d = detector();
-        d.on_sent(7);
+        d.on_sent(Tsn(7));
         assert_eq!(d.on_sack(DUPLICATE), Verdict::Spurious(BEFORE));
         // A retransmission and a redundant copy: the duplicate may be theirs.
         let mut d = detector();
-        d.on_sent(7);
-        d.on_sent(7);
+        d.on_sent(Tsn(7));
+        d.on_sent(Tsn(7));
         assert_eq!(d.on_sack(DUPLICATE), Verdict::Open);
         // No copy since: a duplicate of copies sent before the expiry.
         let mut d = detector();
@@ -185,7 +187,7 @@ mod tests {
         assert_eq!(d.on_sack(NOTHING), Verdict::Open);
         // A second expiry keeps the state from before the first.
         d.on_expiry(
-            7,
+            Tsn(7),
             Before {
                 cwnd: 1172,
                 ssthresh: 4688,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::events::RetransmitCause;
 use crate::message::MessageId;
-use crate::serial::{le32, lt32};
+use crate::serial::Tsn;
 use crate::time::Time;
 use crate::tx::send_queue::PendingFragment;
 use crate::wire::chunk::{Data, Sack};
@@ -32,7 +32,7 @@ pub enum ChunkState {
 /// A DATA chunk that has been sent at least once.
 #[derive(Debug, Clone)]
 pub struct SentChunk {
-    pub tsn: u32,
+    pub tsn: Tsn,
     /// What the send queue cut from the message: stream, SSN, PPID, flags,
     /// payload and when the application queued it.
     pub frag: PendingFragment,
@@ -64,7 +64,7 @@ impl SentChunk {
         let f = &self.frag;
         Data {
             flags: f.flags,
-            tsn: self.tsn,
+            tsn: self.tsn.0,
             stream_id: f.stream_id,
             ssn: f.ssn,
             ppid: f.ppid,
@@ -97,7 +97,7 @@ pub struct PacketRecord {
     /// Chunks of this packet still in flight in it.
     pub in_flight: u32,
     /// Highest TSN the packet carried.
-    pub highest_tsn: u32,
+    pub highest_tsn: Tsn,
 }
 
 /// A message whose every fragment is now cumulatively acknowledged.
@@ -116,7 +116,7 @@ pub struct SackOutcome {
     /// Bytes of chunks acknowledged for the first time (cumulatively or by gap).
     pub bytes_acked: u32,
     /// Highest TSN newly acknowledged (RFC 9260 7.2.4 HTNA).
-    pub htna: Option<u32>,
+    pub htna: Option<Tsn>,
     /// When the HTNA chunk was last sent: only chunks sent before it can be
     /// reported missing by this SACK.
     pub htna_sent: Option<Time>,
@@ -148,8 +148,8 @@ pub enum SackRejected {
 #[derive(Debug, Clone)]
 pub struct Outstanding {
     chunks: VecDeque<SentChunk>,
-    cum_ack_point: u32,
-    next_tsn: u32,
+    cum_ack_point: Tsn,
+    next_tsn: Tsn,
     flight_size: u32,
     /// Chunks in flight (those `flight_size` counts).
     in_flight: u32,
@@ -162,15 +162,15 @@ pub struct Outstanding {
     next_packet_seq: u64,
     /// The chunk timed for an RTT measurement: one per round trip (C5), never
     /// a retransmitted one (Karn, C5).
-    rtt_probe: Option<(u32, Time)>,
+    rtt_probe: Option<(Tsn, Time)>,
 }
 
 impl Outstanding {
     /// `initial_tsn` is the TSN our first DATA chunk will carry.
-    pub fn new(initial_tsn: u32) -> Self {
+    pub fn new(initial_tsn: Tsn) -> Self {
         Self {
             chunks: VecDeque::new(),
-            cum_ack_point: initial_tsn.wrapping_sub(1),
+            cum_ack_point: initial_tsn.prev(),
             next_tsn: initial_tsn,
             flight_size: 0,
             in_flight: 0,
@@ -184,11 +184,11 @@ impl Outstanding {
         }
     }
 
-    pub fn cum_ack_point(&self) -> u32 {
+    pub fn cum_ack_point(&self) -> Tsn {
         self.cum_ack_point
     }
 
-    pub fn next_tsn(&self) -> u32 {
+    pub fn next_tsn(&self) -> Tsn {
         self.next_tsn
     }
 
@@ -232,12 +232,12 @@ impl Outstanding {
         self.chunks.iter()
     }
 
-    pub fn get(&self, tsn: u32) -> Option<&SentChunk> {
+    pub fn get(&self, tsn: Tsn) -> Option<&SentChunk> {
         self.index(tsn).and_then(|i| self.chunks.get(i))
     }
 
-    fn index(&self, tsn: u32) -> Option<usize> {
-        let offset = tsn.wrapping_sub(self.cum_ack_point.wrapping_add(1));
+    fn index(&self, tsn: Tsn) -> Option<usize> {
+        let offset = tsn.since(self.cum_ack_point.next());
         let i = usize::try_from(offset).ok()?;
         (i < self.chunks.len()).then_some(i)
     }
@@ -272,13 +272,13 @@ impl Outstanding {
         self.packets.get_mut(i)
     }
 
-    fn join_packet(&mut self, seq: u64, tsn: u32) {
+    fn join_packet(&mut self, seq: u64, tsn: Tsn) {
         let Some(rec) = self.record_mut(seq) else {
             return;
         };
         let opened = rec.in_flight == 0;
         rec.in_flight += 1;
-        if lt32(rec.highest_tsn, tsn) {
+        if rec.highest_tsn.is_before(tsn) {
             rec.highest_tsn = tsn;
         }
         if opened {
@@ -306,9 +306,9 @@ impl Outstanding {
     }
 
     /// Assigns the next TSN to a fragment sent for the first time.
-    pub fn send_new(&mut self, frag: PendingFragment, now: Time, packet: u64) -> u32 {
+    pub fn send_new(&mut self, frag: PendingFragment, now: Time, packet: u64) -> Tsn {
         let tsn = self.next_tsn;
-        self.next_tsn = tsn.wrapping_add(1);
+        self.next_tsn = tsn.next();
         let msg_first_sent = if frag.flags.beginning {
             now
         } else {
@@ -344,7 +344,7 @@ impl Outstanding {
     }
 
     /// Records whether the chunk's latest transmission carried the I bit.
-    pub fn note_i_bit(&mut self, tsn: u32, immediate: bool) {
+    pub fn note_i_bit(&mut self, tsn: Tsn, immediate: bool) {
         if let Some(i) = self.index(tsn) {
             self.chunks[i].immediate = immediate;
         }
@@ -362,7 +362,7 @@ impl Outstanding {
 
     /// Sends a marked chunk again; returns its cause. Karn: a TSN at or below
     /// the RTT probe being retransmitted spoils the probe (6.3.1 C5).
-    pub fn resend(&mut self, tsn: u32, now: Time, packet: u64) -> Option<RetransmitCause> {
+    pub fn resend(&mut self, tsn: Tsn, now: Time, packet: u64) -> Option<RetransmitCause> {
         let i = self.index(tsn)?;
         let chunk = &mut self.chunks[i];
         let ChunkState::Marked(cause) = chunk.state else {
@@ -378,7 +378,10 @@ impl Outstanding {
         self.flight_size += size;
         self.in_flight += 1;
         self.join_packet(packet, tsn);
-        if self.rtt_probe.is_some_and(|(probe, _)| le32(tsn, probe)) {
+        if self
+            .rtt_probe
+            .is_some_and(|(probe, _)| tsn.is_at_or_before(probe))
+        {
             self.rtt_probe = None;
         }
         Some(cause)
@@ -389,7 +392,7 @@ impl Outstanding {
     /// bytes stay counted once, and it stays in the record of the packet that
     /// last carried it on its own: the earlier packet is still in the network,
     /// so a copy does not make the stream look thinner than it is.
-    pub fn rebundle(&mut self, tsn: u32, now: Time, packet: u64) -> bool {
+    pub fn rebundle(&mut self, tsn: Tsn, now: Time, packet: u64) -> bool {
         let Some(i) = self.index(tsn) else {
             return false;
         };
@@ -400,7 +403,10 @@ impl Outstanding {
         chunk.transmissions += 1;
         chunk.last_sent = now;
         // Karn: an ambiguous chunk spoils the RTT probe.
-        if self.rtt_probe.is_some_and(|(probe, _)| le32(tsn, probe)) {
+        if self
+            .rtt_probe
+            .is_some_and(|(probe, _)| tsn.is_at_or_before(probe))
+        {
             self.rtt_probe = None;
         }
         true
@@ -422,7 +428,7 @@ impl Outstanding {
     }
 
     /// Marks one in-flight chunk for retransmission.
-    pub fn mark(&mut self, tsn: u32, cause: RetransmitCause) -> bool {
+    pub fn mark(&mut self, tsn: Tsn, cause: RetransmitCause) -> bool {
         self.index(tsn).is_some_and(|i| self.mark_at(i, cause))
     }
 
@@ -449,15 +455,15 @@ impl Outstanding {
     /// missing by SACKs for data sent before it, and fast-retransmitted again.
     pub fn count_misses(
         &mut self,
-        limit: u32,
+        limit: Tsn,
         threshold: u32,
         sent_before: Option<Time>,
         again: bool,
-    ) -> Vec<u32> {
+    ) -> Vec<Tsn> {
         let mut fired = Vec::new();
         for i in 0..self.chunks.len() {
             let chunk = &mut self.chunks[i];
-            if !lt32(chunk.tsn, limit) {
+            if !chunk.tsn.is_before(limit) {
                 break;
             }
             if chunk.state != ChunkState::InFlight
@@ -502,11 +508,11 @@ impl Outstanding {
     /// Marks every chunk in flight below `limit` that was not fast-retransmitted
     /// before, as a fast retransmission with `cause` (Early Retransmit: the
     /// chunks "are treated as having reached the miss-indication threshold").
-    pub fn mark_missing_below(&mut self, limit: u32, cause: RetransmitCause) -> Vec<u32> {
+    pub fn mark_missing_below(&mut self, limit: Tsn, cause: RetransmitCause) -> Vec<Tsn> {
         let mut marked = Vec::new();
         for i in 0..self.chunks.len() {
             let c = &mut self.chunks[i];
-            if !lt32(c.tsn, limit) {
+            if !c.tsn.is_before(limit) {
                 break;
             }
             if c.state == ChunkState::InFlight && !c.fast_retransmitted {
@@ -521,7 +527,7 @@ impl Outstanding {
     }
 
     /// The highest TSN in flight.
-    pub fn highest_in_flight(&self) -> Option<u32> {
+    pub fn highest_in_flight(&self) -> Option<Tsn> {
         self.chunks
             .iter()
             .rev()
@@ -530,7 +536,7 @@ impl Outstanding {
     }
 
     /// Highest TSN acknowledged by a gap block, if any chunk is gap-acked.
-    pub fn highest_gap_acked(&self) -> Option<u32> {
+    pub fn highest_gap_acked(&self) -> Option<Tsn> {
         if self.gap_acked == 0 {
             return None;
         }
@@ -543,15 +549,15 @@ impl Outstanding {
 
     /// Applies a SACK's cumulative ack and gap blocks (RFC 9260 6.2.1).
     pub fn on_sack(&mut self, sack: &Sack, now: Time) -> Result<SackOutcome, SackRejected> {
-        let cum = sack.cum_tsn_ack;
-        if lt32(cum, self.cum_ack_point) {
+        let cum = Tsn(sack.cum_tsn_ack);
+        if cum.is_before(self.cum_ack_point) {
             return Err(SackRejected::Stale);
         }
-        if !lt32(cum, self.next_tsn) {
+        if !cum.is_before(self.next_tsn) {
             return Err(SackRejected::AcksUnsentTsn);
         }
         // A gap block past the highest TSN sent acknowledges one never sent.
-        let sent_above_cum = self.next_tsn.wrapping_sub(cum).wrapping_sub(1);
+        let sent_above_cum = self.next_tsn.since(cum).wrapping_sub(1);
         if sack
             .gap_blocks
             .iter()
@@ -565,7 +571,7 @@ impl Outstanding {
 
         // The cumulative ack: everything up to `cum` leaves.
         while let Some(front) = self.chunks.front() {
-            if !le32(front.tsn, cum) {
+            if !front.tsn.is_at_or_before(cum) {
                 break;
             }
             let Some(chunk) = self.chunks.pop_front() else {
@@ -590,8 +596,8 @@ impl Outstanding {
         }
 
         if let (Some(earliest), Some(htna)) = (earliest_before, out.htna) {
-            out.earliest_acked =
-                le32(earliest, htna) && self.earliest_unacked().is_none_or(|c| c.tsn != earliest);
+            out.earliest_acked = earliest.is_at_or_before(htna)
+                && self.earliest_unacked().is_none_or(|c| c.tsn != earliest);
         }
         // C4/C5: one measurement per round trip, from the timed chunk.
         if let Some((tsn, sent_at)) = probe
@@ -604,8 +610,8 @@ impl Outstanding {
         Ok(out)
     }
 
-    fn is_acked(&self, tsn: u32) -> bool {
-        le32(tsn, self.cum_ack_point)
+    fn is_acked(&self, tsn: Tsn) -> bool {
+        tsn.is_at_or_before(self.cum_ack_point)
             || self
                 .get(tsn)
                 .is_some_and(|c| c.state == ChunkState::GapAcked)
@@ -626,7 +632,7 @@ impl Outstanding {
             ChunkState::Marked(_) => self.marked -= 1,
         }
         out.bytes_acked += chunk.size();
-        if out.htna.is_none_or(|h| lt32(h, chunk.tsn)) {
+        if out.htna.is_none_or(|h| h.is_before(chunk.tsn)) {
             out.htna = Some(chunk.tsn);
             out.htna_sent = Some(chunk.last_sent);
             out.htna_sent_once = chunk.transmissions == 1;
@@ -713,7 +719,7 @@ mod tests {
 
     /// Sends `n` single-chunk packets of 100 bytes each at t = 0.
     fn sent(n: u64) -> Outstanding {
-        let mut o = Outstanding::new(1000);
+        let mut o = Outstanding::new(Tsn(1000));
         for m in 0..n {
             let p = o.begin_packet(Time::ZERO);
             o.send_new(frag(m, 100), Time::ZERO, p);
@@ -742,7 +748,7 @@ mod tests {
         let out = o.on_sack(&sack(1001, &[]), Time::from_millis(50)).unwrap();
         assert!(out.cum_advanced && out.earliest_acked);
         assert_eq!(out.bytes_acked, 2 * 116);
-        assert_eq!(out.htna, Some(1001));
+        assert_eq!(out.htna, Some(Tsn(1001)));
         assert_eq!(out.rtt, Some(Duration::from_millis(50)));
         assert_eq!(out.acked_messages.len(), 2);
         assert_eq!(
@@ -758,14 +764,14 @@ mod tests {
         let mut o = sent(3);
         let p = o.begin_packet(Time::from_millis(5));
         for tsn in 1000..1003 {
-            assert!(o.rebundle(tsn, Time::from_millis(5), p));
+            assert!(o.rebundle(Tsn(tsn), Time::from_millis(5), p));
         }
         o.send_new(frag(3, 100), Time::from_millis(5), p);
         o.end_packet();
         // Four packets are in the network: the copies do not thin the stream.
         assert_eq!(o.packets_outstanding(), 4);
         assert_eq!(o.flight_size(), 4 * 116, "copies count once");
-        assert_eq!(o.get(1000).map(|c| c.transmissions), Some(2));
+        assert_eq!(o.get(Tsn(1000)).map(|c| c.transmissions), Some(2));
         o.on_sack(&sack(1003, &[]), Time::from_millis(50)).unwrap();
         assert_eq!((o.packets_outstanding(), o.flight_size()), (0, 0));
     }
@@ -789,13 +795,13 @@ mod tests {
         // 1000..=1006 sent; 1001 lost; SACK cum 1000, gap 2..=3 (1002, 1003).
         let mut o = sent(7);
         let out = o.on_sack(&sack(1000, &[(2, 3)]), Time::ZERO).unwrap();
-        assert_eq!(out.htna, Some(1003));
+        assert_eq!(out.htna, Some(Tsn(1003)));
         assert_eq!(out.bytes_acked, 3 * 116);
         assert_eq!(o.packets_outstanding(), 4, "1001, 1004, 1005, 1006 remain");
         // Only 1001 is below HTNA and missing.
-        assert!(o.count_misses(1003, 3, None, false).is_empty());
-        assert_eq!(o.get(1001).unwrap().misses, 1);
-        assert_eq!(o.get(1004).unwrap().misses, 0);
+        assert!(o.count_misses(Tsn(1003), 3, None, false).is_empty());
+        assert_eq!(o.get(Tsn(1001)).unwrap().misses, 1);
+        assert_eq!(o.get(Tsn(1004)).unwrap().misses, 0);
     }
 
     #[test]
@@ -806,7 +812,7 @@ mod tests {
             let fired = o.count_misses(out.htna.unwrap(), 3, None, false);
             assert_eq!(fired.is_empty(), i < 2);
         }
-        let c = o.get(1001).unwrap();
+        let c = o.get(Tsn(1001)).unwrap();
         assert_eq!(c.state, ChunkState::Marked(RetransmitCause::FastRetransmit));
         assert!(c.fast_retransmitted);
         assert_eq!(
@@ -817,11 +823,11 @@ mod tests {
         // Sent again, it never fast-retransmits a second time.
         let p = o.begin_packet(Time::from_millis(5));
         assert_eq!(
-            o.resend(1001, Time::from_millis(5), p),
+            o.resend(Tsn(1001), Time::from_millis(5), p),
             Some(RetransmitCause::FastRetransmit)
         );
         for _ in 0..5 {
-            assert!(o.count_misses(1005, 3, None, false).is_empty());
+            assert!(o.count_misses(Tsn(1005), 3, None, false).is_empty());
         }
     }
 
@@ -833,32 +839,32 @@ mod tests {
             o.count_misses(out.htna.unwrap(), 3, out.htna_sent, true);
         }
         let p = o.begin_packet(Time::from_millis(5));
-        o.resend(1001, Time::from_millis(5), p);
+        o.resend(Tsn(1001), Time::from_millis(5), p);
         o.end_packet();
         // SACKs for data sent before the retransmission say nothing of it.
         for _ in 0..5 {
             assert!(
-                o.count_misses(1005, 3, Some(Time::from_millis(4)), true)
+                o.count_misses(Tsn(1005), 3, Some(Time::from_millis(4)), true)
                     .is_empty()
             );
         }
-        assert_eq!(o.get(1001).unwrap().misses, 0);
+        assert_eq!(o.get(Tsn(1001)).unwrap().misses, 0);
         // Three reports by data sent after it: the retransmission was lost.
         let after = Some(Time::from_millis(6));
-        assert!(o.count_misses(1005, 3, after, true).is_empty());
-        assert!(o.count_misses(1005, 3, after, true).is_empty());
-        assert_eq!(o.count_misses(1005, 3, after, true), vec![1001]);
+        assert!(o.count_misses(Tsn(1005), 3, after, true).is_empty());
+        assert!(o.count_misses(Tsn(1005), 3, after, true).is_empty());
+        assert_eq!(o.count_misses(Tsn(1005), 3, after, true), vec![Tsn(1001)]);
         assert_eq!(
-            o.get(1001).unwrap().state,
+            o.get(Tsn(1001)).unwrap().state,
             ChunkState::Marked(RetransmitCause::FastRetransmit)
         );
         // Without the option, the same evidence leaves it to T3 (7.2.4).
         let p = o.begin_packet(Time::from_millis(7));
-        o.resend(1001, Time::from_millis(7), p);
+        o.resend(Tsn(1001), Time::from_millis(7), p);
         o.end_packet();
         for _ in 0..5 {
             assert!(
-                o.count_misses(1005, 3, Some(Time::from_millis(8)), false)
+                o.count_misses(Tsn(1005), 3, Some(Time::from_millis(8)), false)
                     .is_empty()
             );
         }
@@ -875,12 +881,12 @@ mod tests {
         );
         let p = o.begin_packet(Time::from_secs(1));
         let first = o.next_marked().unwrap().tsn;
-        assert_eq!(first, 1000);
+        assert_eq!(first, Tsn(1000));
         o.resend(first, Time::from_secs(1), p);
-        o.resend(1002, Time::from_secs(1), p);
+        o.resend(Tsn(1002), Time::from_secs(1), p);
         o.end_packet();
         assert_eq!(o.packets_outstanding(), 1, "both in one new packet");
-        assert_eq!(o.get(1000).unwrap().transmissions, 2);
+        assert_eq!(o.get(Tsn(1000)).unwrap().transmissions, 2);
     }
 
     #[test]
@@ -888,7 +894,7 @@ mod tests {
         let mut o = sent(1);
         o.mark_all_in_flight(RetransmitCause::T3Timeout);
         let p = o.begin_packet(Time::from_secs(1));
-        o.resend(1000, Time::from_secs(1), p);
+        o.resend(Tsn(1000), Time::from_secs(1), p);
         let out = o
             .on_sack(&sack(1000, &[]), Time::from_millis(1100))
             .unwrap();
@@ -903,7 +909,7 @@ mod tests {
         let out = o.on_sack(&sack(999, &[(3, 3)]), Time::ZERO).unwrap();
         assert!(out.reneged);
         assert_eq!(o.flight_size(), 2 * 116);
-        assert_eq!(o.get(1001).unwrap().state, ChunkState::InFlight);
+        assert_eq!(o.get(Tsn(1001)).unwrap().state, ChunkState::InFlight);
     }
 
     #[test]
@@ -929,7 +935,7 @@ mod tests {
 
     #[test]
     fn fragments_report_the_message_once_with_its_first_send_time() {
-        let mut o = Outstanding::new(1);
+        let mut o = Outstanding::new(Tsn(1));
         let mut b = frag(7, 10);
         b.flags = DataFlags {
             ending: false,
@@ -959,9 +965,9 @@ mod tests {
     fn a_chunk_sent_again_after_the_reporting_chunk_is_not_counted_missing() {
         let mut o = sent(3); // 1000..=1002 sent at t = 0
         // 1000 is re-sent at t = 5 ms (say after a PKTDROP report).
-        o.mark(1000, RetransmitCause::PacketDrop);
+        o.mark(Tsn(1000), RetransmitCause::PacketDrop);
         let p = o.begin_packet(Time::from_millis(5));
-        o.resend(1000, Time::from_millis(5), p);
+        o.resend(Tsn(1000), Time::from_millis(5), p);
         // A SACK for 1001 (sent at t = 0) says nothing about the new copy.
         let out = o
             .on_sack(&sack(999, &[(2, 2)]), Time::from_millis(10))
@@ -971,17 +977,17 @@ mod tests {
             o.count_misses(out.htna.unwrap(), 1, out.htna_sent, false)
                 .is_empty()
         );
-        assert_eq!(o.get(1000).unwrap().misses, 0);
+        assert_eq!(o.get(Tsn(1000)).unwrap().misses, 0);
         // A SACK for 1002 re-sent later would count it.
-        o.mark(1002, RetransmitCause::T3Timeout);
+        o.mark(Tsn(1002), RetransmitCause::T3Timeout);
         let p = o.begin_packet(Time::from_millis(7));
-        o.resend(1002, Time::from_millis(7), p);
+        o.resend(Tsn(1002), Time::from_millis(7), p);
         let out = o
             .on_sack(&sack(999, &[(2, 3)]), Time::from_millis(20))
             .unwrap();
         assert_eq!(
             o.count_misses(out.htna.unwrap(), 1, out.htna_sent, false),
-            vec![1000]
+            vec![Tsn(1000)]
         );
     }
 }

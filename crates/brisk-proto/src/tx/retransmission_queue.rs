@@ -18,7 +18,7 @@ use crate::recovery::fast_retransmit::FastRecovery;
 use crate::recovery::spurious::{self, SpuriousTimeouts};
 use crate::recovery::tail_probe::{self, TailProbe};
 use crate::recovery::{ack_reach, early_retransmit, pktdrop, rto_restart, t3, thin};
-use crate::serial::lt32;
+use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::{TimerKind, TimerTable};
 use crate::tx::outstanding::{
@@ -114,11 +114,11 @@ pub struct RetransmissionQueue {
     bypass_cwnd_once: bool,
     /// Early Retransmit waiting out its reordering delay (RFC 5827 6): the
     /// chunks it would retransmit.
-    early_retransmit_pending: Vec<u32>,
+    early_retransmit_pending: Vec<Tsn>,
     tail_probe: TailProbe,
     /// Minshall's Nagle: the highest TSN of the last less-than-full packet
     /// sent, while it is unacknowledged.
-    small_unacked: Option<u32>,
+    small_unacked: Option<Tsn>,
     peer_window: PeerWindow,
     /// When the last SACK arrived, and the a_rwnd it advertised.
     last_sack: Option<(Time, u32)>,
@@ -131,7 +131,7 @@ pub struct RetransmissionQueue {
 
 impl RetransmissionQueue {
     /// `initial_tsn` is the TSN our first DATA chunk will carry.
-    pub fn new(initial_tsn: u32) -> Self {
+    pub fn new(initial_tsn: Tsn) -> Self {
         Self {
             outstanding: Outstanding::new(initial_tsn),
             fast_recovery: FastRecovery::default(),
@@ -150,7 +150,7 @@ impl RetransmissionQueue {
     /// 5.2.4 A: the peer restarted. Everything outstanding is forgotten (the
     /// caller drained it first) and sending starts again at `initial_tsn`;
     /// the counters go on.
-    pub fn restart(&mut self, initial_tsn: u32, timers: &mut TimerTable) {
+    pub fn restart(&mut self, initial_tsn: Tsn, timers: &mut TimerTable) {
         let counters = std::mem::take(&mut self.counters);
         *self = Self {
             counters,
@@ -241,7 +241,7 @@ impl RetransmissionQueue {
     /// Sends a marked chunk again in packet `packet`, its I bit as given.
     pub fn resend(
         &mut self,
-        tsn: u32,
+        tsn: Tsn,
         now: Time,
         packet: u64,
         immediate: bool,
@@ -275,7 +275,7 @@ impl RetransmissionQueue {
     /// went, with the chunk's first send time and transmissions.
     pub fn bundle(
         &mut self,
-        tsn: u32,
+        tsn: Tsn,
         now: Time,
         packet: u64,
         immediate: bool,
@@ -309,7 +309,7 @@ impl RetransmissionQueue {
         now: Time,
         packet: u64,
         env: &mut TxEnv<'_>,
-    ) -> u32 {
+    ) -> Tsn {
         let payload_len = frag.payload.len() as u64;
         let size = crate::tx::outstanding::chunk_size(frag.payload.len());
         let tsn = self.outstanding.send_new(frag, now, packet);
@@ -326,7 +326,7 @@ impl RetransmissionQueue {
     pub fn on_new_data_packet(
         &mut self,
         now: Time,
-        last_tsn: u32,
+        last_tsn: Tsn,
         full: bool,
         env: &mut TxEnv<'_>,
     ) {
@@ -377,12 +377,12 @@ impl RetransmissionQueue {
     pub fn on_shutdown_cum_ack(
         &mut self,
         now: Time,
-        cum_tsn_ack: u32,
+        cum_tsn_ack: Tsn,
         queued: Option<usize>,
         env: &mut TxEnv<'_>,
     ) -> Result<SackResult, SackRejected> {
         let as_sack = Sack {
-            cum_tsn_ack,
+            cum_tsn_ack: cum_tsn_ack.0,
             a_rwnd: self
                 .peer_window
                 .rwnd
@@ -432,7 +432,7 @@ impl RetransmissionQueue {
             flight_before,
             self.fast_recovery.in_recovery(),
         );
-        self.fast_recovery.on_cum_ack(sack.cum_tsn_ack);
+        self.fast_recovery.on_cum_ack(Tsn(sack.cum_tsn_ack));
         if let Some(sent) = outcome.htna_sent {
             let acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
             env.path.ack_spacing.on_sack(now, acked, sent);
@@ -539,9 +539,7 @@ impl RetransmissionQueue {
             return (false, false);
         }
         // Enter fast recovery; the exit point is the highest outstanding TSN.
-        let entered = self
-            .fast_recovery
-            .enter(self.outstanding.next_tsn().wrapping_sub(1));
+        let entered = self.fast_recovery.enter(self.outstanding.next_tsn().prev());
         (entered, true)
     }
 
@@ -573,7 +571,7 @@ impl RetransmissionQueue {
             self.early_retransmit_pending = self
                 .outstanding
                 .chunks()
-                .filter(|c| c.state == ChunkState::InFlight && lt32(c.tsn, htna))
+                .filter(|c| c.state == ChunkState::InFlight && c.tsn.is_before(htna))
                 .map(|c| c.tsn)
                 .collect();
             let wait = early_retransmit::delay(env.path.rto.srtt());
@@ -581,17 +579,14 @@ impl RetransmissionQueue {
             return (false, false);
         }
         let marked = self.mark_early_retransmit(htna);
-        let entered = marked
-            && self
-                .fast_recovery
-                .enter(self.outstanding.next_tsn().wrapping_sub(1));
+        let entered = marked && self.fast_recovery.enter(self.outstanding.next_tsn().prev());
         (entered, marked)
     }
 
     /// Early Retransmit fires: the chunks in flight below `limit` (the one
     /// packet left) go out as fast retransmissions (RFC 5827 3.2). Returns
     /// whether any was marked.
-    fn mark_early_retransmit(&mut self, limit: u32) -> bool {
+    fn mark_early_retransmit(&mut self, limit: Tsn) -> bool {
         let flight_before = self.outstanding.window_flight();
         let marked = self
             .outstanding
@@ -658,7 +653,7 @@ impl RetransmissionQueue {
     fn judge_t3_episode(
         &mut self,
         sack: &Sack,
-        tsn: u32,
+        tsn: Tsn,
         before: Option<ChunkState>,
         path: &mut Path,
     ) {
@@ -672,7 +667,7 @@ impl RetransmissionQueue {
             .get(tsn)
             .is_none_or(|c| c.state == ChunkState::GapAcked);
         let evidence = spurious::Evidence {
-            duplicate: sack.dup_tsns.contains(&tsn),
+            duplicate: sack.dup_tsns.contains(&tsn.0),
             acked: acked_now && state != ChunkState::GapAcked,
         };
         if let spurious::Verdict::Spurious(b) = self.spurious.on_sack(evidence) {
@@ -773,11 +768,8 @@ impl RetransmissionQueue {
         if !still_missing || self.fast_recovery.in_recovery() {
             return;
         }
-        if self.mark_early_retransmit(last.wrapping_add(1)) {
-            if self
-                .fast_recovery
-                .enter(self.outstanding.next_tsn().wrapping_sub(1))
-            {
+        if self.mark_early_retransmit(last.next()) {
+            if self.fast_recovery.enter(self.outstanding.next_tsn().prev()) {
                 env.path.cc.on_fast_retransmit();
                 self.counters.fast_recoveries += 1;
             }
@@ -810,6 +802,7 @@ impl RetransmissionQueue {
     pub fn on_pktdrop(&mut self, pd: &PktDrop<'_>) -> bool {
         let mut marked = false;
         for (tsn, prefix) in pktdrop::embedded_data(&pd.dropped) {
+            let tsn = Tsn(tsn);
             let Some(chunk) = self.outstanding.get(tsn) else {
                 continue;
             };
@@ -828,7 +821,7 @@ impl RetransmissionQueue {
     }
 
     /// Marks one chunk in flight, its window returned (6.2.1 C).
-    fn mark_returning(&mut self, tsn: u32, cause: RetransmitCause) -> bool {
+    fn mark_returning(&mut self, tsn: Tsn, cause: RetransmitCause) -> bool {
         let flight_before = self.outstanding.window_flight();
         let marked = self.outstanding.mark(tsn, cause);
         self.peer_window
