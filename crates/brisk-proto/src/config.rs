@@ -1049,6 +1049,239 @@ mod tests {
         );
     }
 
+    /// Every preset as `[name]` and one `knob=value` line per knob.
+    fn render_presets() -> String {
+        let mut out = String::new();
+        for &name in PRESETS {
+            let config = Config::preset(name).unwrap();
+            out.push_str(&format!("[{name}]\n"));
+            for knob in KNOB_TABLE {
+                out.push_str(&format!("{}={}\n", knob.name, knob.get(&config)));
+            }
+        }
+        out
+    }
+
+    /// Every knob of every preset, as the presets were before each knob
+    /// carried its own preset values (issue 13): the declaration may change
+    /// shape, never a value.
+    const PINNED_PRESETS: &str = "\
+[rfc9260]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=off
+early_retransmit_delay=false
+rto_restart=false
+spurious_timeout_undo=false
+ack_reach_floor=false
+thin_threshold=4
+thin_linear_timeouts=false
+thin_fast_retransmit=false
+thin_rto_min=none
+thin_aggressive_bundling=false
+thin_redundant_bundling=false
+thin_immediate_sack=false
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[lksctp-2.6.15]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=false
+peer_sack_delay=none
+fast_retransmit_threshold=4
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=off
+early_retransmit_delay=false
+rto_restart=false
+spurious_timeout_undo=false
+ack_reach_floor=false
+thin_threshold=4
+thin_linear_timeouts=false
+thin_fast_retransmit=false
+thin_rto_min=none
+thin_aggressive_bundling=false
+thin_redundant_bundling=false
+thin_immediate_sack=false
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[signaling]
+rto_initial=200ms
+rto_min=100ms
+rto_max=400ms
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=40ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=packets
+early_retransmit_delay=false
+rto_restart=true
+spurious_timeout_undo=true
+ack_reach_floor=true
+thin_threshold=4
+thin_linear_timeouts=false
+thin_fast_retransmit=false
+thin_rto_min=none
+thin_aggressive_bundling=false
+thin_redundant_bundling=false
+thin_immediate_sack=false
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[thin-stream]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=off
+early_retransmit_delay=false
+rto_restart=true
+spurious_timeout_undo=true
+ack_reach_floor=true
+thin_threshold=4
+thin_linear_timeouts=true
+thin_fast_retransmit=true
+thin_rto_min=200ms
+thin_aggressive_bundling=true
+thin_redundant_bundling=true
+thin_immediate_sack=true
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[low-latency]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=true
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=packets
+early_retransmit_delay=false
+rto_restart=true
+spurious_timeout_undo=true
+ack_reach_floor=true
+thin_threshold=4
+thin_linear_timeouts=true
+thin_fast_retransmit=true
+thin_rto_min=200ms
+thin_aggressive_bundling=true
+thin_redundant_bundling=true
+thin_immediate_sack=true
+tail_loss_probe=true
+nagle=off
+pktdrop=true
+events=true
+";
+
+    #[test]
+    fn every_preset_keeps_every_knob_value_it_had() {
+        let got = render_presets();
+        for (line, (got, want)) in got.lines().zip(PINNED_PRESETS.lines()).enumerate() {
+            assert_eq!(got, want, "line {}", line + 1);
+        }
+        assert_eq!(got, PINNED_PRESETS);
+    }
+
     #[test]
     fn validate_names_the_bad_field() {
         let c = Config {
