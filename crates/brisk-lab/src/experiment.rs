@@ -1165,21 +1165,33 @@ pub fn parse_trace(text: &str) -> Result<Vec<(Duration, usize)>, (usize, String)
     Ok(out)
 }
 
-/// The presets experiments use: the protocol's, plus `signaling-lksctp`, seed
-/// 000's "Standard": lksctp 2.6.15 with the signaling parameters of its Table 1
-/// (RTO.Initial 200 ms, RTO.Min 100, RTO.Max 400, SACK delay 40 ms) and none of
-/// the latency mechanisms.
+/// The presets experiments use: the protocol's ([`brisk_proto::PRESETS`]),
+/// plus the lab's own ([`LAB_ONLY_PRESETS`]).
 pub fn preset(name: &str) -> Option<Config> {
-    let signaling = |base: Config| Config {
-        rto_initial: Duration::from_millis(200),
-        rto_min: Duration::from_millis(100),
-        rto_max: Duration::from_millis(400),
-        sack_delay: Duration::from_millis(40),
-        ..base
-    };
     match name {
-        "signaling-lksctp" => Some(signaling(Config::lksctp_2_6_15())),
+        "signaling-lksctp" => Some(signaling_lksctp()),
         other => Config::preset(other).ok(),
+    }
+}
+
+/// The presets only experiments know, with their docs.
+pub const LAB_ONLY_PRESETS: &[(&str, &str)] = &[(
+    "signaling-lksctp",
+    "Seed 000's \"Standard\": lksctp 2.6.15 with the signaling timers of its \
+     Table 1 (RTO.Initial 200 ms, RTO.Min 100, RTO.Max 400, SACK delay 40 ms) \
+     and none of the latency mechanisms.",
+)];
+
+/// `signaling-lksctp`: [`Config::lksctp_2_6_15`] with the timer values of
+/// [`Config::signaling`] (seed 000, Table 1), as `config.rs` declares them.
+fn signaling_lksctp() -> Config {
+    let signaling = Config::signaling();
+    Config {
+        rto_initial: signaling.rto_initial,
+        rto_min: signaling.rto_min,
+        rto_max: signaling.rto_max,
+        sack_delay: signaling.sack_delay,
+        ..Config::lksctp_2_6_15()
     }
 }
 
@@ -2056,6 +2068,29 @@ bandwidth = ["500kbit", "1Mbit"]
         Experiment::parse(Path::new("exp.toml"), text)
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn the_lab_presets_are_the_protocols_and_signaling_lksctp_as_it_was() {
+        let names: Vec<&str> = brisk_proto::PRESETS
+            .iter()
+            .chain(LAB_ONLY_PRESETS.iter().map(|(name, _)| name))
+            .copied()
+            .collect();
+        assert_eq!(names, LAB_PRESETS);
+        for name in LAB_PRESETS {
+            assert!(preset(name).is_some_and(|c| c.validate().is_ok()), "{name}");
+        }
+        // Its values before they came from the declaration (issue 13).
+        let pinned = Config {
+            rto_initial: Duration::from_millis(200),
+            rto_min: Duration::from_millis(100),
+            rto_max: Duration::from_millis(400),
+            sack_delay: Duration::from_millis(40),
+            ..Config::lksctp_2_6_15()
+        };
+        assert_eq!(preset("signaling-lksctp"), Some(pinned));
+        assert_eq!(preset("bogus"), None);
     }
 
     #[test]
