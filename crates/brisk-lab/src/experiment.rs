@@ -1252,6 +1252,29 @@ fn tcp_variant(
     })
 }
 
+/// A `set` table's knobs and values, a nested table's knobs under dotted
+/// names: TOML reads `set = { thin.rto_min = "200ms" }` as a table `thin`,
+/// and this gives `thin.rto_min`, which [`Config::set`] knows.
+fn dotted_knobs(set: &BTreeMap<String, toml::Value>) -> Vec<(String, &toml::Value)> {
+    let mut out = Vec::new();
+    for (key, value) in set {
+        push_dotted(key.clone(), value, &mut out);
+    }
+    out
+}
+
+/// Pushes `key = value`, or each knob of a table under `key.`.
+fn push_dotted<'a>(key: String, value: &'a toml::Value, out: &mut Vec<(String, &'a toml::Value)>) {
+    match value {
+        toml::Value::Table(table) => {
+            for (k, v) in table {
+                push_dotted(format!("{key}.{k}"), v, out);
+            }
+        }
+        _ => out.push((key, value)),
+    }
+}
+
 /// A knob's value as `set` reads it: a TOML string as it is, anything else
 /// as TOML writes it.
 fn knob_text(value: &toml::Value) -> String {
@@ -1739,9 +1762,9 @@ impl Experiment {
                          k: &str,
                          set: &BTreeMap<String, toml::Value>|
              -> Result<(), ExperimentError> {
-                for (knob, value) in set {
+                for (knob, value) in dotted_knobs(set) {
                     let text = knob_text(value);
-                    config.set(knob, &text).map_err(|e| match e {
+                    config.set(&knob, &text).map_err(|e| match e {
                         ConfigError::BadValue { expected, .. } => {
                             invalid(&key(&format!("{k}.{knob}")), expected, format!("`{text}`"))
                         }
@@ -2108,6 +2131,34 @@ bandwidth = ["500kbit", "1Mbit"]
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn grouped_knobs_may_be_set_as_dotted_keys_or_nested_tables() {
+        let parse = |set: &str| {
+            let text = GOOD.replace(
+                "set = { sack_delay = \"40ms\", fast_retransmit_threshold = 4 }",
+                set,
+            );
+            Experiment::parse(Path::new("exp.toml"), &text).map(|e| e.variants[0].config.clone())
+        };
+        let flat =
+            parse("set = { thin_rto_min = \"200ms\", early_retransmit_delay = true }").unwrap();
+        assert_eq!(flat.thin_rto_min, Some(Duration::from_millis(200)));
+        for set in [
+            "set = { thin.rto_min = \"200ms\", early_retransmit.delay = true }",
+            "set = { thin = { rto_min = \"200ms\" }, early_retransmit_delay = true }",
+        ] {
+            assert_eq!(parse(set).unwrap(), flat, "{set}");
+        }
+        let e = parse("set = { thin.rto_mni = \"200ms\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("key `variants[0].set.thin.rto_mni`")
+                && e.contains("did you mean `thin_rto_min`?"),
+            "{e}"
+        );
     }
 
     fn with_reference(reference: &str) -> String {

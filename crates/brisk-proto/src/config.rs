@@ -387,9 +387,18 @@ pub struct Knob {
 }
 
 impl Knob {
-    /// Finds a knob by name.
+    /// Finds a knob by name, or by its dotted alias in a group of
+    /// [`KNOB_GROUPS`]: `thin.rto_min` is `thin_rto_min`,
+    /// `early_retransmit.delay` is `early_retransmit_delay`.
     pub fn named(name: &str) -> Option<&'static Knob> {
-        KNOB_TABLE.iter().find(|k| k.name == name)
+        let flat = |name: &str| KNOB_TABLE.iter().find(|k| k.name == name);
+        flat(name).or_else(|| {
+            let (group, rest) = name.split_once('.')?;
+            KNOB_GROUPS
+                .contains(&group)
+                .then(|| flat(&format!("{group}_{rest}")))
+                .flatten()
+        })
     }
 
     /// The knob's value in `config`, as [`Config::set`] accepts it.
@@ -408,6 +417,10 @@ impl Knob {
         self.get(&Config::rfc9260())
     }
 }
+
+/// Knob groups, whose knobs also answer to a dotted name: the group, a dot,
+/// and the rest of the knob's name (`thin.rto_min` for `thin_rto_min`).
+pub const KNOB_GROUPS: &[&str] = &["thin", "early_retransmit"];
 
 /// One named preset of [`Config`], as declared: its name, its doc, and the
 /// configuration it stands for (the defaults, with the values the knobs
@@ -792,9 +805,10 @@ pub fn format_duration(d: Duration) -> String {
 }
 
 /// The knobs a mistyped name most likely meant: those within a few edits of it
-/// (case and `-` for `_` ignored), or else those it is part of, at most three.
+/// (case, and `-` or `.` for `_`, ignored), or else those it is part of, at
+/// most three.
 fn closest_knobs(key: &str) -> Vec<&'static str> {
-    let key = key.trim().to_ascii_lowercase().replace('-', "_");
+    let key = key.trim().to_ascii_lowercase().replace(['-', '.'], "_");
     if key.is_empty() {
         return Vec::new();
     }
@@ -1401,6 +1415,38 @@ events=true
             assert_eq!(got, want, "line {}", line + 1);
         }
         assert_eq!(got, PINNED_PRESETS);
+    }
+
+    #[test]
+    fn grouped_knobs_answer_to_dotted_names_too() {
+        let mut c = Config::rfc9260();
+        c.set("thin.rto_min", "200ms").unwrap();
+        c.set("early_retransmit.delay", "true").unwrap();
+        assert_eq!(c.thin_rto_min, Some(Duration::from_millis(200)));
+        assert!(c.early_retransmit_delay);
+        assert_eq!(c.get("thin.rto_min"), c.get("thin_rto_min"));
+        assert_eq!(c.get("thin.threshold").as_deref(), Some("4"));
+        // Only the declared groups, and only one level.
+        for key in [
+            "rto.min",
+            "thin.rto.min",
+            "early.retransmit_delay",
+            ".thin_rto_min",
+        ] {
+            assert_eq!(c.get(key), None, "{key}");
+        }
+        assert_eq!(
+            c.set("thin.rto_mni", "1s").unwrap_err().to_string(),
+            "unknown config knob `thin.rto_mni` (did you mean `thin_rto_min`?); \
+             `brisk knobs` lists every knob"
+        );
+        assert_eq!(
+            c.set("thin.rto_min", "soon").unwrap_err().to_string(),
+            "config knob `thin.rto_min`: `soon` is not none or a duration such as 200ms or 1s"
+        );
+        for group in KNOB_GROUPS {
+            assert!(KNOBS.iter().any(|k| k.starts_with(&format!("{group}_"))));
+        }
     }
 
     #[test]
