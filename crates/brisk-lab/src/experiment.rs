@@ -1165,21 +1165,33 @@ pub fn parse_trace(text: &str) -> Result<Vec<(Duration, usize)>, (usize, String)
     Ok(out)
 }
 
-/// The presets experiments use: the protocol's, plus `signaling-lksctp`, seed
-/// 000's "Standard": lksctp 2.6.15 with the signaling parameters of its Table 1
-/// (RTO.Initial 200 ms, RTO.Min 100, RTO.Max 400, SACK delay 40 ms) and none of
-/// the latency mechanisms.
+/// The presets experiments use: the protocol's ([`brisk_proto::PRESETS`]),
+/// plus the lab's own ([`LAB_ONLY_PRESETS`]).
 pub fn preset(name: &str) -> Option<Config> {
-    let signaling = |base: Config| Config {
-        rto_initial: Duration::from_millis(200),
-        rto_min: Duration::from_millis(100),
-        rto_max: Duration::from_millis(400),
-        sack_delay: Duration::from_millis(40),
-        ..base
-    };
     match name {
-        "signaling-lksctp" => Some(signaling(Config::lksctp_2_6_15())),
+        "signaling-lksctp" => Some(signaling_lksctp()),
         other => Config::preset(other).ok(),
+    }
+}
+
+/// The presets only experiments know, with their docs.
+pub const LAB_ONLY_PRESETS: &[(&str, &str)] = &[(
+    "signaling-lksctp",
+    "Seed 000's \"Standard\": lksctp 2.6.15 with the signaling timers of its \
+     Table 1 (RTO.Initial 200 ms, RTO.Min 100, RTO.Max 400, SACK delay 40 ms) \
+     and none of the latency mechanisms.",
+)];
+
+/// `signaling-lksctp`: [`Config::lksctp_2_6_15`] with the timer values of
+/// [`Config::signaling`] (seed 000, Table 1), as `config.rs` declares them.
+fn signaling_lksctp() -> Config {
+    let signaling = Config::signaling();
+    Config {
+        rto_initial: signaling.rto_initial,
+        rto_min: signaling.rto_min,
+        rto_max: signaling.rto_max,
+        sack_delay: signaling.sack_delay,
+        ..Config::lksctp_2_6_15()
     }
 }
 
@@ -1238,6 +1250,29 @@ fn tcp_variant(
         receiver,
         preset: name.to_owned(),
     })
+}
+
+/// A `set` table's knobs and values, a nested table's knobs under dotted
+/// names: TOML reads `set = { thin.rto_min = "200ms" }` as a table `thin`,
+/// and this gives `thin.rto_min`, which [`Config::set`] knows.
+fn dotted_knobs(set: &BTreeMap<String, toml::Value>) -> Vec<(String, &toml::Value)> {
+    let mut out = Vec::new();
+    for (key, value) in set {
+        push_dotted(key.clone(), value, &mut out);
+    }
+    out
+}
+
+/// Pushes `key = value`, or each knob of a table under `key.`.
+fn push_dotted<'a>(key: String, value: &'a toml::Value, out: &mut Vec<(String, &'a toml::Value)>) {
+    match value {
+        toml::Value::Table(table) => {
+            for (k, v) in table {
+                push_dotted(format!("{key}.{k}"), v, out);
+            }
+        }
+        _ => out.push((key, value)),
+    }
 }
 
 /// A knob's value as `set` reads it: a TOML string as it is, anything else
@@ -1727,9 +1762,9 @@ impl Experiment {
                          k: &str,
                          set: &BTreeMap<String, toml::Value>|
              -> Result<(), ExperimentError> {
-                for (knob, value) in set {
+                for (knob, value) in dotted_knobs(set) {
                     let text = knob_text(value);
-                    config.set(knob, &text).map_err(|e| match e {
+                    config.set(&knob, &text).map_err(|e| match e {
                         ConfigError::BadValue { expected, .. } => {
                             invalid(&key(&format!("{k}.{knob}")), expected, format!("`{text}`"))
                         }
@@ -2059,6 +2094,29 @@ bandwidth = ["500kbit", "1Mbit"]
     }
 
     #[test]
+    fn the_lab_presets_are_the_protocols_and_signaling_lksctp_as_it_was() {
+        let names: Vec<&str> = brisk_proto::PRESETS
+            .iter()
+            .chain(LAB_ONLY_PRESETS.iter().map(|(name, _)| name))
+            .copied()
+            .collect();
+        assert_eq!(names, LAB_PRESETS);
+        for name in LAB_PRESETS {
+            assert!(preset(name).is_some_and(|c| c.validate().is_ok()), "{name}");
+        }
+        // Its values before they came from the declaration (issue 13).
+        let pinned = Config {
+            rto_initial: Duration::from_millis(200),
+            rto_min: Duration::from_millis(100),
+            rto_max: Duration::from_millis(400),
+            sack_delay: Duration::from_millis(40),
+            ..Config::lksctp_2_6_15()
+        };
+        assert_eq!(preset("signaling-lksctp"), Some(pinned));
+        assert_eq!(preset("bogus"), None);
+    }
+
+    #[test]
     fn a_good_file_parses_with_presets_overrides_and_sweep() {
         let e = Experiment::parse(Path::new("exp.toml"), GOOD).unwrap();
         assert_eq!(e.bandwidths, vec![500_000, 1_000_000]);
@@ -2073,6 +2131,34 @@ bandwidth = ["500kbit", "1Mbit"]
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn grouped_knobs_may_be_set_as_dotted_keys_or_nested_tables() {
+        let parse = |set: &str| {
+            let text = GOOD.replace(
+                "set = { sack_delay = \"40ms\", fast_retransmit_threshold = 4 }",
+                set,
+            );
+            Experiment::parse(Path::new("exp.toml"), &text).map(|e| e.variants[0].config.clone())
+        };
+        let flat =
+            parse("set = { thin_rto_min = \"200ms\", early_retransmit_delay = true }").unwrap();
+        assert_eq!(flat.thin_rto_min, Some(Duration::from_millis(200)));
+        for set in [
+            "set = { thin.rto_min = \"200ms\", early_retransmit.delay = true }",
+            "set = { thin = { rto_min = \"200ms\" }, early_retransmit_delay = true }",
+        ] {
+            assert_eq!(parse(set).unwrap(), flat, "{set}");
+        }
+        let e = parse("set = { thin.rto_mni = \"200ms\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("key `variants[0].set.thin.rto_mni`")
+                && e.contains("did you mean `thin_rto_min`?"),
+            "{e}"
+        );
     }
 
     fn with_reference(reference: &str) -> String {

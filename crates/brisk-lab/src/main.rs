@@ -819,8 +819,9 @@ fn select_run(
 }
 
 /// `brisk knobs`: every knob of [`brisk_proto::Config`] as declared in
-/// `config.rs`, with its unit, its value in each preset (the lab's included)
-/// and the first sentence of its doc.
+/// `config.rs`, with its unit, its value in each preset (the lab's included;
+/// `rfc9260` is the defaults) and the first sentence of its doc, then what each
+/// preset is and which knobs it changes.
 fn knobs_table() -> String {
     use brisk_lab::experiment::{LAB_PRESETS, preset};
     use brisk_proto::config::KNOB_TABLE;
@@ -840,7 +841,51 @@ fn knobs_table() -> String {
          --set KNOB=VALUE; an experiment's [[variants]] take `set = { KNOB = VALUE }`.\n\
          Values are written as in the table. `brisk knobs --tcp` lists the TCP model's.\n",
     );
+    out.push_str(&presets_legend());
     out
+}
+
+/// The presets of `brisk knobs`, one paragraph each: name and the first
+/// sentence of its doc, then the knobs whose value differs from their default.
+fn presets_legend() -> String {
+    use brisk_lab::experiment::{LAB_ONLY_PRESETS, preset};
+    use brisk_proto::config::PRESET_TABLE;
+    let described = PRESET_TABLE.iter().map(|p| (p.name, p.summary())).chain(
+        LAB_ONLY_PRESETS
+            .iter()
+            .map(|&(name, doc)| (name, format!("(experiments only) {doc}"))),
+    );
+    let described: Vec<(&str, String)> = described.collect();
+    let width = described
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = "\nPresets: rfc9260 holds every knob's default; each other preset is the \
+                   defaults with the knobs it changes.\n"
+        .to_owned();
+    for (name, summary) in &described {
+        let changes = preset(name).map(|c| changed_knobs(&c)).unwrap_or_default();
+        let changes = match changes.as_slice() {
+            [] => "every knob at its default".to_owned(),
+            knobs => format!("changes {}", knobs.join(", ")),
+        };
+        out.push_str(&format!(
+            "  {name:<width$}  {summary}\n  {:<width$}  {changes}\n",
+            ""
+        ));
+    }
+    out
+}
+
+/// The knobs whose value in `config` differs from their default, in
+/// declaration order.
+fn changed_knobs(config: &brisk_proto::Config) -> Vec<&'static str> {
+    brisk_proto::config::KNOB_TABLE
+        .iter()
+        .filter(|k| k.get(config) != k.default_value())
+        .map(|k| k.name)
+        .collect()
 }
 
 /// The TCP model's knobs: what an experiment's TCP variants set.

@@ -310,6 +310,26 @@ fn knobs_lists_every_knob_with_unit_presets_values_and_doc() {
         }
     }
     assert_eq!(lines[brisk_proto::KNOBS.len() + 1], "");
+    // Then each preset: what it is, and the knobs it changes from their defaults.
+    let preset = |name: &str| {
+        let at = lines
+            .iter()
+            .position(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no preset {name}: {stdout}"));
+        (lines[at].trim().to_owned(), lines[at + 1].trim().to_owned())
+    };
+    assert!(stdout.contains("\nPresets: rfc9260 holds every knob's default;"));
+    assert_eq!(preset("rfc9260").1, "every knob at its default");
+    let (lksctp, changes) = preset("lksctp-2.6.15");
+    assert!(lksctp.ends_with("otherwise RFC 9260."), "{lksctp}");
+    assert_eq!(changes, "changes honor_i_bit, fast_retransmit_threshold");
+    assert_eq!(
+        preset("signaling-lksctp").1,
+        "changes rto_initial, rto_min, rto_max, sack_delay, honor_i_bit, fast_retransmit_threshold"
+    );
+    for name in brisk_lab::experiment::LAB_PRESETS {
+        assert!(preset(name).1.starts_with("changes") || *name == "rfc9260");
+    }
 }
 
 #[test]

@@ -6,9 +6,15 @@
 
 use std::time::Duration;
 
-/// Declares [`Config`] and its knob table from one list, so that each knob's
-/// name, type, unit and doc are written once: [`Config::set`], [`Config::get`],
-/// [`KNOBS`], [`KNOB_TABLE`] and `brisk knobs` all read this declaration.
+/// Declares [`Config`], its knob table and its presets from one list, so that
+/// each knob is written once: its name, type, unit, doc, default and the value
+/// of every preset that changes it. [`Config::set`], [`Config::get`],
+/// [`KNOBS`], [`KNOB_TABLE`], [`PRESETS`], [`PRESET_TABLE`],
+/// [`Config::preset`], the named constructors ([`Config::rfc9260`], ...) and
+/// `brisk knobs` all read this declaration.
+///
+/// A preset is the defaults with the values its knobs declare for it
+/// (`#[presets(Signaling = ...)]`); no preset is built on another.
 macro_rules! declare_config {
     (
         $(#[$meta:meta])*
@@ -16,7 +22,17 @@ macro_rules! declare_config {
             $(
                 $(#[doc = $doc:literal])*
                 #[unit = $unit:literal]
+                #[default = $default:expr]
+                $(#[presets($($preset:ident = $value:expr),+ $(,)?)])?
                 pub $field:ident: $ty:ty,
+            )*
+        }
+
+        presets {
+            $(
+                $(#[doc = $preset_doc:literal])*
+                #[name = $preset_name:literal]
+                $id:ident => fn $constructor:ident,
             )*
         }
     ) => {
@@ -45,6 +61,51 @@ macro_rules! declare_config {
                 },
             }
         ),*];
+
+        /// The presets, as the knobs' `#[presets(...)]` name them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum PresetId {
+            $($id),*
+        }
+
+        /// Names of the presets [`Config::preset`] knows, in declaration order.
+        pub const PRESETS: &[&str] = &[$($preset_name),*];
+
+        /// Every preset of [`Config`], in declaration order: name, doc and
+        /// its configuration.
+        pub const PRESET_TABLE: &[Preset] = &[$(
+            Preset {
+                name: $preset_name,
+                doc: concat!($($preset_doc),*),
+                config: Config::$constructor,
+            }
+        ),*];
+
+        impl Config {
+            /// Every knob at its declared default.
+            fn declared_defaults() -> Self {
+                Self {
+                    $($field: $default),*
+                }
+            }
+
+            /// `self` with every value the knobs declare for `preset`.
+            fn with_preset(mut self, preset: PresetId) -> Self {
+                $($($(
+                    if preset == PresetId::$preset {
+                        self.$field = $value;
+                    }
+                )+)?)*
+                self
+            }
+
+            $(
+                $(#[doc = $preset_doc])*
+                pub fn $constructor() -> Self {
+                    Self::declared_defaults().with_preset(PresetId::$id)
+                }
+            )*
+        }
     };
 }
 
@@ -55,59 +116,81 @@ declare_config! {
         // --- Timers (RFC 9260 6.3, 16) ---
         /// RTO before the first RTT measurement.
         #[unit = "duration"]
+        #[default = Duration::from_secs(1)]
+        #[presets(Signaling = Duration::from_millis(200))]
         pub rto_initial: Duration,
         /// Lower bound of RTO (RFC 9260 6.3.1 C6).
         #[unit = "duration"]
+        #[default = Duration::from_secs(1)]
+        #[presets(Signaling = Duration::from_millis(100))]
         pub rto_min: Duration,
         /// Upper bound of RTO, also of its back-off (C7, E2).
         #[unit = "duration"]
+        #[default = Duration::from_secs(60)]
+        #[presets(Signaling = Duration::from_millis(400))]
         pub rto_max: Duration,
         /// INIT and COOKIE ECHO retransmissions before giving up (5.1).
         #[unit = "count"]
+        #[default = 8]
         pub max_init_retransmits: u32,
         /// Consecutive unanswered retransmissions or heartbeats before the
         /// association is considered unreachable (8.1).
         #[unit = "count"]
+        #[default = 10]
         pub assoc_max_retrans: u32,
         /// Consecutive errors before a destination is marked inactive (8.2).
         #[unit = "count"]
+        #[default = 5]
         pub path_max_retrans: u32,
         /// Lifetime of the state cookie we hand out (5.1.3).
         #[unit = "duration"]
+        #[default = Duration::from_secs(60)]
         pub valid_cookie_life: Duration,
         /// Timers fire on the next tick of this period, as in a kernel with a
         /// periodic clock (0: exactly on time; Linux at HZ 250 ticks every 4 ms).
         #[unit = "duration"]
+        #[default = Duration::ZERO]
         pub timer_granularity: Duration,
         /// Heartbeats on idle paths (8.3).
         #[unit = "true|false"]
+        #[default = true]
         pub heartbeats: bool,
         /// Added to RTO (with jitter) between heartbeats on an idle path.
         #[unit = "duration"]
+        #[default = Duration::from_secs(30)]
         pub hb_interval: Duration,
 
         // --- Acknowledgement (RFC 9260 6.2) ---
         /// Delay of a delayed SACK (at most 500 ms).
         #[unit = "duration"]
+        #[default = Duration::from_millis(200)]
+        #[presets(Signaling = Duration::from_millis(40))]
         pub sack_delay: Duration,
         /// SACK at least every this many packets carrying DATA (2; 1 disables delayed SACK).
         #[unit = "packets"]
+        #[default = 2]
         pub sack_freq: u32,
         /// Receiver: SACK at once for DATA with the I bit set (RFC 7053, in
         /// RFC 9260 6.2). Off models receivers older than RFC 7053, such as
         /// Linux 2.6.15, which ignore the bit.
         #[unit = "true|false"]
+        #[default = true]
+        // Linux 2.6.15 (2006) predates RFC 7053's I bit.
+        #[presets(Lksctp2615 = false)]
         pub honor_i_bit: bool,
         /// Sender: the longest the peer may delay a SACK of DATA sent without the
         /// I bit (for `ack_reach_floor`); `none`: our own `sack_delay` (both ends
         /// configured alike).
         #[unit = "duration|none"]
+        #[default = None]
         pub peer_sack_delay: Option<Duration>,
 
         // --- Loss recovery (RFC 9260 7.2.4) ---
         /// Miss indications that trigger fast retransmit: 3 in RFC 9260, 4 in
         /// RFC 2960 and Linux lksctp 2.6.15, the baseline of the research we reproduce.
         #[unit = "count"]
+        #[default = 3]
+        #[presets(Lksctp2615 = 4)]
         pub fast_retransmit_threshold: u32,
         /// Fast-retransmit a chunk again when SACKs for data sent after its
         /// retransmission report it missing `fast_retransmit_threshold` times:
@@ -116,104 +199,173 @@ declare_config! {
         /// stalls an ordered stream for an RTO; RACK (RFC 8985 6.2) finds lost
         /// retransmissions by the same evidence (ours, for SCTP).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(LowLatency = true)]
         pub lost_retransmission_detection: bool,
 
         // --- Congestion and flow control (RFC 9260 6.1, 7.2) ---
         /// New-data packets one transmission opportunity may send (0 = no limit).
         #[unit = "packets"]
+        #[default = 4]
         pub max_burst: u32,
         /// Initial cwnd in bytes; `none`: RFC 9260 7.2.1's min(4*MTU, max(2*MTU, 4404)).
         #[unit = "bytes|none"]
+        #[default = None]
         pub initial_cwnd: Option<u32>,
         /// Largest SCTP packet (common header included) we send: the path MTU less
         /// the IP and, with RFC 6951 encapsulation, UDP headers. The default, 1452,
         /// fits a 1500-byte path with IPv6 and UDP headers (1472 would be the IPv4
         /// figure, which usrsctp assumes).
         #[unit = "bytes"]
+        #[default = 1452]
         pub mtu: usize,
         /// Our receive buffer, advertised as a_rwnd.
         #[unit = "bytes"]
+        #[default = 1 << 20]
         pub receive_buffer: u32,
         /// Bytes the application may queue before `send` is refused.
         #[unit = "bytes"]
+        #[default = 4 << 20]
         pub send_buffer: usize,
         /// Largest user message we send or accept.
         #[unit = "bytes"]
+        #[default = 256 << 10]
         pub max_message_size: usize,
 
         // --- Streams (RFC 9260 5.1.1) ---
         /// Outbound streams we ask for.
         #[unit = "streams"]
+        #[default = 16]
         pub outbound_streams: u16,
         /// Inbound streams we accept at most.
         #[unit = "streams"]
+        #[default = 16]
         pub max_inbound_streams: u16,
 
-        // --- Latency mechanisms (all off in `rfc9260()`) ---
+        // --- Latency mechanisms (all off by default, in `rfc9260()`) ---
         /// Early Retransmit (RFC 5827): byte-based (3.1) or packet-based (3.2,
         /// seed 000's modification).
         #[unit = "off|bytes|packets"]
+        #[default = EarlyRetransmit::Off]
+        #[presets(
+            Signaling = EarlyRetransmit::Packets,
+            LowLatency = EarlyRetransmit::Packets,
+        )]
         pub early_retransmit: EarlyRetransmit,
         /// Delay an early retransmission by max(SRTT/4, 2 ms), cancelled if a SACK
         /// resolves it (reordering mitigation, RFC 5827 6).
         #[unit = "true|false"]
+        #[default = false]
         pub early_retransmit_delay: bool,
         /// RTO restart (RFC 7765): with fewer than 4 packets outstanding and no unsent
         /// data, restart T3 at RTO less the age of the earliest outstanding chunk.
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(Signaling = true, ThinStream = true, LowLatency = true)]
         pub rto_restart: bool,
         /// Detect spurious T3 expirations from the SACKs that follow (F-RTO,
         /// RFC 5682, for SCTP; duplicate TSNs, RFC 3708) and undo their cwnd
         /// collapse and RTO back-off (RFC 4015).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(Signaling = true, ThinStream = true, LowLatency = true)]
         pub spurious_timeout_undo: bool,
         /// RTO restart and a thin RTO.Min never arm T3 to expire before the
         /// earliest outstanding chunk's SACK can be back: its queueing behind
         /// the acknowledged packet and the peer's SACK delay (`recovery::ack_reach`).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(Signaling = true, ThinStream = true, LowLatency = true)]
         pub ack_reach_floor: bool,
         /// Thin-stream mode (seed 001) holds while fewer than this many packets are
         /// outstanding.
         #[unit = "packets"]
+        #[default = 4]
         pub thin_threshold: u32,
         /// Thin: T3 expiry does not double RTO (linear timeouts, seed 001 4.2.2).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(ThinStream = true, LowLatency = true)]
         pub thin_linear_timeouts: bool,
         /// Thin: fast retransmit on the first miss indication (seed 001 4.3).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(ThinStream = true, LowLatency = true)]
         pub thin_fast_retransmit: bool,
         /// Thin: a lower RTO.Min (seed 001 uses 200 ms); `none`: `rto_min` holds.
         #[unit = "duration|none"]
+        #[default = None]
+        #[presets(
+            ThinStream = Some(Duration::from_millis(200)),
+            LowLatency = Some(Duration::from_millis(200)),
+        )]
         pub thin_rto_min: Option<Duration>,
         /// Thin: a fast retransmission fills its packet with the earliest
         /// outstanding chunks (seed 001 4.4).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(ThinStream = true, LowLatency = true)]
         pub thin_aggressive_bundling: bool,
         /// Thin: new packets with room carry unacknowledged chunks in front of the
         /// new ones (redundant bundling, seed 001 4.4; cause `Bundled`).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(ThinStream = true, LowLatency = true)]
         pub thin_redundant_bundling: bool,
         /// Thin: set the I bit on DATA sent while thin, so a standard receiver
         /// SACKs at once (ours, not the seed's).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(ThinStream = true, LowLatency = true)]
         pub thin_immediate_sack: bool,
         /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(LowLatency = true)]
         pub tail_loss_probe: bool,
         /// Nagle's algorithm for messages: off (SCTP_NODELAY), classic, or
         /// Minshall's (hold a small packet only while a small one is unacknowledged).
         #[unit = "off|classic|minshall"]
+        #[default = Nagle::Off]
         pub nagle: Nagle,
         /// PKTDROP (draft-stewart-sctp-pktdrprep): offered in INIT/INIT ACK; used
         /// only with a peer that offers it too.
         #[unit = "true|false"]
+        #[default = false]
+        #[presets(LowLatency = true)]
         pub pktdrop: bool,
 
         // --- Observability ---
         /// Record per-message and per-retransmission events (`Event::MessageAcked`,
         /// `Event::Retransmission`). Counters in `Stats` are kept regardless.
         #[unit = "true|false"]
+        #[default = true]
         pub events: bool,
+    }
+
+    presets {
+        /// The RFC 9260 baseline: the suggested values of RFC 9260 16, no latency
+        /// mechanism switched on. Every knob at its default.
+        #[name = "rfc9260"]
+        Rfc9260 => fn rfc9260,
+        /// Linux lksctp of kernel 2.6.15, the "Standard" of seeds 000 and 001:
+        /// fast retransmit after four miss indications (RFC 2960); otherwise RFC 9260.
+        #[name = "lksctp-2.6.15"]
+        Lksctp2615 => fn lksctp_2_6_15,
+        /// Seed 000's signaling setup: its timer values (RTO.Initial 200 ms,
+        /// RTO.Min 100 ms, RTO.Max 400 ms, SACK delay 40 ms) with packet-based Early
+        /// Retransmit and RTO restart.
+        #[name = "signaling"]
+        Signaling => fn signaling,
+        /// Seed 001's thin-stream mode, every piece on, for a thin stream talking to
+        /// a standard receiver: the I bit replaces the seed's receiver change.
+        #[name = "thin-stream"]
+        ThinStream => fn thin_stream,
+        /// Everything that helps timely delivery, on: packet-based Early
+        /// Retransmit, RTO restart, thin-stream mode, the tail loss probe, lost
+        /// retransmission detection, Nagle off and PKTDROP.
+        #[name = "low-latency"]
+        LowLatency => fn low_latency,
     }
 }
 
@@ -235,9 +387,18 @@ pub struct Knob {
 }
 
 impl Knob {
-    /// Finds a knob by name.
+    /// Finds a knob by name, or by its dotted alias in a group of
+    /// [`KNOB_GROUPS`]: `thin.rto_min` is `thin_rto_min`,
+    /// `early_retransmit.delay` is `early_retransmit_delay`.
     pub fn named(name: &str) -> Option<&'static Knob> {
-        KNOB_TABLE.iter().find(|k| k.name == name)
+        let flat = |name: &str| KNOB_TABLE.iter().find(|k| k.name == name);
+        flat(name).or_else(|| {
+            let (group, rest) = name.split_once('.')?;
+            KNOB_GROUPS
+                .contains(&group)
+                .then(|| flat(&format!("{group}_{rest}")))
+                .flatten()
+        })
     }
 
     /// The knob's value in `config`, as [`Config::set`] accepts it.
@@ -247,11 +408,66 @@ impl Knob {
 
     /// The first sentence of the doc, on one line.
     pub fn summary(&self) -> String {
-        let doc = self.doc.split_whitespace().collect::<Vec<_>>().join(" ");
-        match doc.find(". ") {
-            Some(end) => doc[..=end].to_owned(),
-            None => doc,
-        }
+        first_sentence(self.doc)
+    }
+
+    /// The knob's default value (its value in [`Config::rfc9260`]), as
+    /// [`Config::set`] accepts it.
+    pub fn default_value(&self) -> String {
+        self.get(&Config::rfc9260())
+    }
+}
+
+/// Knob groups, whose knobs also answer to a dotted name: the group, a dot,
+/// and the rest of the knob's name (`thin.rto_min` for `thin_rto_min`).
+pub const KNOB_GROUPS: &[&str] = &["thin", "early_retransmit"];
+
+/// One named preset of [`Config`], as declared: its name, its doc, and the
+/// configuration it stands for (the defaults, with the values the knobs
+/// declare for it).
+#[derive(Debug, Clone, Copy)]
+pub struct Preset {
+    /// The name [`Config::preset`] takes, such as `lksctp-2.6.15`.
+    pub name: &'static str,
+    /// The preset's documentation, its lines joined.
+    pub doc: &'static str,
+    config: fn() -> Config,
+}
+
+impl Preset {
+    /// Finds a preset by name.
+    pub fn named(name: &str) -> Option<&'static Preset> {
+        PRESET_TABLE.iter().find(|p| p.name == name)
+    }
+
+    /// The preset's configuration.
+    pub fn config(&self) -> Config {
+        (self.config)()
+    }
+
+    /// The first sentence of the doc, on one line.
+    pub fn summary(&self) -> String {
+        first_sentence(self.doc)
+    }
+
+    /// The knobs whose value in this preset differs from their default, in
+    /// declaration order.
+    pub fn changes(&self) -> Vec<&'static str> {
+        let (config, defaults) = (self.config(), Config::rfc9260());
+        KNOB_TABLE
+            .iter()
+            .filter(|k| k.get(&config) != k.get(&defaults))
+            .map(|k| k.name)
+            .collect()
+    }
+}
+
+/// The first sentence of a doc, on one line.
+fn first_sentence(doc: &str) -> String {
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    match doc.find(". ") {
+        Some(end) => doc[..=end].to_owned(),
+        None => doc,
     }
 }
 
@@ -414,111 +630,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The RFC 9260 baseline: the suggested values of RFC 9260 16, no latency
-    /// mechanism switched on.
-    pub fn rfc9260() -> Self {
-        Self {
-            rto_initial: Duration::from_secs(1),
-            rto_min: Duration::from_secs(1),
-            rto_max: Duration::from_secs(60),
-            max_init_retransmits: 8,
-            assoc_max_retrans: 10,
-            path_max_retrans: 5,
-            valid_cookie_life: Duration::from_secs(60),
-            heartbeats: true,
-            hb_interval: Duration::from_secs(30),
-            timer_granularity: Duration::ZERO,
-            sack_delay: Duration::from_millis(200),
-            sack_freq: 2,
-            honor_i_bit: true,
-            peer_sack_delay: None,
-            fast_retransmit_threshold: 3,
-            lost_retransmission_detection: false,
-            max_burst: 4,
-            initial_cwnd: None,
-            mtu: 1452,
-            receive_buffer: 1 << 20,
-            send_buffer: 4 << 20,
-            max_message_size: 256 << 10,
-            outbound_streams: 16,
-            max_inbound_streams: 16,
-            early_retransmit: EarlyRetransmit::Off,
-            early_retransmit_delay: false,
-            rto_restart: false,
-            spurious_timeout_undo: false,
-            ack_reach_floor: false,
-            thin_threshold: 4,
-            thin_linear_timeouts: false,
-            thin_fast_retransmit: false,
-            thin_rto_min: None,
-            thin_aggressive_bundling: false,
-            thin_redundant_bundling: false,
-            thin_immediate_sack: false,
-            tail_loss_probe: false,
-            nagle: Nagle::Off,
-            pktdrop: false,
-            events: true,
-        }
-    }
-
-    /// Seed 000's signaling setup: its timer values (RTO.Initial 200 ms,
-    /// RTO.Min 100 ms, RTO.Max 400 ms, SACK delay 40 ms) with packet-based Early
-    /// Retransmit and RTO restart.
-    pub fn signaling() -> Self {
-        Self {
-            rto_initial: Duration::from_millis(200),
-            rto_min: Duration::from_millis(100),
-            rto_max: Duration::from_millis(400),
-            sack_delay: Duration::from_millis(40),
-            early_retransmit: EarlyRetransmit::Packets,
-            rto_restart: true,
-            spurious_timeout_undo: true,
-            ack_reach_floor: true,
-            ..Self::rfc9260()
-        }
-    }
-
-    /// Seed 001's thin-stream mode, every piece on, for a thin stream talking to
-    /// a standard receiver: the I bit replaces the seed's receiver change.
-    pub fn thin_stream() -> Self {
-        Self {
-            rto_restart: true,
-            spurious_timeout_undo: true,
-            ack_reach_floor: true,
-            thin_linear_timeouts: true,
-            thin_fast_retransmit: true,
-            thin_rto_min: Some(Duration::from_millis(200)),
-            thin_aggressive_bundling: true,
-            thin_redundant_bundling: true,
-            thin_immediate_sack: true,
-            ..Self::rfc9260()
-        }
-    }
-
-    /// Everything that helps timely delivery, on: packet-based Early
-    /// Retransmit, RTO restart, thin-stream mode, the tail loss probe, lost
-    /// retransmission detection, Nagle off and PKTDROP.
-    pub fn low_latency() -> Self {
-        Self {
-            early_retransmit: EarlyRetransmit::Packets,
-            tail_loss_probe: true,
-            lost_retransmission_detection: true,
-            pktdrop: true,
-            ..Self::thin_stream()
-        }
-    }
-
-    /// Linux lksctp of kernel 2.6.15, the "Standard" of seeds 000 and 001:
-    /// fast retransmit after four miss indications (RFC 2960); otherwise RFC 9260.
-    pub fn lksctp_2_6_15() -> Self {
-        Self {
-            fast_retransmit_threshold: 4,
-            // Linux 2.6.15 (2006) predates RFC 7053's I bit.
-            honor_i_bit: false,
-            ..Self::rfc9260()
-        }
-    }
-
     /// The largest message this side can receive: `max_message_size`, or less
     /// when the receive buffer cannot hold it whole. A message is held until
     /// its last fragment arrives (no partial delivery), each fragment charged
@@ -624,15 +735,6 @@ pub enum ConfigError {
     },
 }
 
-/// Names of the presets [`Config::preset`] knows.
-pub const PRESETS: &[&str] = &[
-    "rfc9260",
-    "lksctp-2.6.15",
-    "signaling",
-    "thin-stream",
-    "low-latency",
-];
-
 /// Parses a duration: `250ms`, `1.5s`, `800us`, or a bare number of milliseconds.
 pub fn parse_duration(value: &str) -> Option<Duration> {
     let v = value.trim();
@@ -650,19 +752,14 @@ pub fn parse_duration(value: &str) -> Option<Duration> {
 }
 
 impl Config {
-    /// A named preset: `rfc9260` or `lksctp-2.6.15`.
+    /// A named preset: one of [`PRESETS`].
     pub fn preset(name: &str) -> Result<Config, ConfigError> {
-        match name {
-            "rfc9260" => Ok(Config::rfc9260()),
-            "lksctp-2.6.15" => Ok(Config::lksctp_2_6_15()),
-            "signaling" => Ok(Config::signaling()),
-            "thin-stream" => Ok(Config::thin_stream()),
-            "low-latency" => Ok(Config::low_latency()),
-            _ => Err(ConfigError::UnknownPreset {
+        Preset::named(name)
+            .map(Preset::config)
+            .ok_or_else(|| ConfigError::UnknownPreset {
                 name: name.to_owned(),
                 known: PRESETS.join(", "),
-            }),
-        }
+            })
     }
 
     /// Sets one knob by name from text: durations as `250ms`/`1s`, numbers,
@@ -708,9 +805,10 @@ pub fn format_duration(d: Duration) -> String {
 }
 
 /// The knobs a mistyped name most likely meant: those within a few edits of it
-/// (case and `-` for `_` ignored), or else those it is part of, at most three.
+/// (case, and `-` or `.` for `_`, ignored), or else those it is part of, at
+/// most three.
 fn closest_knobs(key: &str) -> Vec<&'static str> {
-    let key = key.trim().to_ascii_lowercase().replace('-', "_");
+    let key = key.trim().to_ascii_lowercase().replace(['-', '.'], "_");
     if key.is_empty() {
         return Vec::new();
     }
@@ -1008,6 +1106,43 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_is_declared_once_and_changes_only_the_knobs_that_name_it() {
+        let names: Vec<&str> = PRESET_TABLE.iter().map(|p| p.name).collect();
+        assert_eq!(names, PRESETS);
+        for p in PRESET_TABLE {
+            assert_eq!(Config::preset(p.name), Ok(p.config()), "{}", p.name);
+            assert!(p.summary().ends_with('.'), "{}: {}", p.name, p.summary());
+        }
+        let changes = |name: &str| Preset::named(name).unwrap().changes();
+        assert!(changes("rfc9260").is_empty());
+        assert_eq!(Config::rfc9260(), Config::default());
+        assert_eq!(
+            changes("lksctp-2.6.15"),
+            ["honor_i_bit", "fast_retransmit_threshold"]
+        );
+        assert_eq!(
+            changes("signaling"),
+            [
+                "rto_initial",
+                "rto_min",
+                "rto_max",
+                "sack_delay",
+                "early_retransmit",
+                "rto_restart",
+                "spurious_timeout_undo",
+                "ack_reach_floor"
+            ]
+        );
+        assert_eq!(Knob::named("rto_min").unwrap().default_value(), "1s");
+        assert_eq!(
+            Preset::named("thin-stream").unwrap().summary(),
+            "Seed 001's thin-stream mode, every piece on, for a thin stream talking to \
+             a standard receiver: the I bit replaces the seed's receiver change."
+        );
+        assert!(Preset::named("bogus").is_none());
+    }
+
+    #[test]
     fn an_unknown_knob_names_the_closest_knobs_and_points_to_brisk_knobs() {
         let mut c = Config::rfc9260();
         let msg = |c: &mut Config, key: &str| c.set(key, "1").unwrap_err().to_string();
@@ -1047,6 +1182,271 @@ mod tests {
             c.set("outbound_streams", "70000").unwrap_err().to_string(),
             "config knob `outbound_streams`: `70000` is not a 16-bit number"
         );
+    }
+
+    /// Every preset as `[name]` and one `knob=value` line per knob.
+    fn render_presets() -> String {
+        let mut out = String::new();
+        for &name in PRESETS {
+            let config = Config::preset(name).unwrap();
+            out.push_str(&format!("[{name}]\n"));
+            for knob in KNOB_TABLE {
+                out.push_str(&format!("{}={}\n", knob.name, knob.get(&config)));
+            }
+        }
+        out
+    }
+
+    /// Every knob of every preset, as the presets were before each knob
+    /// carried its own preset values (issue 13): the declaration may change
+    /// shape, never a value.
+    const PINNED_PRESETS: &str = "\
+[rfc9260]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=off
+early_retransmit_delay=false
+rto_restart=false
+spurious_timeout_undo=false
+ack_reach_floor=false
+thin_threshold=4
+thin_linear_timeouts=false
+thin_fast_retransmit=false
+thin_rto_min=none
+thin_aggressive_bundling=false
+thin_redundant_bundling=false
+thin_immediate_sack=false
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[lksctp-2.6.15]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=false
+peer_sack_delay=none
+fast_retransmit_threshold=4
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=off
+early_retransmit_delay=false
+rto_restart=false
+spurious_timeout_undo=false
+ack_reach_floor=false
+thin_threshold=4
+thin_linear_timeouts=false
+thin_fast_retransmit=false
+thin_rto_min=none
+thin_aggressive_bundling=false
+thin_redundant_bundling=false
+thin_immediate_sack=false
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[signaling]
+rto_initial=200ms
+rto_min=100ms
+rto_max=400ms
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=40ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=packets
+early_retransmit_delay=false
+rto_restart=true
+spurious_timeout_undo=true
+ack_reach_floor=true
+thin_threshold=4
+thin_linear_timeouts=false
+thin_fast_retransmit=false
+thin_rto_min=none
+thin_aggressive_bundling=false
+thin_redundant_bundling=false
+thin_immediate_sack=false
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[thin-stream]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=false
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=off
+early_retransmit_delay=false
+rto_restart=true
+spurious_timeout_undo=true
+ack_reach_floor=true
+thin_threshold=4
+thin_linear_timeouts=true
+thin_fast_retransmit=true
+thin_rto_min=200ms
+thin_aggressive_bundling=true
+thin_redundant_bundling=true
+thin_immediate_sack=true
+tail_loss_probe=false
+nagle=off
+pktdrop=false
+events=true
+[low-latency]
+rto_initial=1s
+rto_min=1s
+rto_max=60s
+max_init_retransmits=8
+assoc_max_retrans=10
+path_max_retrans=5
+valid_cookie_life=60s
+timer_granularity=0ms
+heartbeats=true
+hb_interval=30s
+sack_delay=200ms
+sack_freq=2
+honor_i_bit=true
+peer_sack_delay=none
+fast_retransmit_threshold=3
+lost_retransmission_detection=true
+max_burst=4
+initial_cwnd=none
+mtu=1452
+receive_buffer=1048576
+send_buffer=4194304
+max_message_size=262144
+outbound_streams=16
+max_inbound_streams=16
+early_retransmit=packets
+early_retransmit_delay=false
+rto_restart=true
+spurious_timeout_undo=true
+ack_reach_floor=true
+thin_threshold=4
+thin_linear_timeouts=true
+thin_fast_retransmit=true
+thin_rto_min=200ms
+thin_aggressive_bundling=true
+thin_redundant_bundling=true
+thin_immediate_sack=true
+tail_loss_probe=true
+nagle=off
+pktdrop=true
+events=true
+";
+
+    #[test]
+    fn every_preset_keeps_every_knob_value_it_had() {
+        let got = render_presets();
+        for (line, (got, want)) in got.lines().zip(PINNED_PRESETS.lines()).enumerate() {
+            assert_eq!(got, want, "line {}", line + 1);
+        }
+        assert_eq!(got, PINNED_PRESETS);
+    }
+
+    #[test]
+    fn grouped_knobs_answer_to_dotted_names_too() {
+        let mut c = Config::rfc9260();
+        c.set("thin.rto_min", "200ms").unwrap();
+        c.set("early_retransmit.delay", "true").unwrap();
+        assert_eq!(c.thin_rto_min, Some(Duration::from_millis(200)));
+        assert!(c.early_retransmit_delay);
+        assert_eq!(c.get("thin.rto_min"), c.get("thin_rto_min"));
+        assert_eq!(c.get("thin.threshold").as_deref(), Some("4"));
+        // Only the declared groups, and only one level.
+        for key in [
+            "rto.min",
+            "thin.rto.min",
+            "early.retransmit_delay",
+            ".thin_rto_min",
+        ] {
+            assert_eq!(c.get(key), None, "{key}");
+        }
+        assert_eq!(
+            c.set("thin.rto_mni", "1s").unwrap_err().to_string(),
+            "unknown config knob `thin.rto_mni` (did you mean `thin_rto_min`?); \
+             `brisk knobs` lists every knob"
+        );
+        assert_eq!(
+            c.set("thin.rto_min", "soon").unwrap_err().to_string(),
+            "config knob `thin.rto_min`: `soon` is not none or a duration such as 200ms or 1s"
+        );
+        for group in KNOB_GROUPS {
+            assert!(KNOBS.iter().any(|k| k.starts_with(&format!("{group}_"))));
+        }
     }
 
     #[test]

@@ -7,8 +7,8 @@ use brisk_proto::{AssocId, IncomingMessage, MessageId, OutgoingMessage, SendErro
 use bytes::Bytes;
 use tokio::sync::Notify;
 
-use crate::endpoint::Inner;
 use crate::error::Error;
+use crate::shared::{Handle, State};
 
 /// How to send one message.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,7 +24,7 @@ pub struct SendOptions {
 /// One association. Cloning gives another handle to the same association.
 #[derive(Clone)]
 pub struct Association {
-    inner: Arc<Inner>,
+    inner: Arc<Handle>,
     id: AssocId,
     notify: Arc<Notify>,
     remote: SocketAddr,
@@ -41,7 +41,7 @@ impl std::fmt::Debug for Association {
 
 impl Association {
     pub(crate) fn new(
-        inner: Arc<Inner>,
+        inner: Arc<Handle>,
         id: AssocId,
         notify: Arc<Notify>,
         remote: SocketAddr,
@@ -67,7 +67,7 @@ impl Association {
     /// reports a change for this association.
     async fn wait<T>(
         &self,
-        mut ready: impl FnMut(&mut crate::shared::State) -> Option<Result<T, Error>>,
+        mut ready: impl FnMut(&mut State) -> Option<Result<T, Error>>,
     ) -> Result<T, Error> {
         let shared = &self.inner.shared;
         loop {
@@ -88,7 +88,7 @@ impl Association {
     }
 
     /// The error for an association that has ended, if it has.
-    fn closed_error(&self, st: &crate::shared::State) -> Option<Error> {
+    fn closed_error(&self, st: &State) -> Option<Error> {
         st.slots
             .get(&self.id)
             .and_then(|s| s.closed.as_ref())

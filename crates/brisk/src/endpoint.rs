@@ -8,7 +8,7 @@ use tokio::net::UdpSocket;
 
 use crate::association::Association;
 use crate::error::Error;
-use crate::shared::{Shared, Slot};
+use crate::shared::{Handle, Shared, Slot};
 
 /// RFC 6951: the registered UDP port for SCTP encapsulation.
 pub const DEFAULT_UDP_PORT: u16 = 9899;
@@ -19,22 +19,10 @@ pub const UDP_IPV4_OVERHEAD: usize = 28;
 /// IPv6 (40) and UDP (8) headers.
 pub const UDP_IPV6_OVERHEAD: usize = 48;
 
-/// Keeps the driver running while any handle exists; stops it when the last goes.
-pub(crate) struct Inner {
-    pub shared: Arc<Shared>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.shared.lock().stopped = Some("endpoint dropped".into());
-        self.shared.wake.notify_one();
-    }
-}
-
 /// An SCTP endpoint over UDP. Cloning it gives another handle to the same endpoint.
 #[derive(Clone)]
 pub struct Endpoint {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Handle>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -67,7 +55,7 @@ impl Endpoint {
         let shared = Arc::new(Shared::new(proto, socket, local_addr));
         tokio::spawn(crate::driver::run(shared.clone()));
         Ok(Endpoint {
-            inner: Arc::new(Inner { shared }),
+            inner: Arc::new(Handle { shared }),
         })
     }
 

@@ -1,4 +1,7 @@
 //! State shared by the driver task and the handles.
+//!
+//! A leaf: the driver, the endpoint handle and the association handles all
+//! use it, and it uses none of them.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
@@ -90,5 +93,19 @@ impl Shared {
     /// poison the endpoint for everyone else.
     pub fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What every handle, endpoint or association, holds: the shared state. It
+/// keeps the driver running while any handle exists and stops it when the
+/// last goes.
+pub(crate) struct Handle {
+    pub shared: Arc<Shared>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.shared.lock().stopped = Some("endpoint dropped".into());
+        self.shared.wake.notify_one();
     }
 }
