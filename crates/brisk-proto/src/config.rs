@@ -139,6 +139,8 @@ declare_config! {
         #[default = 10]
         pub assoc_max_retrans: u32,
         /// Consecutive errors before a destination is marked inactive (8.2).
+        /// No effect yet: with the one path an association has today,
+        /// `assoc_max_retrans` alone decides (8.1); multi-homing will use it.
         #[unit = "count"]
         #[default = 5]
         pub path_max_retrans: u32,
