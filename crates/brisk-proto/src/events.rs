@@ -106,7 +106,8 @@ pub enum Event {
 /// Counters and the current state of the loss-recovery variables.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    retransmissions: [u64; 6],
+    /// By cause, in [`RetransmitCause::ALL`] order.
+    pub(crate) retransmissions: [u64; 6],
     /// T3-rtx expirations.
     pub t3_expirations: u64,
     /// Fast recovery periods entered.
@@ -173,10 +174,5 @@ impl Stats {
     /// Retransmissions of every cause.
     pub fn total_retransmissions(&self) -> u64 {
         self.retransmissions.iter().sum()
-    }
-
-    /// The sending side's retransmission counters, in [`RetransmitCause::ALL`] order.
-    pub(crate) fn set_retransmissions(&mut self, by_cause: [u64; RetransmitCause::ALL.len()]) {
-        self.retransmissions = by_cause;
     }
 }

@@ -166,7 +166,30 @@ pub struct Association {
     error_limiter: crate::rate::TokenBucket,
     error_sent_for_packet: bool,
     events: VecDeque<Event>,
-    stats: Stats,
+    /// What the association itself counts; `stats()` adds the sending side's
+    /// counters and the live values.
+    counters: Counters,
+}
+
+/// The counters the association keeps itself, each where its event happens.
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    packets_sent: u64,
+    packets_received: u64,
+    data_chunks_received: u64,
+    duplicate_tsns_received: u64,
+    sacks_sent: u64,
+    sacks_received: u64,
+    messages_sent: u64,
+    messages_acked: u64,
+    messages_received: u64,
+    payload_bytes_received: u64,
+    malformed_chunks: u64,
+    data_dropped_window_full: u64,
+    errors_suppressed: u64,
+    data_reneged: u64,
+    pktdrops_sent: u64,
+    pktdrops_received: u64,
 }
 
 impl Association {
@@ -218,7 +241,7 @@ impl Association {
             ),
             error_sent_for_packet: false,
             events: VecDeque::new(),
-            stats: Stats::default(),
+            counters: Counters::default(),
             cfg,
         }
     }
@@ -279,7 +302,7 @@ impl Association {
         let id = MessageId(self.next_message_id);
         self.send_queue.push(id, msg, now)?;
         self.next_message_id += 1;
-        self.stats.messages_sent += 1;
+        self.counters.messages_sent += 1;
         self.new_transmission_opportunity();
         Ok(id)
     }
@@ -287,7 +310,7 @@ impl Association {
     /// The next message received, in order within its stream.
     pub fn recv(&mut self) -> Option<IncomingMessage> {
         let msg = self.delivery.pop()?;
-        self.stats.messages_received += 1;
+        self.counters.messages_received += 1;
         // 6.2: advertise a reopened window once it grew by a quarter of the buffer.
         let rwnd = self.our_rwnd();
         if rwnd.saturating_sub(self.advertised_rwnd) >= self.cfg.receive_buffer / 4 {
@@ -326,24 +349,41 @@ impl Association {
     /// each counter is kept once, where its event happens, and the live
     /// values are read from their owners.
     pub fn stats(&self) -> Stats {
-        let mut s = self.stats.clone();
+        let c = &self.counters;
         let tx = self.rtx.counters();
-        s.set_retransmissions(tx.retransmissions);
-        s.t3_expirations = tx.t3_expirations;
-        s.fast_recoveries = tx.fast_recoveries;
-        s.spurious_timeouts_undone = tx.spurious_timeouts_undone;
-        s.data_chunks_sent = tx.data_chunks_sent;
-        s.payload_bytes_sent = tx.payload_bytes_sent;
-        s.cwnd = self.path.cc.cwnd();
-        s.ssthresh = self.path.cc.ssthresh();
-        s.rto = self.data_rto();
-        s.srtt = self.path.rto.srtt();
-        s.flight_size = self.flight_size();
-        s.packets_outstanding = self.packets_outstanding();
-        s.peer_rwnd = self.rtx.peer_rwnd();
-        s.receive_held = self.receive_held();
-        s.send_held = self.send_held();
-        s
+        Stats {
+            retransmissions: tx.retransmissions,
+            t3_expirations: tx.t3_expirations,
+            fast_recoveries: tx.fast_recoveries,
+            spurious_timeouts_undone: tx.spurious_timeouts_undone,
+            cwnd: self.path.cc.cwnd(),
+            ssthresh: self.path.cc.ssthresh(),
+            rto: self.data_rto(),
+            srtt: self.path.rto.srtt(),
+            flight_size: self.flight_size(),
+            packets_outstanding: self.packets_outstanding(),
+            peer_rwnd: self.rtx.peer_rwnd(),
+            packets_sent: c.packets_sent,
+            packets_received: c.packets_received,
+            data_chunks_sent: tx.data_chunks_sent,
+            data_chunks_received: c.data_chunks_received,
+            duplicate_tsns_received: c.duplicate_tsns_received,
+            sacks_sent: c.sacks_sent,
+            sacks_received: c.sacks_received,
+            messages_sent: c.messages_sent,
+            messages_acked: c.messages_acked,
+            messages_received: c.messages_received,
+            payload_bytes_sent: tx.payload_bytes_sent,
+            payload_bytes_received: c.payload_bytes_received,
+            malformed_chunks: c.malformed_chunks,
+            data_dropped_window_full: c.data_dropped_window_full,
+            errors_suppressed: c.errors_suppressed,
+            data_reneged: c.data_reneged,
+            receive_held: self.receive_held(),
+            send_held: self.send_held(),
+            pktdrops_sent: c.pktdrops_sent,
+            pktdrops_received: c.pktdrops_received,
+        }
     }
 
     /// Packets with DATA not yet fully acknowledged (see `tx::outstanding`).
@@ -529,7 +569,7 @@ impl Association {
     /// with an ERROR (RFC 9260 leaves the rate to the implementation).
     fn report_error(&mut self, now: Time, cause: ErrorCause<'static>) {
         if self.error_sent_for_packet || !self.error_limiter.take(now) {
-            self.stats.errors_suppressed += 1;
+            self.counters.errors_suppressed += 1;
             return;
         }
         self.error_sent_for_packet = true;
@@ -549,7 +589,7 @@ impl Association {
         chunks: &[Chunk<'_>],
         from: SocketAddr,
     ) {
-        self.stats.packets_received += 1;
+        self.counters.packets_received += 1;
         let rest = match chunks.split_first() {
             // RFC 9260 8.5.1 D, 5.2.4: a COOKIE ECHO is checked against the
             // cookie itself. What is bundled after it is processed only if the
@@ -557,7 +597,7 @@ impl Association {
             // and then only under the tag rules for the resulting tags.
             Some((Chunk::CookieEcho(echo), rest)) => {
                 if !handshake::on_cookie_echo(self, now, ctx, echo, header, from) {
-                    self.stats.malformed_chunks += 1;
+                    self.counters.malformed_chunks += 1;
                     return;
                 }
                 rest
@@ -581,7 +621,7 @@ impl Association {
     ) {
         if !chunks.is_empty() && !self.verification_tag_ok(header, chunks) {
             // 8.5: silently discarded.
-            self.stats.malformed_chunks += 1;
+            self.counters.malformed_chunks += 1;
         } else {
             self.dispatch(now, ctx, header, chunks, from);
         }
@@ -614,7 +654,7 @@ impl Association {
                 Chunk::InitAck(ack) => handshake::on_init_ack(self, now, ack),
                 // RFC 9260 5.1: a COOKIE ECHO is the first chunk of its packet;
                 // one bundled later is not processed.
-                Chunk::CookieEcho(_) => self.stats.malformed_chunks += 1,
+                Chunk::CookieEcho(_) => self.counters.malformed_chunks += 1,
                 Chunk::CookieAck(_) => handshake::on_cookie_ack(self, now),
                 Chunk::Heartbeat(hb) => heartbeat::on_heartbeat(self, hb),
                 Chunk::HeartbeatAck(ack) => heartbeat::on_heartbeat_ack(self, now, ack),
@@ -623,7 +663,7 @@ impl Association {
                     if self.reflected_tag_ok(header, a.reflected_tag) {
                         self.on_abort(a);
                     } else {
-                        self.stats.malformed_chunks += 1;
+                        self.counters.malformed_chunks += 1;
                     }
                 }
                 Chunk::Error(e) => self.on_error(now, e),
@@ -634,7 +674,7 @@ impl Association {
                     if self.reflected_tag_ok(header, sc.reflected_tag) {
                         shutdown::on_shutdown_complete(self);
                     } else {
-                        self.stats.malformed_chunks += 1;
+                        self.counters.malformed_chunks += 1;
                     }
                 }
                 Chunk::PktDrop(pd) => self.on_pktdrop(pd),
@@ -656,7 +696,7 @@ impl Association {
                 // them as unrecognized; their types say "skip and report".
                 other => {
                     let _ = other;
-                    self.stats.malformed_chunks += 1;
+                    self.counters.malformed_chunks += 1;
                 }
             }
         }
@@ -731,7 +771,7 @@ impl Association {
             u32::try_from(held).unwrap_or(u32::MAX),
         );
         self.control.push_back(Control::new(Chunk::PktDrop(report)));
-        self.stats.pktdrops_sent += 1;
+        self.counters.pktdrops_sent += 1;
         true
     }
 
@@ -740,10 +780,10 @@ impl Association {
     fn on_pktdrop(&mut self, pd: &crate::wire::chunk::PktDrop<'_>) {
         if !self.pktdrop {
             // Not negotiated: an unexpected chunk.
-            self.stats.malformed_chunks += 1;
+            self.counters.malformed_chunks += 1;
             return;
         }
-        self.stats.pktdrops_received += 1;
+        self.counters.pktdrops_received += 1;
         self.rtx.on_pktdrop(pd);
     }
 

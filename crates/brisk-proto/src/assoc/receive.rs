@@ -34,7 +34,7 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
         State::Established | State::ShutdownPending | State::ShutdownSent
     ) {
         // 9.2: after SHUTDOWN the peer sends no new DATA; before setup there is none.
-        a.stats.malformed_chunks += 1;
+        a.counters.malformed_chunks += 1;
         return;
     }
     if !seen.any {
@@ -56,26 +56,26 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
         Received::Duplicate => {
             a.tracker.record(d.tsn);
             seen.any_duplicate = true;
-            a.stats.duplicate_tsns_received += 1;
+            a.counters.duplicate_tsns_received += 1;
             return;
         }
         Received::OutOfWindow | Received::TooManyGaps => {
-            a.stats.data_dropped_window_full += 1;
+            a.counters.data_dropped_window_full += 1;
             seen.dropped = true;
             return;
         }
     }
     if !admit(a, d) {
         if a.state != State::Closed {
-            a.stats.data_dropped_window_full += 1;
+            a.counters.data_dropped_window_full += 1;
             seen.dropped = true;
         }
         return;
     }
     a.tracker.accept(d.tsn);
     seen.any_new = true;
-    a.stats.data_chunks_received += 1;
-    a.stats.payload_bytes_received += d.payload.len() as u64;
+    a.counters.data_chunks_received += 1;
+    a.counters.payload_bytes_received += d.payload.len() as u64;
     // 6.5: a stream the peer may not use: acknowledge the TSN, report, discard.
     if d.stream_id >= a.delivery.inbound_streams() {
         a.report_error(
@@ -159,7 +159,7 @@ fn admit(a: &mut Association, d: &Data<'_>) -> bool {
             for &tsn in &evicted {
                 a.tracker.forget(tsn);
             }
-            a.stats.data_reneged += evicted.len() as u64;
+            a.counters.data_reneged += evicted.len() as u64;
             need == 0
         }
     }
@@ -222,6 +222,6 @@ pub(super) fn make_sack(a: &mut Association, room: usize) -> Sack {
     a.sack_requested = false;
     a.sack_decision.on_sack_sent();
     a.timers.stop(TimerKind::DelayedSack);
-    a.stats.sacks_sent += 1;
+    a.counters.sacks_sent += 1;
     sack
 }

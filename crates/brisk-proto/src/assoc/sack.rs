@@ -20,7 +20,7 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) -> bool {
     ) {
         return false;
     }
-    a.stats.sacks_received += 1;
+    a.counters.sacks_received += 1;
     let queued = a.queued_chunk();
     let (rtx, mut env) = a.tx();
     let result = rtx.on_sack(now, sack, queued, &mut env);
@@ -43,7 +43,7 @@ fn act(a: &mut Association, now: Time, result: Result<SackResult, SackRejected>)
         Err(SackRejected::Stale) => return false,
         // RFC 9260 15: MUST abort on a SACK acknowledging a TSN never sent.
         Err(SackRejected::AcksUnsentTsn) => {
-            a.stats.malformed_chunks += 1;
+            a.counters.malformed_chunks += 1;
             a.abort_with(
                 ErrorCause::ProtocolViolation(
                     b"SACK acknowledges a TSN never sent".to_vec().into(),
@@ -58,7 +58,7 @@ fn act(a: &mut Association, now: Time, result: Result<SackResult, SackRejected>)
         a.clear_errors();
     }
     for m in &result.acked_messages {
-        a.stats.messages_acked += 1;
+        a.counters.messages_acked += 1;
         if a.cfg.events {
             a.emit(Event::MessageAcked {
                 id: m.id,

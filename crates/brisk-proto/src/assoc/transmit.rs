@@ -31,7 +31,7 @@ impl Association {
         let size = self.build_packet(now, buf);
         match size {
             Some(size) if size > 0 => {
-                self.stats.packets_sent += 1;
+                self.counters.packets_sent += 1;
                 Some(Transmit {
                     destination: self.path.remote,
                     size,
@@ -101,7 +101,7 @@ impl Association {
             // never dropped (6.2), and an ERROR bundled with it follows it (6.5).
             let sack = Chunk::Sack(receive::make_sack(self, p.room()));
             if p.push(&sack).is_err() {
-                self.stats.malformed_chunks += 1;
+                self.counters.malformed_chunks += 1;
             }
         }
         self.push_controls(&mut p);
@@ -139,7 +139,7 @@ impl Association {
             if p.is_empty() {
                 // Larger than the MTU on its own: it cannot be sent.
                 self.control.pop_front();
-                self.stats.malformed_chunks += 1;
+                self.counters.malformed_chunks += 1;
                 return true;
             }
             return false;
@@ -147,7 +147,7 @@ impl Association {
         if let Some(control) = self.control.pop_front()
             && p.push(&control.chunk).is_err()
         {
-            self.stats.malformed_chunks += 1;
+            self.counters.malformed_chunks += 1;
         }
         true
     }
@@ -323,7 +323,7 @@ impl Association {
                 payload: frag.payload[..].into(),
             };
             if p.push_chunk(&data).is_err() {
-                self.stats.malformed_chunks += 1;
+                self.counters.malformed_chunks += 1;
                 break;
             }
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));

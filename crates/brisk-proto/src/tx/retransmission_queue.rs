@@ -251,14 +251,9 @@ impl RetransmissionQueue {
         let cause = self.outstanding.resend(tsn, now, packet)?;
         self.outstanding.note_i_bit(tsn, immediate);
         self.spurious.on_sent(tsn);
-        let chunk = self.outstanding.get(tsn)?;
-        let resent = Resent {
-            cause,
-            first_sent: chunk.first_sent,
-            transmissions: chunk.transmissions,
-        };
+        let (resent, size) = self.resent(tsn, cause)?;
         // 6.2.1 B.
-        self.peer_window.on_sent(window_cost(chunk.size()));
+        self.peer_window.on_sent(window_cost(size));
         self.count_retransmission(cause);
         self.on_data_sent(now, earliest, env);
         Some(resent)
@@ -294,12 +289,19 @@ impl RetransmissionQueue {
             self.on_data_sent(now, true, env);
         }
         self.count_retransmission(RetransmitCause::Bundled);
+        self.resent(tsn, RetransmitCause::Bundled)
+            .map(|(resent, _)| resent)
+    }
+
+    /// What the lab hears of a chunk just sent again, and its size.
+    fn resent(&self, tsn: Tsn, cause: RetransmitCause) -> Option<(Resent, u32)> {
         let chunk = self.outstanding.get(tsn)?;
-        Some(Resent {
-            cause: RetransmitCause::Bundled,
+        let resent = Resent {
+            cause,
             first_sent: chunk.first_sent,
             transmissions: chunk.transmissions,
-        })
+        };
+        Some((resent, chunk.size()))
     }
 
     /// Sends a fragment for the first time in packet `packet`; returns its TSN.
