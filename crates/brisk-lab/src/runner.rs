@@ -9,6 +9,7 @@ use std::time::Duration;
 use std::collections::{BTreeMap, HashSet};
 
 use brisk_proto::Time;
+use brisk_proto::serial::lt32;
 use brisk_sim::{HostId, Impairment, LinkId, LinkParams, QueueLimit, Sim};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -961,7 +962,8 @@ pub fn first_retransmissions(
     for x in rtx.iter().filter(|x| x.cause == T3_TIMEOUT) {
         let at = x.at.as_micros();
         let head = heads.entry(at).or_insert(x.unit);
-        if crate::runner::serial_lt(x.unit, *head) {
+        // RFC 9260 1.6: TSNs compare in serial arithmetic (RFC 1982).
+        if lt32(x.unit, *head) {
             *head = x.unit;
         }
     }
@@ -976,11 +978,6 @@ pub fn first_retransmissions(
             (cause, lost.contains(&x.unit), d)
         })
         .collect()
-}
-
-/// `a` comes before `b` in TSN order (RFC 1982 serial arithmetic).
-fn serial_lt(a: u32, b: u32) -> bool {
-    a != b && b.wrapping_sub(a) < (1 << 31)
 }
 
 /// Runs the first run of `exp` again, capturing it as [`capture_run`] does.
