@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::experiment::{Count, Experiment, Figure, Reference, Statistic, Traffic};
+use crate::figfmt::{Quantity, chart_title, trim_number};
 use crate::flowfigs::{self, PointFilter};
 use crate::output::PointKey;
 use crate::plot::{Chart, Point, Series, SeriesStyle};
@@ -124,15 +125,6 @@ fn reduction(
     b: &BTreeMap<u64, Vec<(u32, f64)>>,
 ) -> Option<(f64, Option<(f64, f64)>)> {
     reduction_by(exp, a, b, Averaging::PerMessage)
-}
-
-/// An evaluated `ours` quantity: its text, and the values a check compares.
-pub(crate) struct Quantity {
-    pub text: String,
-    pub low: f64,
-    pub high: f64,
-    /// The 95% confidence interval of a single value, when there is one.
-    pub ci: Option<(f64, f64)>,
 }
 
 fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity, String> {
@@ -430,15 +422,6 @@ pub fn checks(exp: &Experiment, records: &[Record]) -> Checks {
 
 fn ms(x: f64) -> String {
     format!("{x:.1}")
-}
-
-/// A chart title: the experiment title without its "Seed N, Fig. M: " prefix,
-/// which the section heading already gives.
-pub(crate) fn chart_title(exp: &Experiment) -> String {
-    exp.title
-        .split_once(": ")
-        .map_or(exp.title.as_str(), |(_, t)| t)
-        .to_owned()
 }
 
 /// The report section of one experiment.
@@ -898,13 +881,6 @@ pub(crate) fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
         (None, Some(h)) => format!("at most {h}"),
         (None, None) => String::new(),
     }
-}
-
-/// A number with at most three decimals and no trailing zeros.
-pub(crate) fn trim_number(x: f64) -> String {
-    let s = format!("{x:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.into() }
 }
 
 /// Each variant's latency beside what it costs, over all its loss-position

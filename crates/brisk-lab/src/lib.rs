@@ -6,6 +6,7 @@ pub mod emu_report;
 pub mod emu_runner;
 pub mod emulate;
 pub mod experiment;
+mod figfmt;
 pub mod figures;
 pub mod flowfigs;
 pub mod hosts;
