@@ -95,6 +95,8 @@ use brisk_proto::{Config, ConfigError};
 use brisk_tcp::TcpConfig;
 use serde::Deserialize;
 
+pub use crate::sweep::{Combine, Dim, Point, PointIdx, Sweep, Value};
+
 /// Why an experiment file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
@@ -193,30 +195,6 @@ fn raw_count_text(count: &RawCount) -> String {
     }
 }
 
-/// A sweep dimension as it is written in the file.
-fn dim_name(d: Dim) -> &'static str {
-    match d {
-        Dim::Bandwidth => "bandwidth",
-        Dim::Delay => "delay",
-        Dim::MessageSize => "message_size",
-        Dim::Loss => "loss",
-        Dim::Corrupt => "corrupt",
-        Dim::Rate => "rate",
-        Dim::Mtu => "mtu",
-    }
-}
-
-/// Every sweep dimension, in the order sweep points are laid out.
-const DIMS: [Dim; 7] = [
-    Dim::Bandwidth,
-    Dim::Delay,
-    Dim::MessageSize,
-    Dim::Loss,
-    Dim::Corrupt,
-    Dim::Rate,
-    Dim::Mtu,
-];
-
 /// How runs are organised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -275,38 +253,6 @@ pub enum Figure {
     /// sender's data packets (dropped ones marked) and its cwnd around the
     /// drops the experiment's impairments make.
     SequenceTrace,
-}
-
-/// How the dimensions of `[sweep]` combine into sweep points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Combine {
-    /// Every combination of every dimension's values.
-    #[default]
-    Product,
-    /// The first value of every dimension is the base; each other value is
-    /// tried with every other dimension at its base (the paper's "one
-    /// parameter at a time"). The `axis` dimension, if any, is crossed with
-    /// all of them.
-    OneAtATime,
-    /// The i-th values of every swept dimension together (every list of
-    /// more than one value has the same length): chosen points of a grid,
-    /// such as its corners. The `axis` dimension, if any, is crossed with
-    /// all of them.
-    Zip,
-}
-
-/// A sweep dimension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dim {
-    Bandwidth,
-    Delay,
-    MessageSize,
-    Loss,
-    Corrupt,
-    Rate,
-    Mtu,
 }
 
 /// A model of seed 003 drawn beside simulated goodput.
@@ -929,36 +875,6 @@ impl Variant {
     }
 }
 
-/// The values of one sweep point, by index into each dimension.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PointIdx {
-    pub bandwidth: usize,
-    pub delay: usize,
-    pub message_size: usize,
-    pub loss: usize,
-    pub corrupt: usize,
-    pub rate: usize,
-    pub mtu: usize,
-}
-
-/// The values of one sweep point.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
-    pub bandwidth_bps: u64,
-    /// One way.
-    pub delay: Duration,
-    /// `None`: the traffic's own.
-    pub message_size: Option<usize>,
-    /// Bernoulli loss added to the forward bottleneck.
-    pub loss: Option<f64>,
-    /// Packet error rate (corruption) added to the forward bottleneck.
-    pub corrupt: Option<f64>,
-    /// Messages per second (periodic traffic).
-    pub rate: Option<f64>,
-    /// IP MTU: both endpoints' `mtu` is this less the topology's overhead bytes.
-    pub mtu: Option<usize>,
-}
-
 /// A validated experiment.
 #[derive(Debug, Clone)]
 pub struct Experiment {
@@ -976,15 +892,7 @@ pub struct Experiment {
     pub traffic: Traffic,
     pub variants: Vec<Variant>,
     /// Sweep values; a single value each when not swept (`None`: not set).
-    pub bandwidths: Vec<u64>,
-    pub delays: Vec<Duration>,
-    pub message_sizes: Vec<Option<usize>>,
-    pub losses: Vec<Option<f64>>,
-    pub corrupts: Vec<Option<f64>>,
-    pub rates: Vec<Option<f64>>,
-    pub mtus: Vec<Option<usize>>,
-    pub combine: Combine,
-    pub axis: Option<Dim>,
+    pub sweep: Sweep,
     pub impairments: Vec<String>,
     pub reference: Vec<Reference>,
     pub notes: Vec<String>,
@@ -996,100 +904,18 @@ pub struct Experiment {
 impl Experiment {
     /// How many values dimension `d` has.
     pub fn dim_len(&self, d: Dim) -> usize {
-        match d {
-            Dim::Bandwidth => self.bandwidths.len(),
-            Dim::Delay => self.delays.len(),
-            Dim::MessageSize => self.message_sizes.len(),
-            Dim::Loss => self.losses.len(),
-            Dim::Corrupt => self.corrupts.len(),
-            Dim::Rate => self.rates.len(),
-            Dim::Mtu => self.mtus.len(),
-        }
+        self.sweep.len(d)
     }
 
-    /// The sweep points, in a fixed order: bandwidth outermost, then delay,
-    /// message size, loss, corruption, rate and MTU.
+    /// The sweep points, in a fixed order (see [`Sweep::points`]).
     pub fn points(&self) -> Vec<PointIdx> {
-        let set = |p: &mut PointIdx, d: Dim, i: usize| match d {
-            Dim::Bandwidth => p.bandwidth = i,
-            Dim::Delay => p.delay = i,
-            Dim::MessageSize => p.message_size = i,
-            Dim::Loss => p.loss = i,
-            Dim::Corrupt => p.corrupt = i,
-            Dim::Rate => p.rate = i,
-            Dim::Mtu => p.mtu = i,
-        };
-        if self.combine == Combine::Zip {
-            let zipped = |d: Dim| self.axis != Some(d) && self.dim_len(d) > 1;
-            let n = DIMS
-                .iter()
-                .filter(|&&d| zipped(d))
-                .map(|&d| self.dim_len(d))
-                .max()
-                .unwrap_or(1);
-            let axis_len = self.axis.map_or(1, |a| self.dim_len(a));
-            let mut out = Vec::new();
-            for i in 0..n {
-                for j in 0..axis_len {
-                    let mut p = PointIdx::default();
-                    for d in DIMS {
-                        if zipped(d) {
-                            set(&mut p, d, i);
-                        } else if self.axis == Some(d) {
-                            set(&mut p, d, j);
-                        }
-                    }
-                    out.push(p);
-                }
-            }
-            return out;
-        }
-        let mut out = vec![PointIdx::default()];
-        for d in DIMS {
-            let n = self.dim_len(d);
-            let crossed = self.combine == Combine::Product || self.axis == Some(d);
-            let mut next = Vec::new();
-            for p in &out {
-                for i in 0..n {
-                    // One at a time: a non-axis dimension leaves its base only
-                    // where every other non-axis dimension is at its base.
-                    if !crossed && i > 0 && !self.at_base_except(p, d) {
-                        continue;
-                    }
-                    let mut q = *p;
-                    set(&mut q, d, i);
-                    next.push(q);
-                }
-            }
-            out = next;
-        }
-        out
-    }
-
-    /// Whether every non-axis dimension of `p` other than `d` is at its base.
-    fn at_base_except(&self, p: &PointIdx, d: Dim) -> bool {
-        [
-            (Dim::Bandwidth, p.bandwidth),
-            (Dim::Delay, p.delay),
-            (Dim::MessageSize, p.message_size),
-            (Dim::Loss, p.loss),
-            (Dim::Corrupt, p.corrupt),
-            (Dim::Rate, p.rate),
-            (Dim::Mtu, p.mtu),
-        ]
-        .iter()
-        .all(|&(e, i)| e == d || self.axis == Some(e) || i == 0)
+        self.sweep.points()
     }
 
     /// Whether records carry the sweep values beyond bandwidth and delay:
     /// when the experiment sweeps any of them or draws a flow figure.
     pub fn records_sweep_values(&self) -> bool {
-        let swept = self.message_sizes.iter().any(Option::is_some)
-            || self.losses.iter().any(Option::is_some)
-            || self.corrupts.iter().any(Option::is_some)
-            || self.rates.iter().any(Option::is_some)
-            || self.mtus.iter().any(Option::is_some);
-        swept
+        self.sweep.sets_beyond_link()
             || matches!(
                 self.figure,
                 Figure::RetransmissionTable
@@ -1103,15 +929,7 @@ impl Experiment {
 
     /// The values of the sweep point `p`.
     pub fn point(&self, p: &PointIdx) -> Point {
-        Point {
-            bandwidth_bps: self.bandwidths[p.bandwidth],
-            delay: self.delays[p.delay],
-            message_size: self.message_sizes[p.message_size],
-            loss: self.losses[p.loss],
-            corrupt: self.corrupts[p.corrupt],
-            rate: self.rates[p.rate],
-            mtu: self.mtus[p.mtu],
-        }
+        self.sweep.point(p)
     }
 }
 
@@ -1259,6 +1077,194 @@ pub const LAB_PRESETS: &[&str] = &[
     "signaling-lksctp",
 ];
 
+/// What every section's validator needs: the file, to name it in errors.
+struct Cx<'a> {
+    path: &'a Path,
+}
+
+impl Cx<'_> {
+    /// Key `key` does not hold what was expected.
+    fn invalid(&self, key: &str, expected: &str, found: String) -> ExperimentError {
+        ExperimentError::Invalid {
+            file: self.path.to_owned(),
+            key: key.to_owned(),
+            expected: expected.to_owned(),
+            found,
+        }
+    }
+
+    /// A rate at key `key`.
+    fn rate(&self, key: &str, v: &str) -> Result<u64, ExperimentError> {
+        parse_rate(v).ok_or_else(|| {
+            self.invalid(
+                key,
+                "a positive rate such as 2000kbit or 2Mbit",
+                format!("`{v}`"),
+            )
+        })
+    }
+
+    /// A duration at key `key`.
+    fn duration(&self, key: &str, v: &str) -> Result<Duration, ExperimentError> {
+        parse_duration(v).ok_or_else(|| {
+            self.invalid(
+                key,
+                "a non-negative duration such as 15ms or 1.5s",
+                format!("`{v}`"),
+            )
+        })
+    }
+
+    /// `value` where `ok`, else what key `key` expected and found (`found`).
+    fn expect(
+        &self,
+        key: &str,
+        ok: bool,
+        value: Value,
+        expected: &str,
+        found: impl ToString,
+    ) -> Result<Value, ExperimentError> {
+        if ok {
+            Ok(value)
+        } else {
+            Err(self.invalid(key, expected, found.to_string()))
+        }
+    }
+}
+
+impl RawSweep {
+    /// Whether the file lists dimension `d`.
+    fn lists(&self, d: Dim) -> bool {
+        match d {
+            Dim::Bandwidth => self.bandwidth.is_some(),
+            Dim::Delay => self.delay.is_some(),
+            Dim::MessageSize => self.message_size.is_some(),
+            Dim::Loss => self.loss.is_some(),
+            Dim::Corrupt => self.corrupt.is_some(),
+            Dim::Rate => self.rate.is_some(),
+            Dim::Mtu => self.mtu.is_some(),
+        }
+    }
+}
+
+/// `[sweep]`: every dimension's values in [`Dim::ALL`] order (the topology's
+/// bandwidth and delay, or nothing, where not swept); a rate needs periodic
+/// traffic.
+fn sweep(cx: &Cx, raw: &RawFile, topology: &Topology) -> Result<Sweep, ExperimentError> {
+    let dims = Dim::ALL
+        .into_iter()
+        .map(|d| Ok((d, dim_values(cx, &raw.sweep, d, topology)?)))
+        .collect::<Result<Vec<_>, ExperimentError>>()?;
+    if raw.sweep.rate.is_some() && raw.traffic.kind != "periodic" {
+        return Err(cx.invalid(
+            "sweep.rate",
+            "periodic traffic (the rate sets its interval)",
+            format!("traffic.kind `{}`", raw.traffic.kind),
+        ));
+    }
+    Ok(Sweep {
+        dims,
+        combine: raw.sweep.combine,
+        axis: raw.sweep.axis,
+    })
+}
+
+/// The values of dimension `d`, each checked.
+fn dim_values(
+    cx: &Cx,
+    s: &RawSweep,
+    d: Dim,
+    topology: &Topology,
+) -> Result<Vec<Value>, ExperimentError> {
+    let key = format!("sweep.{}", d.name());
+    let key = key.as_str();
+    let overhead = topology.overhead_bytes as i64;
+    let probability = |p: f64, value: fn(Option<f64>) -> Value| {
+        let ok = (0.0..=1.0).contains(&p);
+        cx.expect(key, ok, value(Some(p)), "probabilities from 0 to 1", p)
+    };
+    match d {
+        Dim::Bandwidth => listed(
+            cx,
+            key,
+            &s.bandwidth,
+            Value::Bandwidth(topology.bandwidth_bps),
+            |x| cx.rate(key, x).map(Value::Bandwidth),
+        ),
+        Dim::Delay => listed(cx, key, &s.delay, Value::Delay(topology.delay), |x| {
+            cx.duration(key, x).map(Value::Delay)
+        }),
+        Dim::MessageSize => listed(cx, key, &s.message_size, Value::MessageSize(None), |&m| {
+            let value = Value::MessageSize(Some(m as usize));
+            let expected = "sizes of at least 8 bytes (messages carry their number)";
+            cx.expect(key, m >= 8, value, expected, m)
+        }),
+        Dim::Loss => listed(cx, key, &s.loss, Value::Loss(None), |&p| {
+            probability(p, Value::Loss)
+        }),
+        Dim::Corrupt => listed(cx, key, &s.corrupt, Value::Corrupt(None), |&p| {
+            probability(p, Value::Corrupt)
+        }),
+        Dim::Rate => listed(cx, key, &s.rate, Value::Rate(None), |&r| {
+            let ok = r.is_finite() && r > 0.0;
+            let expected = "positive message rates (messages per second)";
+            cx.expect(key, ok, Value::Rate(Some(r)), expected, r)
+        }),
+        Dim::Mtu => listed(cx, key, &s.mtu, Value::Mtu(None), |&m| {
+            let ok = (128 + overhead..=65_535 + overhead).contains(&m);
+            let expected =
+                "IP MTUs whose SCTP packets (less topology.overhead_bytes) are 128 to 65535 bytes";
+            cx.expect(key, ok, Value::Mtu(Some(m as usize)), expected, m)
+        }),
+    }
+}
+
+/// A dimension's values: `unset` alone when the file does not list it, else
+/// each listed value parsed (at least one).
+fn listed<T>(
+    cx: &Cx,
+    key: &str,
+    list: &Option<Vec<T>>,
+    unset: Value,
+    parse: impl Fn(&T) -> Result<Value, ExperimentError>,
+) -> Result<Vec<Value>, ExperimentError> {
+    match list {
+        None => Ok(vec![unset]),
+        Some(v) if v.is_empty() => {
+            Err(cx.invalid(key, "at least one value", "an empty list".into()))
+        }
+        Some(v) => v.iter().map(parse).collect(),
+    }
+}
+
+/// `sweep.axis` names a dimension the sweep lists.
+fn check_axis(cx: &Cx, s: &RawSweep) -> Result<(), ExperimentError> {
+    match s.axis {
+        Some(axis) if !s.lists(axis) => Err(cx.invalid(
+            "sweep.axis",
+            "a dimension the sweep lists",
+            format!("`{}`", axis.name()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `combine = "zip"`: every zipped list has the same length.
+fn check_zip(cx: &Cx, sweep: &Sweep) -> Result<(), ExperimentError> {
+    match sweep.unequal_zip() {
+        Some((first, other)) => Err(cx.invalid(
+            &format!("sweep.{}", other.name()),
+            &format!(
+                "as many values as sweep.{} ({}), for combine = \"zip\"",
+                first.name(),
+                sweep.len(first)
+            ),
+            sweep.len(other).to_string(),
+        )),
+        None => Ok(()),
+    }
+}
+
 impl Experiment {
     /// Reads and validates an experiment file.
     pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
@@ -1277,6 +1283,7 @@ impl Experiment {
             message: e.to_string().trim_end().to_owned(),
         })?;
         let spans = || toml::from_str::<PatternSpans>(text).ok();
+        let cx = Cx { path };
         let invalid = |key: &str, expected: &str, found: String| ExperimentError::Invalid {
             file: path.to_owned(),
             key: key.to_owned(),
@@ -1402,127 +1409,7 @@ impl Experiment {
             return Err(invalid("replications", "at least 1", "0".into()));
         }
 
-        let bandwidths = match &raw.sweep.bandwidth {
-            None => vec![topology.bandwidth_bps],
-            Some(v) if v.is_empty() => {
-                return Err(invalid(
-                    "sweep.bandwidth",
-                    "at least one value",
-                    "an empty list".into(),
-                ));
-            }
-            Some(v) => v
-                .iter()
-                .map(|x| rate("sweep.bandwidth", x))
-                .collect::<Result<_, _>>()?,
-        };
-        let delays = match &raw.sweep.delay {
-            None => vec![topology.delay],
-            Some(v) if v.is_empty() => {
-                return Err(invalid(
-                    "sweep.delay",
-                    "at least one value",
-                    "an empty list".into(),
-                ));
-            }
-            Some(v) => v
-                .iter()
-                .map(|x| duration("sweep.delay", x))
-                .collect::<Result<_, _>>()?,
-        };
-
-        let nonempty = |key: &str, n: usize| {
-            if n == 0 {
-                Err(invalid(key, "at least one value", "an empty list".into()))
-            } else {
-                Ok(())
-            }
-        };
-        let probability = |key: &str, v: &[f64]| -> Result<Vec<Option<f64>>, ExperimentError> {
-            nonempty(key, v.len())?;
-            v.iter()
-                .map(|&p| {
-                    if (0.0..=1.0).contains(&p) {
-                        Ok(Some(p))
-                    } else {
-                        Err(invalid(key, "probabilities from 0 to 1", p.to_string()))
-                    }
-                })
-                .collect()
-        };
-        let message_sizes = match &raw.sweep.message_size {
-            None => vec![None],
-            Some(v) => {
-                nonempty("sweep.message_size", v.len())?;
-                v.iter()
-                    .map(|&m| {
-                        if m >= 8 {
-                            Ok(Some(m as usize))
-                        } else {
-                            Err(invalid(
-                                "sweep.message_size",
-                                "sizes of at least 8 bytes (messages carry their number)",
-                                m.to_string(),
-                            ))
-                        }
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        let losses = match &raw.sweep.loss {
-            None => vec![None],
-            Some(v) => probability("sweep.loss", v)?,
-        };
-        let corrupts = match &raw.sweep.corrupt {
-            None => vec![None],
-            Some(v) => probability("sweep.corrupt", v)?,
-        };
-        let rates = match &raw.sweep.rate {
-            None => vec![None],
-            Some(v) => {
-                nonempty("sweep.rate", v.len())?;
-                v.iter()
-                    .map(|&r| {
-                        if r.is_finite() && r > 0.0 {
-                            Ok(Some(r))
-                        } else {
-                            Err(invalid(
-                                "sweep.rate",
-                                "positive message rates (messages per second)",
-                                r.to_string(),
-                            ))
-                        }
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        let overhead = topology.overhead_bytes as i64;
-        let mtus = match &raw.sweep.mtu {
-            None => vec![None],
-            Some(v) => {
-                nonempty("sweep.mtu", v.len())?;
-                v.iter()
-                    .map(|&m| {
-                        if (128 + overhead..=65_535 + overhead).contains(&m) {
-                            Ok(Some(m as usize))
-                        } else {
-                            Err(invalid(
-                                "sweep.mtu",
-                                "IP MTUs whose SCTP packets (less topology.overhead_bytes) are 128 to 65535 bytes",
-                                m.to_string(),
-                            ))
-                        }
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        if raw.sweep.rate.is_some() && raw.traffic.kind != "periodic" {
-            return Err(invalid(
-                "sweep.rate",
-                "periodic traffic (the rate sets its interval)",
-                format!("traffic.kind `{}`", raw.traffic.kind),
-            ));
-        }
+        let sweep = sweep(&cx, &raw, &topology)?;
 
         let t = &raw.traffic;
         let need = |key: &'static str| {
@@ -1884,24 +1771,7 @@ impl Experiment {
                 ));
             }
         }
-        if let Some(axis) = raw.sweep.axis {
-            let swept = match axis {
-                Dim::Bandwidth => raw.sweep.bandwidth.is_some(),
-                Dim::Delay => raw.sweep.delay.is_some(),
-                Dim::MessageSize => raw.sweep.message_size.is_some(),
-                Dim::Loss => raw.sweep.loss.is_some(),
-                Dim::Corrupt => raw.sweep.corrupt.is_some(),
-                Dim::Rate => raw.sweep.rate.is_some(),
-                Dim::Mtu => raw.sweep.mtu.is_some(),
-            };
-            if !swept {
-                return Err(invalid(
-                    "sweep.axis",
-                    "a dimension the sweep lists",
-                    format!("`{}`", dim_name(axis)),
-                ));
-            }
-        }
+        check_axis(&cx, &raw.sweep)?;
         for (i, r) in raw.reference.iter().enumerate() {
             let key = |k: &str| format!("reference[{i}].{k}");
             if let Some(spec) = &r.ours {
@@ -1983,15 +1853,7 @@ impl Experiment {
             topology,
             traffic,
             variants,
-            bandwidths,
-            delays,
-            message_sizes,
-            losses,
-            corrupts,
-            rates,
-            mtus,
-            combine: raw.sweep.combine,
-            axis: raw.sweep.axis,
+            sweep,
             impairments: raw.impairments,
             reference: raw.reference,
             notes: raw.notes,
@@ -1999,24 +1861,7 @@ impl Experiment {
             paper_series: raw.paper_series,
             paper_rows: raw.paper_rows,
         };
-        if exp.combine == Combine::Zip {
-            let mut zipped = DIMS
-                .into_iter()
-                .filter(|&d| exp.axis != Some(d) && exp.dim_len(d) > 1);
-            if let Some(first) = zipped.next()
-                && let Some(other) = zipped.find(|&d| exp.dim_len(d) != exp.dim_len(first))
-            {
-                return Err(invalid(
-                    &format!("sweep.{}", dim_name(other)),
-                    &format!(
-                        "as many values as sweep.{} ({}), for combine = \"zip\"",
-                        dim_name(first),
-                        exp.dim_len(first)
-                    ),
-                    exp.dim_len(other).to_string(),
-                ));
-            }
-        }
+        check_zip(&cx, &exp.sweep)?;
         Ok(exp)
     }
 }
@@ -2061,8 +1906,11 @@ bandwidth = ["500kbit", "1Mbit"]
     #[test]
     fn a_good_file_parses_with_presets_overrides_and_sweep() {
         let e = Experiment::parse(Path::new("exp.toml"), GOOD).unwrap();
-        assert_eq!(e.bandwidths, vec![500_000, 1_000_000]);
-        assert_eq!(e.delays, vec![Duration::from_millis(15)]);
+        assert_eq!(e.sweep.bandwidths(), vec![500_000, 1_000_000]);
+        assert_eq!(
+            e.sweep.values(Dim::Delay),
+            [Value::Delay(Duration::from_millis(15))]
+        );
         assert_eq!(e.variants[0].config.fast_retransmit_threshold, 4);
         assert_eq!(e.variants[0].config.rto_min, Duration::from_millis(100));
         assert!(matches!(

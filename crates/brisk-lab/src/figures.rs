@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::experiment::{Count, Experiment, Figure, Reference, Statistic, Traffic};
+use crate::experiment::{Count, Dim, Experiment, Figure, Reference, Statistic, Traffic};
 use crate::figfmt::{Quantity, chart_title, trim_number};
 use crate::flowfigs::{self, PointFilter};
 use crate::output::PointKey;
@@ -496,7 +496,7 @@ pub fn section_and_checks(
             let mut series = Vec::new();
             for (vi, v) in exp.variants.iter().enumerate() {
                 let all = mtts(records, &v.name);
-                for (bi, &bw) in exp.bandwidths.iter().enumerate() {
+                for (bi, bw) in exp.sweep.bandwidths().into_iter().enumerate() {
                     let bw_k = bw / 1000;
                     let points = all
                         .iter()
@@ -655,7 +655,7 @@ pub fn section_and_checks(
     // Every sweep point, for the record.
     let mut notes = exp.notes.clone();
     let mtt_figure = matches!(exp.figure, Figure::MttPerTsn | Figure::SummaryVsDelay);
-    if mtt_figure && exp.bandwidths.len() * exp.delays.len() > 1 {
+    if mtt_figure && exp.dim_len(Dim::Bandwidth) * exp.dim_len(Dim::Delay) > 1 {
         let mut detail = Vec::new();
         for v in lossy.iter() {
             for (p, by_tsn) in mtts(records, v) {
@@ -1063,7 +1063,7 @@ pub(crate) mod tests {
         let exp = load("seed000-fig05.toml");
         let mut records = Vec::new();
         for (vi, v) in exp.variants.iter().enumerate() {
-            for &bw in &exp.bandwidths {
+            for bw in exp.sweep.bandwidths() {
                 for delay_ms in [5.0, 25.0] {
                     for tsn in 1..=3 {
                         records.push(Record {

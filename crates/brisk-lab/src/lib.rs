@@ -20,6 +20,7 @@ pub mod report;
 pub mod reproduce;
 pub mod runner;
 pub mod stats;
+pub mod sweep;
 pub mod traces;
 pub mod traffic;
 pub mod workload;

@@ -14,7 +14,7 @@ use brisk_sim::{HostId, Impairment, LinkId, LinkParams, QueueLimit, Sim};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 
-use crate::experiment::{Experiment, Method, Point, PointIdx, Traffic};
+use crate::experiment::{Dim, Experiment, Method, Point, PointIdx, Traffic};
 use crate::hosts::{FlowHosts, FlowSetup, add_sctp_flow, add_tcp_flow};
 use crate::traffic::{Planned, Retransmitted, Saturation, plan};
 use brisk_sim::transport::TCP_MESSAGE_PREFIX;
@@ -167,16 +167,20 @@ fn seed_for(exp: &Experiment, key: &RunKey) -> (u64, u64) {
     let p = &key.point;
     let mut traffic = mix(&[
         exp.seed,
-        p.bandwidth as u64,
-        p.delay as u64,
+        p.get(Dim::Bandwidth) as u64,
+        p.get(Dim::Delay) as u64,
         u64::from(key.replication),
     ]);
     // The later dimensions enter only where they are off their first value,
     // so a file that sweeps bandwidth and delay alone keeps its seeds.
-    let extra = [p.message_size, p.loss, p.corrupt, p.rate, p.mtu];
+    let extra: Vec<u64> = Dim::ALL
+        .into_iter()
+        .filter(|d| !d.is_link())
+        .map(|d| p.get(d) as u64)
+        .collect();
     if extra.iter().any(|&i| i > 0) {
         let mut parts = vec![traffic];
-        parts.extend(extra.iter().map(|&i| i as u64));
+        parts.extend(extra);
         traffic = mix(&parts);
     }
     let sim = mix(&[traffic, key.variant as u64, key.position.unwrap_or(0)]);
