@@ -883,19 +883,27 @@ pub(crate) fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
+/// The mean of `metric` over `variant`'s records.
+fn variant_mean(records: &[Record], variant: &str, metric: &str) -> Option<f64> {
+    let values: Vec<f64> = records
+        .iter()
+        .filter(|r| r.variant == variant && r.metric == metric)
+        .map(|r| r.value)
+        .collect();
+    crate::stats::mean(&values)
+}
+
+/// A cost table's cell: `x` with `digits` decimals, or "no data".
+fn cell(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "no data".to_owned(), |x| format!("{x:.digits$}"))
+}
+
 /// Each variant's latency beside what it costs, over all its loss-position
 /// runs: the mean MTT of the lost messages, the bytes and packets that
 /// crossed the bottleneck per message delivered, and the retransmissions
 /// that were not needed. `None` when no run recorded the cost.
 fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
-    let mean_of = |variant: &str, metric: &str| -> Option<f64> {
-        let values: Vec<f64> = records
-            .iter()
-            .filter(|r| r.variant == variant && r.metric == metric)
-            .map(|r| r.value)
-            .collect();
-        crate::stats::mean(&values)
-    };
+    let mean_of = |variant: &str, metric: &str| variant_mean(records, variant, metric);
     // Counts recorded only where non-zero: their sum over the variant's runs
     // (each run records its bottleneck bytes) divided by the runs.
     let per_run = |variant: &str, metric: &str| -> f64 {
@@ -916,9 +924,6 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
         let name = v.name.as_str();
         let Some(bytes) = mean_of(name, "bottleneck_bytes_per_message") else {
             continue;
-        };
-        let cell = |x: Option<f64>, digits: usize| {
-            x.map_or_else(|| "no data".to_owned(), |x| format!("{x:.digits$}"))
         };
         rows.push(vec![
             name.to_owned(),
@@ -954,17 +959,7 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
 /// bottleneck bytes and packets per message delivered (bytes per payload byte
 /// for saturated flows), and the retransmissions that were not needed.
 fn flow_cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
-    let mean_of = |variant: &str, metric: &str| -> Option<f64> {
-        let values: Vec<f64> = records
-            .iter()
-            .filter(|r| r.variant == variant && r.metric == metric)
-            .map(|r| r.value)
-            .collect();
-        crate::stats::mean(&values)
-    };
-    let cell = |x: Option<f64>, digits: usize| {
-        x.map_or_else(|| "no data".to_owned(), |x| format!("{x:.digits$}"))
-    };
+    let mean_of = |variant: &str, metric: &str| variant_mean(records, variant, metric);
     let mut rows = Vec::new();
     for v in &exp.variants {
         let name = v.name.as_str();
