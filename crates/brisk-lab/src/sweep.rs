@@ -1,7 +1,8 @@
 //! The sweep: its dimensions, declared once ([`Dim`] and [`Value`]), the
 //! values an experiment gives each, and how they combine into sweep points.
-//! Adding a dimension is a [`Dim`], a [`Value`], its `[sweep]` key (in
-//! `experiment.rs`) and its effect on a [`Point`].
+//! Adding a dimension is a [`Dim`] and a [`Value`] here, its `[sweep]` key
+//! and check (`RawSweep` and `dim_values` in `experiment.rs`), and its
+//! effect (a [`Point`] field, and what the runner does with it).
 
 use std::time::Duration;
 
@@ -53,7 +54,7 @@ impl Dim {
         matches!(self, Dim::Bandwidth | Dim::Delay)
     }
 
-    /// Its place in [`Dim::ALL`].
+    /// Its place in [`Dim::ALL`] (declared in the same order).
     fn index(self) -> usize {
         self as usize
     }
@@ -293,5 +294,17 @@ impl Sweep {
         let first = zipped.next()?;
         let other = zipped.find(|&d| self.len(d) != self.len(first))?;
         Some((first, other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dimension_sits_at_its_index_in_all() {
+        for (i, d) in Dim::ALL.into_iter().enumerate() {
+            assert_eq!(d.index(), i, "{}", d.name());
+        }
     }
 }
