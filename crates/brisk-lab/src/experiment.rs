@@ -95,6 +95,8 @@ use brisk_proto::{Config, ConfigError};
 use brisk_tcp::TcpConfig;
 use serde::Deserialize;
 
+pub use crate::sweep::{Combine, Dim, Point, PointIdx, Sweep, Value};
+
 /// Why an experiment file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
@@ -193,30 +195,6 @@ fn raw_count_text(count: &RawCount) -> String {
     }
 }
 
-/// A sweep dimension as it is written in the file.
-fn dim_name(d: Dim) -> &'static str {
-    match d {
-        Dim::Bandwidth => "bandwidth",
-        Dim::Delay => "delay",
-        Dim::MessageSize => "message_size",
-        Dim::Loss => "loss",
-        Dim::Corrupt => "corrupt",
-        Dim::Rate => "rate",
-        Dim::Mtu => "mtu",
-    }
-}
-
-/// Every sweep dimension, in the order sweep points are laid out.
-const DIMS: [Dim; 7] = [
-    Dim::Bandwidth,
-    Dim::Delay,
-    Dim::MessageSize,
-    Dim::Loss,
-    Dim::Corrupt,
-    Dim::Rate,
-    Dim::Mtu,
-];
-
 /// How runs are organised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -275,38 +253,6 @@ pub enum Figure {
     /// sender's data packets (dropped ones marked) and its cwnd around the
     /// drops the experiment's impairments make.
     SequenceTrace,
-}
-
-/// How the dimensions of `[sweep]` combine into sweep points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Combine {
-    /// Every combination of every dimension's values.
-    #[default]
-    Product,
-    /// The first value of every dimension is the base; each other value is
-    /// tried with every other dimension at its base (the paper's "one
-    /// parameter at a time"). The `axis` dimension, if any, is crossed with
-    /// all of them.
-    OneAtATime,
-    /// The i-th values of every swept dimension together (every list of
-    /// more than one value has the same length): chosen points of a grid,
-    /// such as its corners. The `axis` dimension, if any, is crossed with
-    /// all of them.
-    Zip,
-}
-
-/// A sweep dimension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dim {
-    Bandwidth,
-    Delay,
-    MessageSize,
-    Loss,
-    Corrupt,
-    Rate,
-    Mtu,
 }
 
 /// A model of seed 003 drawn beside simulated goodput.
@@ -929,36 +875,6 @@ impl Variant {
     }
 }
 
-/// The values of one sweep point, by index into each dimension.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PointIdx {
-    pub bandwidth: usize,
-    pub delay: usize,
-    pub message_size: usize,
-    pub loss: usize,
-    pub corrupt: usize,
-    pub rate: usize,
-    pub mtu: usize,
-}
-
-/// The values of one sweep point.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
-    pub bandwidth_bps: u64,
-    /// One way.
-    pub delay: Duration,
-    /// `None`: the traffic's own.
-    pub message_size: Option<usize>,
-    /// Bernoulli loss added to the forward bottleneck.
-    pub loss: Option<f64>,
-    /// Packet error rate (corruption) added to the forward bottleneck.
-    pub corrupt: Option<f64>,
-    /// Messages per second (periodic traffic).
-    pub rate: Option<f64>,
-    /// IP MTU: both endpoints' `mtu` is this less the topology's overhead bytes.
-    pub mtu: Option<usize>,
-}
-
 /// A validated experiment.
 #[derive(Debug, Clone)]
 pub struct Experiment {
@@ -976,15 +892,7 @@ pub struct Experiment {
     pub traffic: Traffic,
     pub variants: Vec<Variant>,
     /// Sweep values; a single value each when not swept (`None`: not set).
-    pub bandwidths: Vec<u64>,
-    pub delays: Vec<Duration>,
-    pub message_sizes: Vec<Option<usize>>,
-    pub losses: Vec<Option<f64>>,
-    pub corrupts: Vec<Option<f64>>,
-    pub rates: Vec<Option<f64>>,
-    pub mtus: Vec<Option<usize>>,
-    pub combine: Combine,
-    pub axis: Option<Dim>,
+    pub sweep: Sweep,
     pub impairments: Vec<String>,
     pub reference: Vec<Reference>,
     pub notes: Vec<String>,
@@ -996,100 +904,18 @@ pub struct Experiment {
 impl Experiment {
     /// How many values dimension `d` has.
     pub fn dim_len(&self, d: Dim) -> usize {
-        match d {
-            Dim::Bandwidth => self.bandwidths.len(),
-            Dim::Delay => self.delays.len(),
-            Dim::MessageSize => self.message_sizes.len(),
-            Dim::Loss => self.losses.len(),
-            Dim::Corrupt => self.corrupts.len(),
-            Dim::Rate => self.rates.len(),
-            Dim::Mtu => self.mtus.len(),
-        }
+        self.sweep.len(d)
     }
 
-    /// The sweep points, in a fixed order: bandwidth outermost, then delay,
-    /// message size, loss, corruption, rate and MTU.
+    /// The sweep points, in a fixed order (see [`Sweep::points`]).
     pub fn points(&self) -> Vec<PointIdx> {
-        let set = |p: &mut PointIdx, d: Dim, i: usize| match d {
-            Dim::Bandwidth => p.bandwidth = i,
-            Dim::Delay => p.delay = i,
-            Dim::MessageSize => p.message_size = i,
-            Dim::Loss => p.loss = i,
-            Dim::Corrupt => p.corrupt = i,
-            Dim::Rate => p.rate = i,
-            Dim::Mtu => p.mtu = i,
-        };
-        if self.combine == Combine::Zip {
-            let zipped = |d: Dim| self.axis != Some(d) && self.dim_len(d) > 1;
-            let n = DIMS
-                .iter()
-                .filter(|&&d| zipped(d))
-                .map(|&d| self.dim_len(d))
-                .max()
-                .unwrap_or(1);
-            let axis_len = self.axis.map_or(1, |a| self.dim_len(a));
-            let mut out = Vec::new();
-            for i in 0..n {
-                for j in 0..axis_len {
-                    let mut p = PointIdx::default();
-                    for d in DIMS {
-                        if zipped(d) {
-                            set(&mut p, d, i);
-                        } else if self.axis == Some(d) {
-                            set(&mut p, d, j);
-                        }
-                    }
-                    out.push(p);
-                }
-            }
-            return out;
-        }
-        let mut out = vec![PointIdx::default()];
-        for d in DIMS {
-            let n = self.dim_len(d);
-            let crossed = self.combine == Combine::Product || self.axis == Some(d);
-            let mut next = Vec::new();
-            for p in &out {
-                for i in 0..n {
-                    // One at a time: a non-axis dimension leaves its base only
-                    // where every other non-axis dimension is at its base.
-                    if !crossed && i > 0 && !self.at_base_except(p, d) {
-                        continue;
-                    }
-                    let mut q = *p;
-                    set(&mut q, d, i);
-                    next.push(q);
-                }
-            }
-            out = next;
-        }
-        out
-    }
-
-    /// Whether every non-axis dimension of `p` other than `d` is at its base.
-    fn at_base_except(&self, p: &PointIdx, d: Dim) -> bool {
-        [
-            (Dim::Bandwidth, p.bandwidth),
-            (Dim::Delay, p.delay),
-            (Dim::MessageSize, p.message_size),
-            (Dim::Loss, p.loss),
-            (Dim::Corrupt, p.corrupt),
-            (Dim::Rate, p.rate),
-            (Dim::Mtu, p.mtu),
-        ]
-        .iter()
-        .all(|&(e, i)| e == d || self.axis == Some(e) || i == 0)
+        self.sweep.points()
     }
 
     /// Whether records carry the sweep values beyond bandwidth and delay:
     /// when the experiment sweeps any of them or draws a flow figure.
     pub fn records_sweep_values(&self) -> bool {
-        let swept = self.message_sizes.iter().any(Option::is_some)
-            || self.losses.iter().any(Option::is_some)
-            || self.corrupts.iter().any(Option::is_some)
-            || self.rates.iter().any(Option::is_some)
-            || self.mtus.iter().any(Option::is_some);
-        swept
+        self.sweep.sets_beyond_link()
             || matches!(
                 self.figure,
                 Figure::RetransmissionTable
@@ -1103,15 +929,7 @@ impl Experiment {
 
     /// The values of the sweep point `p`.
     pub fn point(&self, p: &PointIdx) -> Point {
-        Point {
-            bandwidth_bps: self.bandwidths[p.bandwidth],
-            delay: self.delays[p.delay],
-            message_size: self.message_sizes[p.message_size],
-            loss: self.losses[p.loss],
-            corrupt: self.corrupts[p.corrupt],
-            rate: self.rates[p.rate],
-            mtu: self.mtus[p.mtu],
-        }
+        self.sweep.point(p)
     }
 }
 
@@ -1197,15 +1015,11 @@ fn signaling_lksctp() -> Config {
 
 /// A TCP variant from its table: `preset` one of the TCP model's, `set`
 /// its knobs for both ends, `receiver_set` the receiver's alone.
-fn tcp_variant(
-    v: &RawVariant,
-    key: &dyn Fn(&str) -> String,
-    invalid: &dyn Fn(&str, &str, String) -> ExperimentError,
-) -> Result<TcpVariant, ExperimentError> {
+fn tcp_variant(vx: &VariantCx, v: &RawVariant) -> Result<TcpVariant, ExperimentError> {
     let name = v.preset.as_deref().unwrap_or("rfc");
     let mut sender = TcpConfig::preset(name).map_err(|_| {
-        invalid(
-            &key("preset"),
+        vx.invalid(
+            "preset",
             &format!(
                 "one of the TCP model's presets ({})",
                 brisk_tcp::PRESETS.join(", ")
@@ -1220,11 +1034,7 @@ fn tcp_variant(
         for (knob, value) in set {
             let text = knob_text(value);
             config.set(knob, &text).map_err(|e| {
-                invalid(
-                    &key(&format!("{k}.{knob}")),
-                    &e.to_string(),
-                    format!("`{text}`"),
-                )
+                vx.invalid(&format!("{k}.{knob}"), &e.to_string(), format!("`{text}`"))
             })?;
         }
         Ok(())
@@ -1238,8 +1048,8 @@ fn tcp_variant(
         ("stack", v.stack.is_some()),
     ] {
         if what {
-            return Err(invalid(
-                &key(k),
+            return Err(vx.invalid(
+                k,
                 "nothing: a TCP variant takes preset, set and receiver_set",
                 "a value".into(),
             ));
@@ -1294,6 +1104,845 @@ pub const LAB_PRESETS: &[&str] = &[
     "signaling-lksctp",
 ];
 
+/// What every section's validator needs: the file, to name it (and find
+/// lines in it) in errors.
+struct Cx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Cx<'_> {
+    /// Pattern line `line` (the text of `key`) parses; else the error names
+    /// the line of the file it is on, found by `span` (where the file has it).
+    fn check_pattern(
+        &self,
+        line: &str,
+        key: String,
+        span: impl FnOnce(PatternSpans) -> Option<std::ops::Range<usize>>,
+    ) -> Result<(), ExperimentError> {
+        brisk_sim::parse_pattern(line).map(|_| ()).map_err(|e| {
+            let span = toml::from_str::<PatternSpans>(self.text)
+                .ok()
+                .and_then(span);
+            pattern_error(self.path, self.text, key, line, span, e)
+        })
+    }
+
+    /// Key `key` does not hold what was expected.
+    fn invalid(&self, key: &str, expected: &str, found: String) -> ExperimentError {
+        ExperimentError::Invalid {
+            file: self.path.to_owned(),
+            key: key.to_owned(),
+            expected: expected.to_owned(),
+            found,
+        }
+    }
+
+    /// A rate at key `key`.
+    fn rate(&self, key: &str, v: &str) -> Result<u64, ExperimentError> {
+        parse_rate(v).ok_or_else(|| {
+            self.invalid(
+                key,
+                "a positive rate such as 2000kbit or 2Mbit",
+                format!("`{v}`"),
+            )
+        })
+    }
+
+    /// A duration at key `key`.
+    fn duration(&self, key: &str, v: &str) -> Result<Duration, ExperimentError> {
+        parse_duration(v).ok_or_else(|| {
+            self.invalid(
+                key,
+                "a non-negative duration such as 15ms or 1.5s",
+                format!("`{v}`"),
+            )
+        })
+    }
+
+    /// `value` where `ok`, else what key `key` expected and found (`found`).
+    fn expect(
+        &self,
+        key: &str,
+        ok: bool,
+        value: Value,
+        expected: &str,
+        found: impl ToString,
+    ) -> Result<Value, ExperimentError> {
+        if ok {
+            Ok(value)
+        } else {
+            Err(self.invalid(key, expected, found.to_string()))
+        }
+    }
+}
+
+impl RawSweep {
+    /// Whether the file lists dimension `d`.
+    fn lists(&self, d: Dim) -> bool {
+        match d {
+            Dim::Bandwidth => self.bandwidth.is_some(),
+            Dim::Delay => self.delay.is_some(),
+            Dim::MessageSize => self.message_size.is_some(),
+            Dim::Loss => self.loss.is_some(),
+            Dim::Corrupt => self.corrupt.is_some(),
+            Dim::Rate => self.rate.is_some(),
+            Dim::Mtu => self.mtu.is_some(),
+        }
+    }
+}
+
+/// `[sweep]`: every dimension's values in [`Dim::ALL`] order (the topology's
+/// bandwidth and delay, or nothing, where not swept); a rate needs periodic
+/// traffic.
+fn sweep(cx: &Cx, raw: &RawFile, topology: &Topology) -> Result<Sweep, ExperimentError> {
+    let dims = Dim::ALL
+        .into_iter()
+        .map(|d| Ok((d, dim_values(cx, &raw.sweep, d, topology)?)))
+        .collect::<Result<Vec<_>, ExperimentError>>()?;
+    if raw.sweep.rate.is_some() && raw.traffic.kind != "periodic" {
+        return Err(cx.invalid(
+            "sweep.rate",
+            "periodic traffic (the rate sets its interval)",
+            format!("traffic.kind `{}`", raw.traffic.kind),
+        ));
+    }
+    Ok(Sweep {
+        dims,
+        combine: raw.sweep.combine,
+        axis: raw.sweep.axis,
+    })
+}
+
+/// The values of dimension `d`, each checked.
+fn dim_values(
+    cx: &Cx,
+    s: &RawSweep,
+    d: Dim,
+    topology: &Topology,
+) -> Result<Vec<Value>, ExperimentError> {
+    let key = format!("sweep.{}", d.name());
+    let key = key.as_str();
+    let overhead = topology.overhead_bytes as i64;
+    let probability = |p: f64, value: fn(Option<f64>) -> Value| {
+        let ok = (0.0..=1.0).contains(&p);
+        cx.expect(key, ok, value(Some(p)), "probabilities from 0 to 1", p)
+    };
+    match d {
+        Dim::Bandwidth => listed(
+            cx,
+            key,
+            &s.bandwidth,
+            Value::Bandwidth(topology.bandwidth_bps),
+            |x| cx.rate(key, x).map(Value::Bandwidth),
+        ),
+        Dim::Delay => listed(cx, key, &s.delay, Value::Delay(topology.delay), |x| {
+            cx.duration(key, x).map(Value::Delay)
+        }),
+        Dim::MessageSize => listed(cx, key, &s.message_size, Value::MessageSize(None), |&m| {
+            let value = Value::MessageSize(Some(m as usize));
+            let expected = "sizes of at least 8 bytes (messages carry their number)";
+            cx.expect(key, m >= 8, value, expected, m)
+        }),
+        Dim::Loss => listed(cx, key, &s.loss, Value::Loss(None), |&p| {
+            probability(p, Value::Loss)
+        }),
+        Dim::Corrupt => listed(cx, key, &s.corrupt, Value::Corrupt(None), |&p| {
+            probability(p, Value::Corrupt)
+        }),
+        Dim::Rate => listed(cx, key, &s.rate, Value::Rate(None), |&r| {
+            let ok = r.is_finite() && r > 0.0;
+            let expected = "positive message rates (messages per second)";
+            cx.expect(key, ok, Value::Rate(Some(r)), expected, r)
+        }),
+        Dim::Mtu => listed(cx, key, &s.mtu, Value::Mtu(None), |&m| {
+            let ok = (128 + overhead..=65_535 + overhead).contains(&m);
+            let expected =
+                "IP MTUs whose SCTP packets (less topology.overhead_bytes) are 128 to 65535 bytes";
+            cx.expect(key, ok, Value::Mtu(Some(m as usize)), expected, m)
+        }),
+    }
+}
+
+/// A dimension's values: `unset` alone when the file does not list it, else
+/// each listed value parsed (at least one).
+fn listed<T>(
+    cx: &Cx,
+    key: &str,
+    list: &Option<Vec<T>>,
+    unset: Value,
+    parse: impl Fn(&T) -> Result<Value, ExperimentError>,
+) -> Result<Vec<Value>, ExperimentError> {
+    match list {
+        None => Ok(vec![unset]),
+        Some(v) if v.is_empty() => {
+            Err(cx.invalid(key, "at least one value", "an empty list".into()))
+        }
+        Some(v) => v.iter().map(parse).collect(),
+    }
+}
+
+/// `sweep.axis` names a dimension the sweep lists.
+fn check_axis(cx: &Cx, s: &RawSweep) -> Result<(), ExperimentError> {
+    match s.axis {
+        Some(axis) if !s.lists(axis) => Err(cx.invalid(
+            "sweep.axis",
+            "a dimension the sweep lists",
+            format!("`{}`", axis.name()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `combine = "zip"`: every zipped list has the same length.
+fn check_zip(cx: &Cx, sweep: &Sweep) -> Result<(), ExperimentError> {
+    match sweep.unequal_zip() {
+        Some((first, other)) => Err(cx.invalid(
+            &format!("sweep.{}", other.name()),
+            &format!(
+                "as many values as sweep.{} ({}), for combine = \"zip\"",
+                first.name(),
+                sweep.len(first)
+            ),
+            sweep.len(other).to_string(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `[topology]`: the link, and a dumbbell's flows and access links.
+fn topology(cx: &Cx, raw: &RawFile) -> Result<Topology, ExperimentError> {
+    let t = &raw.topology;
+    let dumbbell = match t.kind.as_str() {
+        "point-to-point" => None,
+        "dumbbell" => Some(dumbbell(cx, t, &raw.variants)?),
+        other => {
+            return Err(cx.invalid(
+                "topology.kind",
+                "\"point-to-point\" or \"dumbbell\"",
+                format!("`{other}`"),
+            ));
+        }
+    };
+    if t.access_impairments.is_some() && dumbbell.is_none() {
+        return Err(cx.invalid(
+            "topology.access_impairments",
+            "a dumbbell (access links exist only there)",
+            "a point-to-point topology".into(),
+        ));
+    }
+    Ok(Topology {
+        bandwidth_bps: cx.rate("topology.bandwidth", &t.bandwidth)?,
+        delay: cx.duration("topology.delay", &t.delay)?,
+        queue_packets: t.queue_packets.unwrap_or(1000),
+        overhead_bytes: t.overhead_bytes.unwrap_or(28),
+        dumbbell,
+    })
+}
+
+/// `kind = "dumbbell"`: its flows, their variants and access links.
+fn dumbbell(
+    cx: &Cx,
+    t: &RawTopology,
+    variants: &[RawVariant],
+) -> Result<Dumbbell, ExperimentError> {
+    let flows = t.flows.unwrap_or(2);
+    if flows == 0 {
+        return Err(cx.invalid("topology.flows", "at least 1", "0".into()));
+    }
+    let flow_variants = match &t.flow_variants {
+        None => None,
+        Some(names) => Some(flow_variants(cx, names, flows, variants)?),
+    };
+    let access_impairments = access_impairments(cx, t, flows)?;
+    Ok(Dumbbell {
+        flows,
+        flow_variants,
+        access_impairments,
+        access_bandwidth_bps: match &t.access_bandwidth {
+            Some(v) => cx.rate("topology.access_bandwidth", v)?,
+            None => 1_000_000_000,
+        },
+        access_delay: match &t.access_delay {
+            Some(v) => cx.duration("topology.access_delay", v)?,
+            None => Duration::ZERO,
+        },
+    })
+}
+
+/// `topology.flow_variants`: one variant name per flow, as indices.
+fn flow_variants(
+    cx: &Cx,
+    names: &[String],
+    flows: u32,
+    variants: &[RawVariant],
+) -> Result<Vec<usize>, ExperimentError> {
+    if names.len() != flows as usize {
+        return Err(cx.invalid(
+            "topology.flow_variants",
+            &format!("one variant name per flow ({flows})"),
+            format!("{} names", names.len()),
+        ));
+    }
+    names
+        .iter()
+        .map(|n| {
+            variants.iter().position(|v| &v.name == n).ok_or_else(|| {
+                cx.invalid(
+                    "topology.flow_variants",
+                    "names of [[variants]]",
+                    format!("`{n}`"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `topology.access_impairments`: at most one list of pattern lines per flow.
+fn access_impairments(
+    cx: &Cx,
+    t: &RawTopology,
+    flows: u32,
+) -> Result<Vec<Vec<String>>, ExperimentError> {
+    let access_impairments = t.access_impairments.clone().unwrap_or_default();
+    if access_impairments.len() > flows as usize {
+        return Err(cx.invalid(
+            "topology.access_impairments",
+            &format!("at most one list of pattern lines per flow ({flows})"),
+            format!("{} lists", access_impairments.len()),
+        ));
+    }
+    for (f, lines) in access_impairments.iter().enumerate() {
+        for (j, line) in lines.iter().enumerate() {
+            let key = format!("topology.access_impairments[{f}][{j}]");
+            cx.check_pattern(line, key, |s| {
+                let t = s.topology?;
+                t.access_impairments.get(f)?.get(j).map(|s| s.span())
+            })?;
+        }
+    }
+    Ok(access_impairments)
+}
+
+/// `[traffic]`: what the sender sends.
+fn traffic(cx: &Cx, raw: &RawFile) -> Result<Traffic, ExperimentError> {
+    let t = &raw.traffic;
+    let message_size = t.message_size.ok_or_else(|| need(cx, "message_size"))?;
+    if message_size < 8 {
+        return Err(cx.invalid(
+            "traffic.message_size",
+            "at least 8 bytes (messages carry their number)",
+            message_size.to_string(),
+        ));
+    }
+    match t.kind.as_str() {
+        "bursts" => bursts(cx, t, message_size),
+        "bulk" => bulk(cx, t, message_size),
+        "trace" => trace(cx, t),
+        "periodic" => periodic(cx, t, message_size, raw.sweep.rate.is_some()),
+        other => Err(cx.invalid(
+            "traffic.kind",
+            "\"bursts\", \"periodic\", \"bulk\" or \"trace\"",
+            format!("`{other}`"),
+        )),
+    }
+}
+
+/// A key this traffic kind needs and the file leaves out.
+fn need(cx: &Cx, key: &str) -> ExperimentError {
+    cx.invalid(
+        &format!("traffic.{key}"),
+        "a value for this traffic kind",
+        "nothing".into(),
+    )
+}
+
+/// `kind = "bursts"`.
+fn bursts(cx: &Cx, t: &RawTraffic, message_size: usize) -> Result<Traffic, ExperimentError> {
+    let size = match t.burst_size.clone().ok_or_else(|| need(cx, "burst_size"))? {
+        RawCount::Fixed(n) if n >= 1 => Count::Fixed(n as u32),
+        RawCount::Uniform { uniform: [a, b] } if a >= 1 && b >= a => {
+            Count::Uniform(a as u32, b as u32)
+        }
+        other => {
+            return Err(cx.invalid(
+                "traffic.burst_size",
+                "a count of at least 1, or { uniform = [low, high] } with 1 <= low <= high",
+                format!("`{}`", raw_count_text(&other)),
+            ));
+        }
+    };
+    let gap = match t.gap.clone().ok_or_else(|| need(cx, "gap"))? {
+        RawGap::Fixed(g) => Gap::Fixed(cx.duration("traffic.gap", &g)?),
+        RawGap::Exponential { exponential } => {
+            Gap::Exponential(cx.duration("traffic.gap.exponential", &exponential)?)
+        }
+    };
+    let bursts = t.bursts.ok_or_else(|| need(cx, "bursts"))?;
+    let warmup_bursts = t.warmup_bursts.unwrap_or(0);
+    if bursts <= warmup_bursts {
+        return Err(cx.invalid(
+            "traffic.bursts",
+            "more bursts than warmup_bursts",
+            format!("{bursts} bursts, {warmup_bursts} warm-up"),
+        ));
+    }
+    Ok(Traffic::Bursts {
+        bursts,
+        warmup_bursts,
+        size,
+        gap,
+        message_size,
+    })
+}
+
+/// `kind = "bulk"`: a number of messages, or a saturated sender for a duration.
+fn bulk(cx: &Cx, t: &RawTraffic, message_size: usize) -> Result<Traffic, ExperimentError> {
+    match (t.messages, &t.duration) {
+        (Some(messages), None) => Ok(Traffic::Bulk {
+            messages,
+            message_size,
+        }),
+        (None, Some(d)) => {
+            let duration = cx.duration("traffic.duration", d)?;
+            let warmup = match &t.warmup {
+                Some(w) => cx.duration("traffic.warmup", w)?,
+                None => Duration::ZERO,
+            };
+            if warmup >= duration {
+                return Err(cx.invalid(
+                    "traffic.warmup",
+                    "less than traffic.duration",
+                    format!(
+                        "`{}` (duration `{}`)",
+                        format_duration(warmup),
+                        format_duration(duration)
+                    ),
+                ));
+            }
+            Ok(Traffic::Saturated {
+                duration,
+                warmup,
+                message_size,
+                packing: t.packing.unwrap_or_default(),
+            })
+        }
+        _ => Err(cx.invalid(
+            "traffic.messages",
+            "either `messages` or `duration` for bulk traffic",
+            "both or neither".into(),
+        )),
+    }
+}
+
+/// `kind = "trace"`: the file, next to the experiment file.
+fn trace(cx: &Cx, t: &RawTraffic) -> Result<Traffic, ExperimentError> {
+    let name = t.file.as_deref().ok_or_else(|| need(cx, "file"))?;
+    let trace_path = cx.path.parent().unwrap_or(Path::new(".")).join(name);
+    let text = std::fs::read_to_string(&trace_path).map_err(|e| {
+        cx.invalid(
+            "traffic.file",
+            "a readable trace file",
+            format!("{}: {e}", trace_path.display()),
+        )
+    })?;
+    Ok(Traffic::Trace {
+        entries: parse_trace(&text).map_err(|(line, what)| {
+            cx.invalid(
+                "traffic.file",
+                "lines of `TIME SIZE` (e.g. `1.5s 200`)",
+                format!("{}:{line}: {what}", trace_path.display()),
+            )
+        })?,
+    })
+}
+
+/// `kind = "periodic"`: an interval (1 s when a swept rate sets it), and a
+/// number of messages or a duration.
+fn periodic(
+    cx: &Cx,
+    t: &RawTraffic,
+    message_size: usize,
+    rate_swept: bool,
+) -> Result<Traffic, ExperimentError> {
+    let jitter = match &t.jitter {
+        Some(j) => cx.duration("traffic.jitter", j)?,
+        None => Duration::ZERO,
+    };
+    let interval = match (&t.interval, rate_swept) {
+        (Some(i), _) => cx.duration("traffic.interval", i)?,
+        (None, true) => Duration::from_secs(1),
+        (None, false) => return Err(need(cx, "interval")),
+    };
+    let (messages, duration) = match (t.messages, &t.duration) {
+        (Some(messages), None) => (messages, None),
+        (None, Some(d)) => {
+            let d = cx.duration("traffic.duration", d)?;
+            (periodic_count(d, interval), Some(d))
+        }
+        _ => {
+            return Err(cx.invalid(
+                "traffic.messages",
+                "either `messages` or `duration` for periodic traffic",
+                "both or neither".into(),
+            ));
+        }
+    };
+    Ok(Traffic::Periodic {
+        interval,
+        messages,
+        duration,
+        jitter,
+        message_size,
+    })
+}
+
+/// `[[stacks]]`: a known transport, and both commands.
+fn check_stacks(cx: &Cx, stacks: &[RawStack]) -> Result<(), ExperimentError> {
+    for (i, st) in stacks.iter().enumerate() {
+        if let Some(t) = st
+            .transport
+            .as_deref()
+            .filter(|t| !["sctp", "tcp"].contains(t))
+        {
+            return Err(cx.invalid(
+                &format!("stacks[{i}].transport"),
+                "sctp or tcp",
+                format!("`{t}`"),
+            ));
+        }
+        for (role, argv) in [("server", &st.server), ("client", &st.client)] {
+            if argv.is_empty() {
+                return Err(cx.invalid(
+                    &format!("stacks[{i}].{role}"),
+                    "a command: the program and its arguments",
+                    "an empty list".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `[[variants]]`: at least one, each valid, every name once.
+fn variants(cx: &Cx, raw: &RawFile, topology: &Topology) -> Result<Vec<Variant>, ExperimentError> {
+    if raw.variants.is_empty() {
+        return Err(cx.invalid("variants", "at least one [[variants]] table", "none".into()));
+    }
+    let flows = topology.dumbbell.as_ref().map_or(1, |d| d.flows as usize);
+    let variants = raw
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let vx = VariantCx { cx, i };
+            variant(&vx, v, &raw.stacks, flows)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut names = std::collections::BTreeSet::new();
+    for v in &variants {
+        if !names.insert(v.name.as_str()) {
+            return Err(cx.invalid(
+                "variants",
+                "a different name for every variant",
+                format!("`{}` twice", v.name),
+            ));
+        }
+    }
+    Ok(variants)
+}
+
+/// The validator's view of `variants[i]`: its keys.
+struct VariantCx<'a> {
+    cx: &'a Cx<'a>,
+    i: usize,
+}
+
+impl VariantCx<'_> {
+    /// Key `k` of this variant: `variants[i].k`.
+    fn key(&self, k: &str) -> String {
+        format!("variants[{}].{k}", self.i)
+    }
+
+    /// Key `k` of this variant does not hold what was expected.
+    fn invalid(&self, k: &str, expected: &str, found: String) -> ExperimentError {
+        self.cx.invalid(&self.key(k), expected, found)
+    }
+
+    /// The lab preset `name`, given at key `k`.
+    fn preset(&self, k: &str, name: &str) -> Result<Config, ExperimentError> {
+        preset(name).ok_or_else(|| {
+            self.invalid(
+                k,
+                &format!("one of {}", LAB_PRESETS.join(", ")),
+                format!("`{name}`"),
+            )
+        })
+    }
+
+    /// `config` with the knobs of table `k` set, then validated.
+    fn apply(
+        &self,
+        config: &mut Config,
+        k: &str,
+        set: &BTreeMap<String, toml::Value>,
+    ) -> Result<(), ExperimentError> {
+        for (knob, value) in dotted_knobs(set) {
+            let text = knob_text(value);
+            config.set(&knob, &text).map_err(|e| match e {
+                ConfigError::BadValue { expected, .. } => {
+                    self.invalid(&format!("{k}.{knob}"), expected, format!("`{text}`"))
+                }
+                other => ExperimentError::Refused {
+                    file: self.cx.path.to_owned(),
+                    key: self.key(&format!("{k}.{knob}")),
+                    message: other.to_string(),
+                },
+            })?;
+        }
+        config.validate().map_err(|e| match e {
+            ConfigError::Invalid { field, expected } => self.invalid(
+                &format!("{k}.{field}"),
+                &format!("{field} {expected}"),
+                format!("`{}`", config.get(field).unwrap_or_default()),
+            ),
+            other => self.invalid(k, "valid settings", other.to_string()),
+        })
+    }
+}
+
+/// One `[[variants]]` table: a real stack, the TCP model, or Brisk with its
+/// sender, receiver and per-flow configs.
+fn variant(
+    vx: &VariantCx,
+    v: &RawVariant,
+    stacks: &[RawStack],
+    flows: usize,
+) -> Result<Variant, ExperimentError> {
+    let stack = match &v.stack {
+        None => None,
+        Some(name) => Some(variant_stack(vx, name, stacks)?),
+    };
+    match v.transport.as_deref() {
+        None | Some("sctp") => {}
+        Some("tcp") => {
+            return Ok(Variant {
+                name: v.name.clone(),
+                stack: None,
+                config: Config::rfc9260(),
+                receiver_config: Config::rfc9260(),
+                no_loss: v.no_loss,
+                flow_configs: Vec::new(),
+                tcp: Some(tcp_variant(vx, v)?),
+            });
+        }
+        Some(other) => {
+            return Err(vx.invalid("transport", "\"sctp\" or \"tcp\"", format!("`{other}`")));
+        }
+    }
+    let preset_name = match (&v.preset, &stack) {
+        (Some(p), _) => p.as_str(),
+        (None, Some(_)) => "rfc9260",
+        (None, None) => {
+            return Err(vx.invalid(
+                "preset",
+                &format!("a preset ({}), or a stack", LAB_PRESETS.join(", ")),
+                "none".into(),
+            ));
+        }
+    };
+    let mut config = vx.preset("preset", preset_name)?;
+    vx.apply(&mut config, "set", &v.set)?;
+    let mut receiver_config = match &v.receiver_preset {
+        Some(name) => vx.preset("receiver_preset", name)?,
+        None => config.clone(),
+    };
+    vx.apply(&mut receiver_config, "receiver_set", &v.receiver_set)?;
+    let flow_configs = flow_configs(vx, v, flows, &config, &receiver_config)?;
+    Ok(Variant {
+        name: v.name.clone(),
+        stack,
+        config,
+        receiver_config,
+        no_loss: v.no_loss,
+        flow_configs,
+        tcp: None,
+    })
+}
+
+/// `variants[i].stack`: the `[[stacks]]` table it names.
+fn variant_stack(
+    vx: &VariantCx,
+    name: &str,
+    stacks: &[RawStack],
+) -> Result<Stack, ExperimentError> {
+    let st = stacks.iter().find(|st| st.name == name).ok_or_else(|| {
+        let known: Vec<&str> = stacks.iter().map(|st| st.name.as_str()).collect();
+        vx.invalid(
+            "stack",
+            &format!("the name of a [[stacks]] table ({})", known.join(", ")),
+            format!("`{name}`"),
+        )
+    })?;
+    Ok(Stack {
+        name: st.name.clone(),
+        tcp: st.transport.as_deref() == Some("tcp"),
+        server: st.server.clone(),
+        client: st.client.clone(),
+        sysctl: st
+            .sysctl
+            .iter()
+            .map(|(k, v)| (k.clone(), knob_text(v)))
+            .collect(),
+    })
+}
+
+/// `variants[i].flow_set`: per flow of a dumbbell, both ends' configs with
+/// the flow's overrides (none without a `flow_set`).
+fn flow_configs(
+    vx: &VariantCx,
+    v: &RawVariant,
+    flows: usize,
+    config: &Config,
+    receiver_config: &Config,
+) -> Result<Vec<(Config, Config)>, ExperimentError> {
+    if v.flow_set.len() > flows {
+        return Err(vx.invalid(
+            "flow_set",
+            &format!("at most one table of overrides per flow ({flows})"),
+            format!("{} tables", v.flow_set.len()),
+        ));
+    }
+    let mut flow_configs = Vec::new();
+    if !v.flow_set.is_empty() {
+        for f in 0..flows {
+            let (mut s, mut r) = (config.clone(), receiver_config.clone());
+            if let Some(set) = v.flow_set.get(f) {
+                vx.apply(&mut s, &format!("flow_set[{f}]"), set)?;
+                vx.apply(&mut r, &format!("flow_set[{f}]"), set)?;
+            }
+            flow_configs.push((s, r));
+        }
+    }
+    Ok(flow_configs)
+}
+
+/// `[[models]]`: a step of at least a byte, a loss rate that is a probability.
+fn check_models(cx: &Cx, models: &[Model]) -> Result<(), ExperimentError> {
+    for (i, m) in models.iter().enumerate() {
+        if m.step == 0 {
+            return Err(cx.invalid(&format!("models[{i}].step"), "at least 1 byte", "0".into()));
+        }
+        if m.loss.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+            return Err(cx.invalid(
+                &format!("models[{i}].loss"),
+                "a probability above 0 and at most 1",
+                m.loss.map(|p| p.to_string()).unwrap_or_default(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[[paper_series]]`: as many x values as y values.
+fn check_paper_series(cx: &Cx, series: &[PaperSeries]) -> Result<(), ExperimentError> {
+    for (i, ps) in series.iter().enumerate() {
+        if ps.x.len() != ps.y.len() {
+            return Err(cx.invalid(
+                &format!("paper_series[{i}]"),
+                "as many x values as y values",
+                format!("{} and {}", ps.x.len(), ps.y.len()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[[reference]]`: `ours` names a quantity of known variants, bounds are
+/// finite and in order, a bounded gap has bounds and a check to explain.
+fn check_references(
+    cx: &Cx,
+    references: &[Reference],
+    variants: &[Variant],
+) -> Result<(), ExperimentError> {
+    for (i, r) in references.iter().enumerate() {
+        let key = |k: &str| format!("reference[{i}].{k}");
+        if let Some(spec) = &r.ours {
+            check_ours(cx, &key("ours"), spec, variants)?;
+        }
+        check_bounds(cx, &key(""), "", r.min, r.max)?;
+        if let Some(KnownGap::Bounded(g)) = &r.gap {
+            check_bounds(cx, &key(""), "gap.", g.min, g.max)?;
+            if g.min.is_none() && g.max.is_none() {
+                return Err(cx.invalid(
+                    &key("gap"),
+                    "bounds on our own value (`min` and/or `max`) beside `why`, \
+                     or the explanation alone as a string",
+                    "`why` alone".into(),
+                ));
+            }
+            if r.min.is_none() && r.max.is_none() {
+                return Err(cx.invalid(
+                    &key("gap"),
+                    "a check (the paper's `min` and/or `max`) for the gap to explain",
+                    "no bounds".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `ours` (at `key`): a quantity's shape, naming variants the file has.
+fn check_ours(cx: &Cx, key: &str, spec: &str, variants: &[Variant]) -> Result<(), ExperimentError> {
+    let named =
+        spec_variants(spec).map_err(|expected| cx.invalid(key, &expected, format!("`{spec}`")))?;
+    for v in named {
+        if !variants.iter().any(|known| known.name == v) {
+            return Err(cx.invalid(
+                key,
+                &format!(
+                    "names of [[variants]] ({})",
+                    variants
+                        .iter()
+                        .map(|v| v.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                format!("`{v}` in `{spec}`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Bounds `{k}min` and `{k}max` under `prefix`: finite, and min at most max.
+fn check_bounds(
+    cx: &Cx,
+    prefix: &str,
+    k: &str,
+    lo: Option<f64>,
+    hi: Option<f64>,
+) -> Result<(), ExperimentError> {
+    for (name, x) in [("min", lo), ("max", hi)] {
+        if x.is_some_and(|x| !x.is_finite()) {
+            return Err(cx.invalid(
+                &format!("{prefix}{k}{name}"),
+                "a finite number",
+                format!("{}", x.unwrap_or_default()),
+            ));
+        }
+    }
+    match (lo, hi) {
+        (Some(l), Some(h)) if l > h => Err(cx.invalid(
+            &format!("{prefix}{k}min"),
+            &format!("at most {k}max"),
+            format!("min {l}, max {h}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Experiment {
     /// Reads and validates an experiment file.
     pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
@@ -1305,703 +1954,30 @@ impl Experiment {
     }
 
     /// Parses and validates experiment text; `path` names it in errors.
+    /// Each section has its validator, run in this order (the first error
+    /// found is the one reported).
     pub fn parse(path: &Path, text: &str) -> Result<Experiment, ExperimentError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ExperimentError::Syntax {
             file: path.to_owned(),
             // Kept on its lines: the toml crate shows the line and a caret.
             message: e.to_string().trim_end().to_owned(),
         })?;
-        let spans = || toml::from_str::<PatternSpans>(text).ok();
-        let invalid = |key: &str, expected: &str, found: String| ExperimentError::Invalid {
-            file: path.to_owned(),
-            key: key.to_owned(),
-            expected: expected.to_owned(),
-            found,
-        };
-        let rate = |key: &str, v: &str| {
-            parse_rate(v).ok_or_else(|| {
-                invalid(
-                    key,
-                    "a positive rate such as 2000kbit or 2Mbit",
-                    format!("`{v}`"),
-                )
-            })
-        };
-        let duration = |key: &str, v: &str| {
-            parse_duration(v).ok_or_else(|| {
-                invalid(
-                    key,
-                    "a non-negative duration such as 15ms or 1.5s",
-                    format!("`{v}`"),
-                )
-            })
-        };
-
-        let duration_of = duration;
-        let dumbbell = match raw.topology.kind.as_str() {
-            "point-to-point" => None,
-            "dumbbell" => {
-                let flows = raw.topology.flows.unwrap_or(2);
-                if flows == 0 {
-                    return Err(invalid("topology.flows", "at least 1", "0".into()));
-                }
-                let flow_variants = match &raw.topology.flow_variants {
-                    None => None,
-                    Some(names) => {
-                        if names.len() != flows as usize {
-                            return Err(invalid(
-                                "topology.flow_variants",
-                                &format!("one variant name per flow ({flows})"),
-                                format!("{} names", names.len()),
-                            ));
-                        }
-                        let mut idx = Vec::new();
-                        for n in names {
-                            let i = raw.variants.iter().position(|v| &v.name == n).ok_or_else(
-                                || {
-                                    invalid(
-                                        "topology.flow_variants",
-                                        "names of [[variants]]",
-                                        format!("`{n}`"),
-                                    )
-                                },
-                            )?;
-                            idx.push(i);
-                        }
-                        Some(idx)
-                    }
-                };
-                let access_impairments =
-                    raw.topology.access_impairments.clone().unwrap_or_default();
-                if access_impairments.len() > flows as usize {
-                    return Err(invalid(
-                        "topology.access_impairments",
-                        &format!("at most one list of pattern lines per flow ({flows})"),
-                        format!("{} lists", access_impairments.len()),
-                    ));
-                }
-                for (f, lines) in access_impairments.iter().enumerate() {
-                    for (j, line) in lines.iter().enumerate() {
-                        brisk_sim::parse_pattern(line).map_err(|e| {
-                            let span = spans().and_then(|s| s.topology).and_then(|t| {
-                                t.access_impairments.get(f)?.get(j).map(|s| s.span())
-                            });
-                            pattern_error(
-                                path,
-                                text,
-                                format!("topology.access_impairments[{f}][{j}]"),
-                                line,
-                                span,
-                                e,
-                            )
-                        })?;
-                    }
-                }
-                Some(Dumbbell {
-                    flows,
-                    flow_variants,
-                    access_impairments,
-                    access_bandwidth_bps: match &raw.topology.access_bandwidth {
-                        Some(v) => rate("topology.access_bandwidth", v)?,
-                        None => 1_000_000_000,
-                    },
-                    access_delay: match &raw.topology.access_delay {
-                        Some(v) => duration("topology.access_delay", v)?,
-                        None => Duration::ZERO,
-                    },
-                })
-            }
-            other => {
-                return Err(invalid(
-                    "topology.kind",
-                    "\"point-to-point\" or \"dumbbell\"",
-                    format!("`{other}`"),
-                ));
-            }
-        };
-        if raw.topology.access_impairments.is_some() && dumbbell.is_none() {
-            return Err(invalid(
-                "topology.access_impairments",
-                "a dumbbell (access links exist only there)",
-                "a point-to-point topology".into(),
-            ));
-        }
-        let topology = Topology {
-            bandwidth_bps: rate("topology.bandwidth", &raw.topology.bandwidth)?,
-            delay: duration("topology.delay", &raw.topology.delay)?,
-            queue_packets: raw.topology.queue_packets.unwrap_or(1000),
-            overhead_bytes: raw.topology.overhead_bytes.unwrap_or(28),
-            dumbbell,
-        };
+        let cx = Cx { path, text };
+        let topology = topology(&cx, &raw)?;
         if raw.replications == 0 {
-            return Err(invalid("replications", "at least 1", "0".into()));
+            return Err(cx.invalid("replications", "at least 1", "0".into()));
         }
-
-        let bandwidths = match &raw.sweep.bandwidth {
-            None => vec![topology.bandwidth_bps],
-            Some(v) if v.is_empty() => {
-                return Err(invalid(
-                    "sweep.bandwidth",
-                    "at least one value",
-                    "an empty list".into(),
-                ));
-            }
-            Some(v) => v
-                .iter()
-                .map(|x| rate("sweep.bandwidth", x))
-                .collect::<Result<_, _>>()?,
-        };
-        let delays = match &raw.sweep.delay {
-            None => vec![topology.delay],
-            Some(v) if v.is_empty() => {
-                return Err(invalid(
-                    "sweep.delay",
-                    "at least one value",
-                    "an empty list".into(),
-                ));
-            }
-            Some(v) => v
-                .iter()
-                .map(|x| duration("sweep.delay", x))
-                .collect::<Result<_, _>>()?,
-        };
-
-        let nonempty = |key: &str, n: usize| {
-            if n == 0 {
-                Err(invalid(key, "at least one value", "an empty list".into()))
-            } else {
-                Ok(())
-            }
-        };
-        let probability = |key: &str, v: &[f64]| -> Result<Vec<Option<f64>>, ExperimentError> {
-            nonempty(key, v.len())?;
-            v.iter()
-                .map(|&p| {
-                    if (0.0..=1.0).contains(&p) {
-                        Ok(Some(p))
-                    } else {
-                        Err(invalid(key, "probabilities from 0 to 1", p.to_string()))
-                    }
-                })
-                .collect()
-        };
-        let message_sizes = match &raw.sweep.message_size {
-            None => vec![None],
-            Some(v) => {
-                nonempty("sweep.message_size", v.len())?;
-                v.iter()
-                    .map(|&m| {
-                        if m >= 8 {
-                            Ok(Some(m as usize))
-                        } else {
-                            Err(invalid(
-                                "sweep.message_size",
-                                "sizes of at least 8 bytes (messages carry their number)",
-                                m.to_string(),
-                            ))
-                        }
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        let losses = match &raw.sweep.loss {
-            None => vec![None],
-            Some(v) => probability("sweep.loss", v)?,
-        };
-        let corrupts = match &raw.sweep.corrupt {
-            None => vec![None],
-            Some(v) => probability("sweep.corrupt", v)?,
-        };
-        let rates = match &raw.sweep.rate {
-            None => vec![None],
-            Some(v) => {
-                nonempty("sweep.rate", v.len())?;
-                v.iter()
-                    .map(|&r| {
-                        if r.is_finite() && r > 0.0 {
-                            Ok(Some(r))
-                        } else {
-                            Err(invalid(
-                                "sweep.rate",
-                                "positive message rates (messages per second)",
-                                r.to_string(),
-                            ))
-                        }
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        let overhead = topology.overhead_bytes as i64;
-        let mtus = match &raw.sweep.mtu {
-            None => vec![None],
-            Some(v) => {
-                nonempty("sweep.mtu", v.len())?;
-                v.iter()
-                    .map(|&m| {
-                        if (128 + overhead..=65_535 + overhead).contains(&m) {
-                            Ok(Some(m as usize))
-                        } else {
-                            Err(invalid(
-                                "sweep.mtu",
-                                "IP MTUs whose SCTP packets (less topology.overhead_bytes) are 128 to 65535 bytes",
-                                m.to_string(),
-                            ))
-                        }
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        if raw.sweep.rate.is_some() && raw.traffic.kind != "periodic" {
-            return Err(invalid(
-                "sweep.rate",
-                "periodic traffic (the rate sets its interval)",
-                format!("traffic.kind `{}`", raw.traffic.kind),
-            ));
-        }
-
-        let t = &raw.traffic;
-        let need = |key: &'static str| {
-            invalid(
-                &format!("traffic.{key}"),
-                "a value for this traffic kind",
-                "nothing".into(),
-            )
-        };
-        let message_size = t.message_size.ok_or_else(|| need("message_size"))?;
-        if message_size < 8 {
-            return Err(invalid(
-                "traffic.message_size",
-                "at least 8 bytes (messages carry their number)",
-                message_size.to_string(),
-            ));
-        }
-        let traffic = match t.kind.as_str() {
-            "bursts" => {
-                let size = match t.burst_size.clone().ok_or_else(|| need("burst_size"))? {
-                    RawCount::Fixed(n) if n >= 1 => Count::Fixed(n as u32),
-                    RawCount::Uniform { uniform: [a, b] } if a >= 1 && b >= a => {
-                        Count::Uniform(a as u32, b as u32)
-                    }
-                    other => {
-                        return Err(invalid(
-                            "traffic.burst_size",
-                            "a count of at least 1, or { uniform = [low, high] } with 1 <= low <= high",
-                            format!("`{}`", raw_count_text(&other)),
-                        ));
-                    }
-                };
-                let gap = match t.gap.clone().ok_or_else(|| need("gap"))? {
-                    RawGap::Fixed(g) => Gap::Fixed(duration("traffic.gap", &g)?),
-                    RawGap::Exponential { exponential } => {
-                        Gap::Exponential(duration("traffic.gap.exponential", &exponential)?)
-                    }
-                };
-                let bursts = t.bursts.ok_or_else(|| need("bursts"))?;
-                let warmup_bursts = t.warmup_bursts.unwrap_or(0);
-                if bursts <= warmup_bursts {
-                    return Err(invalid(
-                        "traffic.bursts",
-                        "more bursts than warmup_bursts",
-                        format!("{bursts} bursts, {warmup_bursts} warm-up"),
-                    ));
-                }
-                Traffic::Bursts {
-                    bursts,
-                    warmup_bursts,
-                    size,
-                    gap,
-                    message_size,
-                }
-            }
-            "bulk" => match (t.messages, &t.duration) {
-                (Some(messages), None) => Traffic::Bulk {
-                    messages,
-                    message_size,
-                },
-                (None, Some(d)) => {
-                    let duration = duration("traffic.duration", d)?;
-                    let warmup = match &t.warmup {
-                        Some(w) => duration_of("traffic.warmup", w)?,
-                        None => Duration::ZERO,
-                    };
-                    if warmup >= duration {
-                        return Err(invalid(
-                            "traffic.warmup",
-                            "less than traffic.duration",
-                            format!(
-                                "`{}` (duration `{}`)",
-                                format_duration(warmup),
-                                format_duration(duration)
-                            ),
-                        ));
-                    }
-                    Traffic::Saturated {
-                        duration,
-                        warmup,
-                        message_size,
-                        packing: t.packing.unwrap_or_default(),
-                    }
-                }
-                _ => {
-                    return Err(invalid(
-                        "traffic.messages",
-                        "either `messages` or `duration` for bulk traffic",
-                        "both or neither".into(),
-                    ));
-                }
-            },
-            "trace" => {
-                let name = t.file.as_deref().ok_or_else(|| need("file"))?;
-                let trace_path = path.parent().unwrap_or(Path::new(".")).join(name);
-                let text = std::fs::read_to_string(&trace_path).map_err(|e| {
-                    invalid(
-                        "traffic.file",
-                        "a readable trace file",
-                        format!("{}: {e}", trace_path.display()),
-                    )
-                })?;
-                Traffic::Trace {
-                    entries: parse_trace(&text).map_err(|(line, what)| {
-                        invalid(
-                            "traffic.file",
-                            "lines of `TIME SIZE` (e.g. `1.5s 200`)",
-                            format!("{}:{line}: {what}", trace_path.display()),
-                        )
-                    })?,
-                }
-            }
-            "periodic" => {
-                let jitter = match &t.jitter {
-                    Some(j) => duration("traffic.jitter", j)?,
-                    None => Duration::ZERO,
-                };
-                let interval = match (&t.interval, &raw.sweep.rate) {
-                    (Some(i), _) => duration("traffic.interval", i)?,
-                    (None, Some(_)) => Duration::from_secs(1),
-                    (None, None) => return Err(need("interval")),
-                };
-                match (t.messages, &t.duration) {
-                    (Some(messages), None) => Traffic::Periodic {
-                        interval,
-                        messages,
-                        duration: None,
-                        jitter,
-                        message_size,
-                    },
-                    (None, Some(d)) => {
-                        let d = duration("traffic.duration", d)?;
-                        Traffic::Periodic {
-                            interval,
-                            messages: periodic_count(d, interval),
-                            duration: Some(d),
-                            jitter,
-                            message_size,
-                        }
-                    }
-                    _ => {
-                        return Err(invalid(
-                            "traffic.messages",
-                            "either `messages` or `duration` for periodic traffic",
-                            "both or neither".into(),
-                        ));
-                    }
-                }
-            }
-            other => {
-                return Err(invalid(
-                    "traffic.kind",
-                    "\"bursts\", \"periodic\", \"bulk\" or \"trace\"",
-                    format!("`{other}`"),
-                ));
-            }
-        };
-
-        for (i, st) in raw.stacks.iter().enumerate() {
-            if let Some(t) = st
-                .transport
-                .as_deref()
-                .filter(|t| !["sctp", "tcp"].contains(t))
-            {
-                return Err(invalid(
-                    &format!("stacks[{i}].transport"),
-                    "sctp or tcp",
-                    format!("`{t}`"),
-                ));
-            }
-            for (role, argv) in [("server", &st.server), ("client", &st.client)] {
-                if argv.is_empty() {
-                    return Err(invalid(
-                        &format!("stacks[{i}].{role}"),
-                        "a command: the program and its arguments",
-                        "an empty list".into(),
-                    ));
-                }
-            }
-        }
-        if raw.variants.is_empty() {
-            return Err(invalid(
-                "variants",
-                "at least one [[variants]] table",
-                "none".into(),
-            ));
-        }
-        let flows = topology.dumbbell.as_ref().map_or(1, |d| d.flows as usize);
-        let mut variants = Vec::new();
-        for (i, v) in raw.variants.iter().enumerate() {
-            let key = |k: &str| format!("variants[{i}].{k}");
-            let base = |k: &str, name: &str| {
-                preset(name).ok_or_else(|| {
-                    invalid(
-                        &key(k),
-                        &format!("one of {}", LAB_PRESETS.join(", ")),
-                        format!("`{name}`"),
-                    )
-                })
-            };
-            let apply = |config: &mut Config,
-                         k: &str,
-                         set: &BTreeMap<String, toml::Value>|
-             -> Result<(), ExperimentError> {
-                for (knob, value) in dotted_knobs(set) {
-                    let text = knob_text(value);
-                    config.set(&knob, &text).map_err(|e| match e {
-                        ConfigError::BadValue { expected, .. } => {
-                            invalid(&key(&format!("{k}.{knob}")), expected, format!("`{text}`"))
-                        }
-                        other => ExperimentError::Refused {
-                            file: path.to_owned(),
-                            key: key(&format!("{k}.{knob}")),
-                            message: other.to_string(),
-                        },
-                    })?;
-                }
-                config.validate().map_err(|e| match e {
-                    ConfigError::Invalid { field, expected } => invalid(
-                        &key(&format!("{k}.{field}")),
-                        &format!("{field} {expected}"),
-                        format!("`{}`", config.get(field).unwrap_or_default()),
-                    ),
-                    other => invalid(&key(k), "valid settings", other.to_string()),
-                })
-            };
-            let stack = match &v.stack {
-                None => None,
-                Some(name) => Some(
-                    raw.stacks
-                        .iter()
-                        .find(|st| &st.name == name)
-                        .map(|st| Stack {
-                            name: st.name.clone(),
-                            tcp: st.transport.as_deref() == Some("tcp"),
-                            server: st.server.clone(),
-                            client: st.client.clone(),
-                            sysctl: st
-                                .sysctl
-                                .iter()
-                                .map(|(k, v)| {
-                                    let text = knob_text(v);
-                                    (k.clone(), text)
-                                })
-                                .collect(),
-                        })
-                        .ok_or_else(|| {
-                            let known: Vec<&str> =
-                                raw.stacks.iter().map(|st| st.name.as_str()).collect();
-                            invalid(
-                                &key("stack"),
-                                &format!("the name of a [[stacks]] table ({})", known.join(", ")),
-                                format!("`{name}`"),
-                            )
-                        })?,
-                ),
-            };
-            let tcp = match v.transport.as_deref() {
-                None | Some("sctp") => None,
-                Some("tcp") => Some(tcp_variant(v, &key, &invalid)?),
-                Some(other) => {
-                    return Err(invalid(
-                        &key("transport"),
-                        "\"sctp\" or \"tcp\"",
-                        format!("`{other}`"),
-                    ));
-                }
-            };
-            if let Some(tcp) = tcp {
-                variants.push(Variant {
-                    name: v.name.clone(),
-                    stack: None,
-                    config: Config::rfc9260(),
-                    receiver_config: Config::rfc9260(),
-                    no_loss: v.no_loss,
-                    flow_configs: Vec::new(),
-                    tcp: Some(tcp),
-                });
-                continue;
-            }
-            let preset_name = match (&v.preset, &stack) {
-                (Some(p), _) => p.as_str(),
-                (None, Some(_)) => "rfc9260",
-                (None, None) => {
-                    return Err(invalid(
-                        &key("preset"),
-                        &format!("a preset ({}), or a stack", LAB_PRESETS.join(", ")),
-                        "none".into(),
-                    ));
-                }
-            };
-            let mut config = base("preset", preset_name)?;
-            apply(&mut config, "set", &v.set)?;
-            let mut receiver_config = match &v.receiver_preset {
-                Some(name) => base("receiver_preset", name)?,
-                None => config.clone(),
-            };
-            apply(&mut receiver_config, "receiver_set", &v.receiver_set)?;
-            if v.flow_set.len() > flows {
-                return Err(invalid(
-                    &key("flow_set"),
-                    &format!("at most one table of overrides per flow ({flows})"),
-                    format!("{} tables", v.flow_set.len()),
-                ));
-            }
-            let mut flow_configs = Vec::new();
-            if !v.flow_set.is_empty() {
-                for f in 0..flows {
-                    let (mut s, mut r) = (config.clone(), receiver_config.clone());
-                    if let Some(set) = v.flow_set.get(f) {
-                        apply(&mut s, &format!("flow_set[{f}]"), set)?;
-                        apply(&mut r, &format!("flow_set[{f}]"), set)?;
-                    }
-                    flow_configs.push((s, r));
-                }
-            }
-            variants.push(Variant {
-                name: v.name.clone(),
-                stack,
-                config,
-                receiver_config,
-                no_loss: v.no_loss,
-                flow_configs,
-                tcp: None,
-            });
-        }
-        let mut names = std::collections::BTreeSet::new();
-        for v in &variants {
-            if !names.insert(v.name.as_str()) {
-                return Err(invalid(
-                    "variants",
-                    "a different name for every variant",
-                    format!("`{}` twice", v.name),
-                ));
-            }
-        }
-        for (i, m) in raw.models.iter().enumerate() {
-            if m.step == 0 {
-                return Err(invalid(
-                    &format!("models[{i}].step"),
-                    "at least 1 byte",
-                    "0".into(),
-                ));
-            }
-            if m.loss.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
-                return Err(invalid(
-                    &format!("models[{i}].loss"),
-                    "a probability above 0 and at most 1",
-                    m.loss.map(|p| p.to_string()).unwrap_or_default(),
-                ));
-            }
-        }
-        for (i, ps) in raw.paper_series.iter().enumerate() {
-            if ps.x.len() != ps.y.len() {
-                return Err(invalid(
-                    &format!("paper_series[{i}]"),
-                    "as many x values as y values",
-                    format!("{} and {}", ps.x.len(), ps.y.len()),
-                ));
-            }
-        }
-        if let Some(axis) = raw.sweep.axis {
-            let swept = match axis {
-                Dim::Bandwidth => raw.sweep.bandwidth.is_some(),
-                Dim::Delay => raw.sweep.delay.is_some(),
-                Dim::MessageSize => raw.sweep.message_size.is_some(),
-                Dim::Loss => raw.sweep.loss.is_some(),
-                Dim::Corrupt => raw.sweep.corrupt.is_some(),
-                Dim::Rate => raw.sweep.rate.is_some(),
-                Dim::Mtu => raw.sweep.mtu.is_some(),
-            };
-            if !swept {
-                return Err(invalid(
-                    "sweep.axis",
-                    "a dimension the sweep lists",
-                    format!("`{}`", dim_name(axis)),
-                ));
-            }
-        }
-        for (i, r) in raw.reference.iter().enumerate() {
-            let key = |k: &str| format!("reference[{i}].{k}");
-            if let Some(spec) = &r.ours {
-                let named = spec_variants(spec)
-                    .map_err(|expected| invalid(&key("ours"), &expected, format!("`{spec}`")))?;
-                for v in named {
-                    if !names.contains(v) {
-                        return Err(invalid(
-                            &key("ours"),
-                            &format!(
-                                "names of [[variants]] ({})",
-                                variants
-                                    .iter()
-                                    .map(|v| v.name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                            format!("`{v}` in `{spec}`"),
-                        ));
-                    }
-                }
-            }
-            let ordered = |k: &str, lo: Option<f64>, hi: Option<f64>| {
-                for (name, x) in [("min", lo), ("max", hi)] {
-                    if x.is_some_and(|x| !x.is_finite()) {
-                        return Err(invalid(
-                            &key(&format!("{k}{name}")),
-                            "a finite number",
-                            format!("{}", x.unwrap_or_default()),
-                        ));
-                    }
-                }
-                match (lo, hi) {
-                    (Some(l), Some(h)) if l > h => Err(invalid(
-                        &key(&format!("{k}min")),
-                        &format!("at most {k}max"),
-                        format!("min {l}, max {h}"),
-                    )),
-                    _ => Ok(()),
-                }
-            };
-            ordered("", r.min, r.max)?;
-            if let Some(KnownGap::Bounded(g)) = &r.gap {
-                ordered("gap.", g.min, g.max)?;
-                if g.min.is_none() && g.max.is_none() {
-                    return Err(invalid(
-                        &key("gap"),
-                        "bounds on our own value (`min` and/or `max`) beside `why`, \
-                         or the explanation alone as a string",
-                        "`why` alone".into(),
-                    ));
-                }
-                if r.min.is_none() && r.max.is_none() {
-                    return Err(invalid(
-                        &key("gap"),
-                        "a check (the paper's `min` and/or `max`) for the gap to explain",
-                        "no bounds".into(),
-                    ));
-                }
-            }
-        }
+        let sweep = sweep(&cx, &raw, &topology)?;
+        let traffic = traffic(&cx, &raw)?;
+        check_stacks(&cx, &raw.stacks)?;
+        let variants = variants(&cx, &raw, &topology)?;
+        check_models(&cx, &raw.models)?;
+        check_paper_series(&cx, &raw.paper_series)?;
+        check_axis(&cx, &raw.sweep)?;
+        check_references(&cx, &raw.reference, &variants)?;
         for (i, line) in raw.impairments.iter().enumerate() {
-            brisk_sim::parse_pattern(line).map_err(|e| {
-                let span = spans().and_then(|s| s.impairments.get(i).map(|s| s.span()));
-                pattern_error(path, text, format!("impairments[{i}]"), line, span, e)
+            cx.check_pattern(line, format!("impairments[{i}]"), |s| {
+                s.impairments.get(i).map(|s| s.span())
             })?;
         }
         let exp = Experiment {
@@ -2018,15 +1994,7 @@ impl Experiment {
             topology,
             traffic,
             variants,
-            bandwidths,
-            delays,
-            message_sizes,
-            losses,
-            corrupts,
-            rates,
-            mtus,
-            combine: raw.sweep.combine,
-            axis: raw.sweep.axis,
+            sweep,
             impairments: raw.impairments,
             reference: raw.reference,
             notes: raw.notes,
@@ -2034,24 +2002,7 @@ impl Experiment {
             paper_series: raw.paper_series,
             paper_rows: raw.paper_rows,
         };
-        if exp.combine == Combine::Zip {
-            let mut zipped = DIMS
-                .into_iter()
-                .filter(|&d| exp.axis != Some(d) && exp.dim_len(d) > 1);
-            if let Some(first) = zipped.next()
-                && let Some(other) = zipped.find(|&d| exp.dim_len(d) != exp.dim_len(first))
-            {
-                return Err(invalid(
-                    &format!("sweep.{}", dim_name(other)),
-                    &format!(
-                        "as many values as sweep.{} ({}), for combine = \"zip\"",
-                        dim_name(first),
-                        exp.dim_len(first)
-                    ),
-                    exp.dim_len(other).to_string(),
-                ));
-            }
-        }
+        check_zip(&cx, &exp.sweep)?;
         Ok(exp)
     }
 }
@@ -2117,23 +2068,6 @@ bandwidth = ["500kbit", "1Mbit"]
     }
 
     #[test]
-    fn a_good_file_parses_with_presets_overrides_and_sweep() {
-        let e = Experiment::parse(Path::new("exp.toml"), GOOD).unwrap();
-        assert_eq!(e.bandwidths, vec![500_000, 1_000_000]);
-        assert_eq!(e.delays, vec![Duration::from_millis(15)]);
-        assert_eq!(e.variants[0].config.fast_retransmit_threshold, 4);
-        assert_eq!(e.variants[0].config.rto_min, Duration::from_millis(100));
-        assert!(matches!(
-            e.traffic,
-            Traffic::Bursts {
-                size: Count::Uniform(1, 7),
-                gap: Gap::Exponential(_),
-                ..
-            }
-        ));
-    }
-
-    #[test]
     fn grouped_knobs_may_be_set_as_dotted_keys_or_nested_tables() {
         let parse = |set: &str| {
             let text = GOOD.replace(
@@ -2159,6 +2093,26 @@ bandwidth = ["500kbit", "1Mbit"]
                 && e.contains("did you mean `thin_rto_min`?"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_good_file_parses_with_presets_overrides_and_sweep() {
+        let e = Experiment::parse(Path::new("exp.toml"), GOOD).unwrap();
+        assert_eq!(e.sweep.bandwidths(), vec![500_000, 1_000_000]);
+        assert_eq!(
+            e.sweep.values(Dim::Delay),
+            [Value::Delay(Duration::from_millis(15))]
+        );
+        assert_eq!(e.variants[0].config.fast_retransmit_threshold, 4);
+        assert_eq!(e.variants[0].config.rto_min, Duration::from_millis(100));
+        assert!(matches!(
+            e.traffic,
+            Traffic::Bursts {
+                size: Count::Uniform(1, 7),
+                gap: Gap::Exponential(_),
+                ..
+            }
+        ));
     }
 
     fn with_reference(reference: &str) -> String {

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::experiment::{Count, Experiment, Figure, Reference, Statistic, Traffic};
+use crate::experiment::{Count, Dim, Experiment, Figure, Reference, Statistic, Traffic};
+use crate::figfmt::{Quantity, chart_title, trim_number};
 use crate::flowfigs::{self, PointFilter};
 use crate::output::PointKey;
 use crate::plot::{Chart, Point, Series, SeriesStyle};
@@ -124,15 +125,6 @@ fn reduction(
     b: &BTreeMap<u64, Vec<(u32, f64)>>,
 ) -> Option<(f64, Option<(f64, f64)>)> {
     reduction_by(exp, a, b, Averaging::PerMessage)
-}
-
-/// An evaluated `ours` quantity: its text, and the values a check compares.
-pub(crate) struct Quantity {
-    pub text: String,
-    pub low: f64,
-    pub high: f64,
-    /// The 95% confidence interval of a single value, when there is one.
-    pub ci: Option<(f64, f64)>,
 }
 
 fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity, String> {
@@ -432,15 +424,6 @@ fn ms(x: f64) -> String {
     format!("{x:.1}")
 }
 
-/// A chart title: the experiment title without its "Seed N, Fig. M: " prefix,
-/// which the section heading already gives.
-pub(crate) fn chart_title(exp: &Experiment) -> String {
-    exp.title
-        .split_once(": ")
-        .map_or(exp.title.as_str(), |(_, t)| t)
-        .to_owned()
-}
-
 /// The report section of one experiment.
 pub fn section(
     exp: &Experiment,
@@ -513,7 +496,7 @@ pub fn section_and_checks(
             let mut series = Vec::new();
             for (vi, v) in exp.variants.iter().enumerate() {
                 let all = mtts(records, &v.name);
-                for (bi, &bw) in exp.bandwidths.iter().enumerate() {
+                for (bi, bw) in exp.sweep.bandwidths().into_iter().enumerate() {
                     let bw_k = bw / 1000;
                     let points = all
                         .iter()
@@ -672,7 +655,7 @@ pub fn section_and_checks(
     // Every sweep point, for the record.
     let mut notes = exp.notes.clone();
     let mtt_figure = matches!(exp.figure, Figure::MttPerTsn | Figure::SummaryVsDelay);
-    if mtt_figure && exp.bandwidths.len() * exp.delays.len() > 1 {
+    if mtt_figure && exp.dim_len(Dim::Bandwidth) * exp.dim_len(Dim::Delay) > 1 {
         let mut detail = Vec::new();
         for v in lossy.iter() {
             for (p, by_tsn) in mtts(records, v) {
@@ -900,11 +883,19 @@ pub(crate) fn bounds(lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
-/// A number with at most three decimals and no trailing zeros.
-pub(crate) fn trim_number(x: f64) -> String {
-    let s = format!("{x:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.into() }
+/// The mean of `metric` over `variant`'s records.
+fn variant_mean(records: &[Record], variant: &str, metric: &str) -> Option<f64> {
+    let values: Vec<f64> = records
+        .iter()
+        .filter(|r| r.variant == variant && r.metric == metric)
+        .map(|r| r.value)
+        .collect();
+    crate::stats::mean(&values)
+}
+
+/// A cost table's cell: `x` with `digits` decimals, or "no data".
+fn cell(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "no data".to_owned(), |x| format!("{x:.digits$}"))
 }
 
 /// Each variant's latency beside what it costs, over all its loss-position
@@ -912,14 +903,7 @@ pub(crate) fn trim_number(x: f64) -> String {
 /// crossed the bottleneck per message delivered, and the retransmissions
 /// that were not needed. `None` when no run recorded the cost.
 fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
-    let mean_of = |variant: &str, metric: &str| -> Option<f64> {
-        let values: Vec<f64> = records
-            .iter()
-            .filter(|r| r.variant == variant && r.metric == metric)
-            .map(|r| r.value)
-            .collect();
-        crate::stats::mean(&values)
-    };
+    let mean_of = |variant: &str, metric: &str| variant_mean(records, variant, metric);
     // Counts recorded only where non-zero: their sum over the variant's runs
     // (each run records its bottleneck bytes) divided by the runs.
     let per_run = |variant: &str, metric: &str| -> f64 {
@@ -940,9 +924,6 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
         let name = v.name.as_str();
         let Some(bytes) = mean_of(name, "bottleneck_bytes_per_message") else {
             continue;
-        };
-        let cell = |x: Option<f64>, digits: usize| {
-            x.map_or_else(|| "no data".to_owned(), |x| format!("{x:.digits$}"))
         };
         rows.push(vec![
             name.to_owned(),
@@ -978,17 +959,7 @@ fn cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
 /// bottleneck bytes and packets per message delivered (bytes per payload byte
 /// for saturated flows), and the retransmissions that were not needed.
 fn flow_cost_table(exp: &Experiment, records: &[Record]) -> Option<Table> {
-    let mean_of = |variant: &str, metric: &str| -> Option<f64> {
-        let values: Vec<f64> = records
-            .iter()
-            .filter(|r| r.variant == variant && r.metric == metric)
-            .map(|r| r.value)
-            .collect();
-        crate::stats::mean(&values)
-    };
-    let cell = |x: Option<f64>, digits: usize| {
-        x.map_or_else(|| "no data".to_owned(), |x| format!("{x:.digits$}"))
-    };
+    let mean_of = |variant: &str, metric: &str| variant_mean(records, variant, metric);
     let mut rows = Vec::new();
     for v in &exp.variants {
         let name = v.name.as_str();
@@ -1087,7 +1058,7 @@ pub(crate) mod tests {
         let exp = load("seed000-fig05.toml");
         let mut records = Vec::new();
         for (vi, v) in exp.variants.iter().enumerate() {
-            for &bw in &exp.bandwidths {
+            for bw in exp.sweep.bandwidths() {
                 for delay_ms in [5.0, 25.0] {
                     for tsn in 1..=3 {
                         records.push(Record {

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::experiment::{Equation, Experiment, Figure, Statistic};
-use crate::figures::{Quantity, chart_title};
+use crate::figfmt::{Figures, Quantity, chart_title, trim_number};
 use crate::model;
 use crate::output::{PointKey, ppb};
 use crate::plot::{Chart, Point, Series, SeriesStyle};
@@ -429,19 +429,19 @@ fn rtx_quantity(
 fn describe(p: &PointKey) -> String {
     let mut parts = vec![
         format!("{} kbit/s", p.bandwidth_kbps),
-        format!("RTT {} ms", fmt_num(2.0 * p.delay_ms())),
+        format!("RTT {} ms", trim_number(2.0 * p.delay_ms())),
     ];
     if let Some(s) = p.message_size {
         parts.push(format!("{s} B"));
     }
     if let Some(l) = p.loss() {
-        parts.push(format!("loss {}%", fmt_num(l * 100.0)));
+        parts.push(format!("loss {}%", trim_number(l * 100.0)));
     }
     if let Some(c) = p.corrupt() {
-        parts.push(format!("packet errors {}%", fmt_num(c * 100.0)));
+        parts.push(format!("packet errors {}%", trim_number(c * 100.0)));
     }
     if let Some(r) = p.rate() {
-        parts.push(format!("{}/s", fmt_num(r)));
+        parts.push(format!("{}/s", trim_number(r)));
     }
     if let Some(m) = p.mtu {
         parts.push(format!("MTU {m}"));
@@ -498,14 +498,6 @@ fn distinguish(points: &[PointKey]) -> Vec<String> {
         })
         .collect()
 }
-
-/// A number without trailing zeros.
-fn fmt_num(x: f64) -> String {
-    crate::figures::trim_number(x)
-}
-
-/// Charts (file stem, chart) and tables (caption, table) of a section.
-pub(crate) type Figures = (Vec<(String, Chart)>, Vec<(String, Table)>);
 
 /// (cause, lost, delay ms) of each first retransmission.
 type FirstRtx = Vec<(String, bool, f64)>;
@@ -637,7 +629,7 @@ fn retransmission_figure(exp: &Experiment, records: &[Record]) -> Figures {
             };
             let mut cells = vec![
                 variant.clone(),
-                fmt_num(rtt),
+                trim_number(rtt),
                 label.to_owned(),
                 n.to_string(),
                 if of_lost {
@@ -1302,7 +1294,7 @@ fn rate_figure(exp: &Experiment, records: &[Record]) -> Figures {
             let mut cells = vec![
                 exp.variants[*vi].name.clone(),
                 group_name(p),
-                fmt_num(*rate as f64 / 1000.0),
+                trim_number(*rate as f64 / 1000.0),
                 format!("{:.1}", center(exp, v).0),
             ];
             let packets = all[1]

@@ -546,19 +546,6 @@ enum RunFilter {
     Position(Option<u64>),
 }
 
-fn point_index(p: &brisk_lab::experiment::PointIdx, d: brisk_lab::experiment::Dim) -> usize {
-    use brisk_lab::experiment::Dim;
-    match d {
-        Dim::Bandwidth => p.bandwidth,
-        Dim::Delay => p.delay,
-        Dim::MessageSize => p.message_size,
-        Dim::Loss => p.loss,
-        Dim::Corrupt => p.corrupt,
-        Dim::Rate => p.rate,
-        Dim::Mtu => p.mtu,
-    }
-}
-
 fn optional<T: std::fmt::Display>(v: &Option<T>) -> String {
     v.as_ref()
         .map_or_else(|| "none".to_owned(), ToString::to_string)
@@ -570,38 +557,28 @@ fn dim_value(
     d: brisk_lab::experiment::Dim,
     i: usize,
 ) -> String {
-    use brisk_lab::experiment::Dim;
-    match d {
-        Dim::Bandwidth => rate_words(exp.bandwidths[i]),
-        Dim::Delay => brisk_proto::config::format_duration(exp.delays[i]),
-        Dim::MessageSize => optional(&exp.message_sizes[i]),
-        Dim::Loss => optional(&exp.losses[i]),
-        Dim::Corrupt => optional(&exp.corrupts[i]),
-        Dim::Rate => optional(&exp.rates[i]),
-        Dim::Mtu => optional(&exp.mtus[i]),
+    use brisk_lab::experiment::Value;
+    match exp.sweep.values(d)[i] {
+        Value::Bandwidth(bps) => rate_words(bps),
+        Value::Delay(delay) => brisk_proto::config::format_duration(delay),
+        Value::MessageSize(v) | Value::Mtu(v) => optional(&v),
+        Value::Loss(v) | Value::Corrupt(v) | Value::Rate(v) => optional(&v),
     }
 }
 
-/// The dimension of a `--pcap-run` key, for the sweep keys.
+/// The dimension of a `--pcap-run` key, for the sweep keys: its name in
+/// the file with a hyphen for the underscore (`message-size`).
 fn key_dim(key: &str) -> Option<brisk_lab::experiment::Dim> {
-    use brisk_lab::experiment::Dim;
-    Some(match key {
-        "bandwidth" => Dim::Bandwidth,
-        "delay" => Dim::Delay,
-        "message-size" => Dim::MessageSize,
-        "loss" => Dim::Loss,
-        "corrupt" => Dim::Corrupt,
-        "rate" => Dim::Rate,
-        "mtu" => Dim::Mtu,
-        _ => return None,
-    })
+    brisk_lab::experiment::Dim::ALL
+        .into_iter()
+        .find(|d| d.name().replace('_', "-") == key)
 }
 
 impl RunFilter {
     fn matches(self, key: &brisk_lab::runner::RunKey) -> bool {
         match self {
             RunFilter::Variant(v) => key.variant == v,
-            RunFilter::Point(d, i) => point_index(&key.point, d) == i,
+            RunFilter::Point(d, i) => key.point.get(d) == i,
             RunFilter::Replication(r) => key.replication == r,
             RunFilter::Position(p) => key.position == p,
         }
@@ -621,9 +598,7 @@ fn run_value(
             .map_or_else(|| "?".to_owned(), |v| v.name.clone()),
         "replication" => key.replication.to_string(),
         "position" => optional(&key.position),
-        _ => key_dim(name).map_or_else(String::new, |d| {
-            dim_value(exp, d, point_index(&key.point, d))
-        }),
+        _ => key_dim(name).map_or_else(String::new, |d| dim_value(exp, d, key.point.get(d))),
     }
 }
 

@@ -12,7 +12,7 @@ use brisk_proto::Time;
 use brisk_sim::{Arrival, HostId};
 
 use crate::experiment::Experiment;
-use crate::flowfigs::Figures;
+use crate::figfmt::Figures;
 use crate::output::PointKey;
 use crate::plot::{Chart, Point, Series, SeriesStyle};
 use crate::report::Table;
@@ -123,7 +123,7 @@ pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
             rows.push(vec![
                 format!("{} kbit/s", p.bandwidth_kbps),
                 p.loss_ppb.map_or("0".to_owned(), |l| {
-                    crate::figures::trim_number(l as f64 / 1e9)
+                    crate::figfmt::trim_number(l as f64 / 1e9)
                 }),
                 v.name.clone(),
                 cell(mean(p, vi, PACKETS), 0),
@@ -183,7 +183,7 @@ pub(crate) fn figure(exp: &Experiment, records: &[Record]) -> Figures {
             let name = format!(
                 "{}, loss {}",
                 exp.variants[vi].name,
-                crate::figures::trim_number(loss)
+                crate::figfmt::trim_number(loss)
             );
             Series::new(name, points, SeriesStyle::LineAndMarkers)
                 .with_color(vi)

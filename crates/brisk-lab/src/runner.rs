@@ -9,12 +9,13 @@ use std::time::Duration;
 use std::collections::{BTreeMap, HashSet};
 
 use brisk_proto::Time;
+use brisk_proto::serial::lt32;
 use brisk_sim::{HostId, Impairment, LinkId, LinkParams, QueueLimit, Sim};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 
-use crate::experiment::{Experiment, Method, Point, PointIdx, Traffic};
-use crate::hosts::{FlowHosts, FlowSetup, add_sctp_flow, add_tcp_flow};
+use crate::experiment::{Dim, Experiment, Figure, Method, Point, PointIdx, Traffic};
+use crate::hosts::{FlowHosts, FlowRecord, FlowSetup, add_sctp_flow, add_tcp_flow};
 use crate::traffic::{Planned, Retransmitted, Saturation, plan};
 use brisk_sim::transport::TCP_MESSAGE_PREFIX;
 
@@ -166,16 +167,20 @@ fn seed_for(exp: &Experiment, key: &RunKey) -> (u64, u64) {
     let p = &key.point;
     let mut traffic = mix(&[
         exp.seed,
-        p.bandwidth as u64,
-        p.delay as u64,
+        p.get(Dim::Bandwidth) as u64,
+        p.get(Dim::Delay) as u64,
         u64::from(key.replication),
     ]);
     // The later dimensions enter only where they are off their first value,
     // so a file that sweeps bandwidth and delay alone keeps its seeds.
-    let extra = [p.message_size, p.loss, p.corrupt, p.rate, p.mtu];
+    let extra: Vec<u64> = Dim::ALL
+        .into_iter()
+        .filter(|d| !d.is_link())
+        .map(|d| p.get(d) as u64)
+        .collect();
     if extra.iter().any(|&i| i > 0) {
         let mut parts = vec![traffic];
-        parts.extend(extra.iter().map(|&i| i as u64));
+        parts.extend(extra);
         traffic = mix(&parts);
     }
     let sim = mix(&[traffic, key.variant as u64, key.position.unwrap_or(0)]);
@@ -318,218 +323,319 @@ fn run_one(
     capture: Option<&std::path::Path>,
     trace: Option<&mut RunTrace>,
 ) -> Result<Outcome, String> {
-    let (traffic_seed, sim_seed) = seed_for(exp, key);
-    let point = exp.point(&key.point);
-    let traffic = exp.traffic.at(point.message_size, point.rate);
-    let planned: Vec<Planned> = plan(&traffic, traffic_seed);
-    let bandwidth = point.bandwidth_bps;
-    let delay = point.delay;
-    let flows = exp.topology.dumbbell.as_ref().map_or(1, |d| d.flows);
-    let variant_of = |f: u32| {
-        exp.topology
-            .dumbbell
-            .as_ref()
-            .and_then(|d| d.flow_variants.as_ref())
-            .and_then(|v| v.get(f as usize).copied())
-            .unwrap_or(key.variant)
-    };
-    let saturated = match traffic {
-        Traffic::Saturated {
-            duration,
-            warmup,
-            message_size,
-            packing,
-        } => Some((
-            Saturation {
-                message_size,
-                duration,
-                packing,
-            },
-            warmup,
-        )),
-        _ => None,
-    };
+    let run = RunPlan::new(exp, key);
+    let mut net = build(exp, key, &run);
+    watch(exp, &mut net, trace.is_some());
+    if let Some(path) = capture {
+        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // Every link direction, both ways, each packet with its fate.
+        net.sim
+            .capture_pcapng(Box::new(std::io::BufWriter::new(file)));
+    }
+    play(&mut net, &run);
+    if capture.is_some() {
+        net.sim
+            .finish_captures()
+            .map_err(|e| format!("writing the capture: {e}"))?;
+    }
+    if let Some(t) = trace {
+        keep_trace(&net, t);
+    }
+    Ok(measure(exp, key, &run, &mut net))
+}
 
-    let mut sim = Sim::new(sim_seed);
-    let mut pairs = Vec::new();
+/// What run `key` plays: its sweep point, its traffic and flow 0's plan.
+struct RunPlan {
+    traffic_seed: u64,
+    sim_seed: u64,
+    point: Point,
+    traffic: Traffic,
+    planned: Vec<Planned>,
+    /// Saturated traffic: the sender's job, and the warm-up before goodput
+    /// is measured.
+    saturated: Option<(Saturation, Duration)>,
+}
+
+impl RunPlan {
+    fn new(exp: &Experiment, key: &RunKey) -> RunPlan {
+        let (traffic_seed, sim_seed) = seed_for(exp, key);
+        let point = exp.point(&key.point);
+        let traffic = exp.traffic.at(point.message_size, point.rate);
+        let planned = plan(&traffic, traffic_seed);
+        let saturated = match traffic {
+            Traffic::Saturated {
+                duration,
+                warmup,
+                message_size,
+                packing,
+            } => Some((
+                Saturation {
+                    message_size,
+                    duration,
+                    packing,
+                },
+                warmup,
+            )),
+            _ => None,
+        };
+        RunPlan {
+            traffic_seed,
+            sim_seed,
+            point,
+            traffic,
+            planned,
+            saturated,
+        }
+    }
+}
+
+/// A run's network, built: the simulator, its flows and its bottleneck, and
+/// how the loss-position method finds flow 0's messages on the wire.
+struct Net {
+    sim: Sim,
+    flows: Vec<Flow>,
+    bottleneck: LinkId,
+    /// Flow 0 runs TCP: loss positions count stream bytes, not chunks.
+    tcp0: bool,
+    /// The number of flow 0's planned messages' first chunks.
+    first_chunks: Vec<u64>,
+    /// TCP: each message is its length prefix and its body on the stream.
+    frame: u64,
+}
+
+/// The variant flow `f` runs: its own in a dumbbell with `flow_variants`,
+/// else the run's.
+fn flow_variant(exp: &Experiment, key: &RunKey, f: u32) -> usize {
+    exp.topology
+        .dumbbell
+        .as_ref()
+        .and_then(|d| d.flow_variants.as_ref())
+        .and_then(|v| v.get(f as usize).copied())
+        .unwrap_or(key.variant)
+}
+
+/// The simulator of run `key`: every flow's hosts, then the links with the
+/// forward bottleneck's impairments.
+fn build(exp: &Experiment, key: &RunKey, run: &RunPlan) -> Net {
+    let mut sim = Sim::new(run.sim_seed);
+    let flows = exp.topology.dumbbell.as_ref().map_or(1, |d| d.flows);
     // The largest DATA payload of flow 0's sender: how its messages are cut
     // into chunks, which the loss-position method numbers.
     let mut chunk_payload = 1;
-    // Flow 0 runs TCP: loss positions count stream bytes, not chunks.
-    let tcp0 = exp.variants[variant_of(0)].tcp.is_some();
+    let mut pairs = Vec::new();
     for f in 0..flows {
-        let v = &exp.variants[variant_of(f)];
-        let n = (f + 1) as u8;
-        let sender_addr = SocketAddr::from(([10, 0, 1, n], 9899));
-        let receiver_addr = SocketAddr::from(([10, 0, 2, n], 9899));
-        // Each flow gets its own traffic draw, the same for every variant.
-        let flow_plan = if f == 0 {
-            planned.clone()
-        } else {
-            plan(&traffic, traffic_seed ^ (u64::from(f) << 32))
-        };
-        let setup = FlowSetup {
-            sender_addr,
-            receiver_addr,
-            plan: flow_plan,
-            lead: LEAD,
-            saturated,
-            // Loss-position runs measure the lost message's MTT alone.
-            first_sent: exp.method != Method::LossPosition,
-        };
-        let segment;
-        let hosts = match &v.tcp {
-            Some(tcp) => {
-                let (mut sender, mut receiver) = (tcp.sender.clone(), tcp.receiver.clone());
-                if let Some(mtu) = point.mtu {
-                    // IPv4 and TCP headers, no options on data segments.
-                    sender.mss = u32::try_from(mtu.saturating_sub(40).max(1)).unwrap_or(u32::MAX);
-                    receiver.mss = sender.mss;
-                }
-                segment = sender.mss as usize;
-                add_tcp_flow(&mut sim, &setup, sender, receiver)
-            }
-            None => {
-                let (mut sender_config, mut receiver_config) = v.configs(f as usize);
-                if let Some(mtu) = point.mtu {
-                    let sctp = mtu.saturating_sub(exp.topology.overhead_bytes);
-                    sender_config.mtu = sctp;
-                    receiver_config.mtu = sctp;
-                }
-                if f == 0 {
-                    chunk_payload = sender_config.max_data_payload();
-                }
-                segment = sender_config.max_data_payload();
-                add_sctp_flow(&mut sim, &setup, sender_config, receiver_config)
-            }
-        };
-        pairs.push(Flow {
-            hosts,
-            sender: hosts.sender,
-            segment,
-            plan: setup.plan,
-            variant: v.name.clone(),
-            path: Vec::new(),
-        });
+        let (flow, payload) = add_flow(&mut sim, exp, key, run, f);
+        if let (0, Some(p)) = (f, payload) {
+            chunk_payload = p;
+        }
+        pairs.push(flow);
     }
+    let tcp0 = exp.variants[flow_variant(exp, key, 0)].tcp.is_some();
+    // Loss-position runs drop the first transmission of message k's first
+    // chunk, found by TSN: retransmissions and redundant copies sent before
+    // it do not move the loss onto another message.
+    let first_chunks = first_chunk_numbers(&run.planned, chunk_payload);
+    let frame = run.traffic.message_size().unwrap_or(0) as u64 + TCP_MESSAGE_PREFIX as u64;
+    let mut forward = position_drop(key, tcp0, &first_chunks, frame);
+    for line in &exp.impairments {
+        forward.extend(brisk_sim::parse_pattern(line).unwrap_or_default());
+    }
+    forward.extend(point_impairments(&run.point));
+    let bottleneck = add_links(&mut sim, exp, &run.point, &mut pairs, forward);
+    Net {
+        sim,
+        flows: pairs,
+        bottleneck,
+        tcp0,
+        first_chunks,
+        frame,
+    }
+}
+
+/// Flow `f`'s sender and receiver, with its variant's configs at the run's
+/// point; for SCTP also its sender's largest DATA payload.
+fn add_flow(
+    sim: &mut Sim,
+    exp: &Experiment,
+    key: &RunKey,
+    run: &RunPlan,
+    f: u32,
+) -> (Flow, Option<usize>) {
+    let v = &exp.variants[flow_variant(exp, key, f)];
+    let n = (f + 1) as u8;
+    // Each flow gets its own traffic draw, the same for every variant.
+    let flow_plan = if f == 0 {
+        run.planned.clone()
+    } else {
+        plan(&run.traffic, run.traffic_seed ^ (u64::from(f) << 32))
+    };
+    let setup = FlowSetup {
+        sender_addr: SocketAddr::from(([10, 0, 1, n], 9899)),
+        receiver_addr: SocketAddr::from(([10, 0, 2, n], 9899)),
+        plan: flow_plan,
+        lead: LEAD,
+        saturated: run.saturated,
+        // Loss-position runs measure the lost message's MTT alone.
+        first_sent: exp.method != Method::LossPosition,
+    };
+    let mtu = run.point.mtu;
+    let (hosts, segment, payload) = match &v.tcp {
+        Some(tcp) => {
+            let (mut sender, mut receiver) = (tcp.sender.clone(), tcp.receiver.clone());
+            if let Some(mtu) = mtu {
+                // IPv4 and TCP headers, no options on data segments.
+                sender.mss = u32::try_from(mtu.saturating_sub(40).max(1)).unwrap_or(u32::MAX);
+                receiver.mss = sender.mss;
+            }
+            let segment = sender.mss as usize;
+            (add_tcp_flow(sim, &setup, sender, receiver), segment, None)
+        }
+        None => {
+            let (mut sender, mut receiver) = v.configs(f as usize);
+            if let Some(mtu) = mtu {
+                let sctp = mtu.saturating_sub(exp.topology.overhead_bytes);
+                sender.mtu = sctp;
+                receiver.mtu = sctp;
+            }
+            let segment = sender.max_data_payload();
+            let hosts = add_sctp_flow(sim, &setup, sender, receiver);
+            (hosts, segment, Some(segment))
+        }
+    };
+    let flow = Flow {
+        hosts,
+        sender: hosts.sender,
+        segment,
+        plan: setup.plan,
+        variant: v.name.clone(),
+        path: Vec::new(),
+    };
+    (flow, payload)
+}
+
+/// The drop a loss-position run makes on the forward bottleneck.
+fn position_drop(key: &RunKey, tcp0: bool, first_chunks: &[u64], frame: u64) -> Vec<Impairment> {
+    match key.position {
+        // The segment that first sends message k's first byte, however the
+        // sender packs messages into segments.
+        Some(k) if tcp0 => vec![Impairment::DropNewBytes {
+            bytes: vec![(k - 1) * frame + 1],
+        }],
+        Some(k) => first_chunks
+            .get((k - 1) as usize)
+            .map(|&chunk| Impairment::DropNewChunks {
+                chunks: vec![chunk],
+            })
+            .into_iter()
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The links: one between the two hosts, or a dumbbell with an access link
+/// per host; sets each flow's forward path and returns the bottleneck's
+/// forward direction.
+fn add_links(
+    sim: &mut Sim,
+    exp: &Experiment,
+    point: &Point,
+    pairs: &mut [Flow],
+    forward: Vec<Impairment>,
+) -> LinkId {
     let link = |impairments: Vec<Impairment>| LinkParams {
-        bandwidth_bps: bandwidth,
-        delay,
+        bandwidth_bps: point.bandwidth_bps,
+        delay: point.delay,
         queue: QueueLimit::Packets(exp.topology.queue_packets),
         overhead_bytes: exp.topology.overhead_bytes,
         impairments,
     };
-    let mut forward: Vec<Impairment> = Vec::new();
-    // Loss-position runs drop the first transmission of message k's first
-    // chunk, found by TSN: retransmissions and redundant copies sent before
-    // it do not move the loss onto another message.
-    let first_chunks = first_chunk_numbers(&planned, chunk_payload);
-    // TCP: each message is its length prefix and its body on the stream.
-    let frame = traffic.message_size().unwrap_or(0) as u64 + TCP_MESSAGE_PREFIX as u64;
-    match key.position {
-        // The segment that first sends message k's first byte, however the
-        // sender packs messages into segments.
-        Some(k) if tcp0 => forward.push(Impairment::DropNewBytes {
-            bytes: vec![(k - 1) * frame + 1],
-        }),
-        Some(k) => {
-            if let Some(&chunk) = first_chunks.get((k - 1) as usize) {
-                forward.push(Impairment::DropNewChunks {
-                    chunks: vec![chunk],
-                });
-            }
-        }
-        None => {}
-    }
-    for line in &exp.impairments {
-        forward.extend(brisk_sim::parse_pattern(line).unwrap_or_default());
-    }
-    forward.extend(point_impairments(&point));
-    let bottleneck = match &exp.topology.dumbbell {
-        None => {
-            let (sn, rn) = (sim.node(pairs[0].sender), sim.node(pairs[0].hosts.receiver));
-            let fwd = sim.link(sn, rn, link(forward), link(Vec::new())).0;
-            pairs[0].path = vec![fwd];
-            fwd
-        }
-        Some(d) => {
-            let senders: Vec<_> = pairs.iter().map(|p| p.sender).collect();
-            let receivers: Vec<_> = pairs.iter().map(|p| p.hosts.receiver).collect();
-            let access = LinkParams {
-                bandwidth_bps: d.access_bandwidth_bps,
-                delay: d.access_delay,
-                queue: QueueLimit::Packets(exp.topology.queue_packets),
-                overhead_bytes: exp.topology.overhead_bytes,
-                impairments: Vec::new(),
-            };
-            let sender_access: Vec<LinkParams> = (0..senders.len())
-                .map(|f| {
-                    let lines = d.access_impairments.get(f).map_or(&[][..], Vec::as_slice);
-                    let mut a = access.clone();
-                    for line in lines {
-                        a.impairments
-                            .extend(brisk_sim::parse_pattern(line).unwrap_or_default());
-                    }
-                    a
-                })
-                .collect();
-            let links = brisk_sim::dumbbell_per_flow(
-                &mut sim,
-                &senders,
-                &receivers,
-                &sender_access,
-                access,
-                link(forward),
-                link(Vec::new()),
-            );
-            for (f, pair) in pairs.iter_mut().enumerate() {
-                pair.path = vec![
-                    links.sender_access[f].0,
-                    links.bottleneck.0,
-                    links.receiver_access[f].0,
-                ];
-            }
-            links.bottleneck.0
-        }
+    let Some(d) = &exp.topology.dumbbell else {
+        let (sn, rn) = (sim.node(pairs[0].sender), sim.node(pairs[0].hosts.receiver));
+        let fwd = sim.link(sn, rn, link(forward), link(Vec::new())).0;
+        pairs[0].path = vec![fwd];
+        return fwd;
     };
+    let senders: Vec<_> = pairs.iter().map(|p| p.sender).collect();
+    let receivers: Vec<_> = pairs.iter().map(|p| p.hosts.receiver).collect();
+    let access = LinkParams {
+        bandwidth_bps: d.access_bandwidth_bps,
+        delay: d.access_delay,
+        queue: QueueLimit::Packets(exp.topology.queue_packets),
+        overhead_bytes: exp.topology.overhead_bytes,
+        impairments: Vec::new(),
+    };
+    let sender_access: Vec<LinkParams> = (0..senders.len())
+        .map(|f| {
+            let lines = d.access_impairments.get(f).map_or(&[][..], Vec::as_slice);
+            let mut a = access.clone();
+            for line in lines {
+                a.impairments
+                    .extend(brisk_sim::parse_pattern(line).unwrap_or_default());
+            }
+            a
+        })
+        .collect();
+    let links = brisk_sim::dumbbell_per_flow(
+        sim,
+        &senders,
+        &receivers,
+        &sender_access,
+        access,
+        link(forward),
+        link(Vec::new()),
+    );
+    for (f, pair) in pairs.iter_mut().enumerate() {
+        pair.path = vec![
+            links.sender_access[f].0,
+            links.bottleneck.0,
+            links.receiver_access[f].0,
+        ];
+    }
+    links.bottleneck.0
+}
+
+/// What the simulator records for the measurements: arrivals and cwnd for
+/// seed 004's delay table, flow 0's first hop and cwnd for a traced run,
+/// and every packet on every path of a flow run.
+fn watch(exp: &Experiment, net: &mut Net, traced: bool) {
+    let (sim, flows) = (&mut net.sim, &net.flows);
     // Seed 004's delay: every packet that reaches a receiver, with the time
     // it was sent.
-    let packet_delays = exp.figure == crate::experiment::Figure::DelayTable;
-    if packet_delays {
-        for p in &pairs {
+    if exp.figure == Figure::DelayTable {
+        for p in flows {
             sim.log_arrivals(p.hosts.receiver);
             sim.trace_congestion(p.sender);
         }
     }
-    // Flow runs record every packet: which chunks were really lost, and how
-    // many packets each sender sent.
-    let traced = exp.method == Method::Flow;
-    if trace.is_some() {
-        sim.trace_congestion(pairs[0].sender);
-        if let Some(&first) = pairs[0].path.first() {
+    if traced {
+        sim.trace_congestion(flows[0].sender);
+        if let Some(&first) = flows[0].path.first() {
             sim.trace(first);
         }
     }
-    if traced {
-        for p in &pairs {
+    // Flow runs record every packet: which chunks were really lost, and how
+    // many packets each sender sent.
+    if exp.method == Method::Flow {
+        for p in flows {
             for &l in &p.path {
                 sim.trace(l);
             }
         }
     }
+}
 
-    if let Some(path) = capture {
-        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        // Every link direction, both ways, each packet with its fate.
-        sim.capture_pcapng(Box::new(std::io::BufWriter::new(file)));
-    }
-    let last = pairs
+/// Runs the simulator to the end of the run: the measurement window of
+/// saturated traffic, else until every message has been read (or the time
+/// limit).
+fn play(net: &mut Net, run: &RunPlan) {
+    let last = net
+        .flows
         .iter()
         .filter_map(|p| p.plan.last())
         .map(|m| m.offset)
         .max()
         .unwrap_or(Duration::ZERO);
-    let limit = match saturated {
+    let limit = match run.saturated {
         // A saturated run ends when its measurement window does.
         Some((s, _)) => Time::ZERO + LEAD + s.duration + Duration::from_secs(1),
         None => Time::ZERO + LEAD + last + TAIL + Duration::from_secs(5),
@@ -538,319 +644,72 @@ fn run_one(
     let mut t = Time::ZERO;
     loop {
         t = t + Duration::from_millis(500);
-        sim.run_until(t.min(limit));
-        let done = saturated.is_none() && pairs.iter().all(|p| p.hosts.complete(&sim));
+        net.sim.run_until(t.min(limit));
+        let done = run.saturated.is_none() && net.flows.iter().all(|p| p.hosts.complete(&net.sim));
         if done || t >= limit {
             break;
         }
     }
-    if capture.is_some() {
-        sim.finish_captures()
-            .map_err(|e| format!("writing the capture: {e}"))?;
-    }
-    if let Some(t) = trace {
-        t.congestion = sim.congestion_log(pairs[0].sender).to_vec();
-        t.segment = pairs[0].segment;
-        if let Some(&first) = pairs[0].path.first() {
-            t.packets = sim
-                .packet_log(first)
-                .iter()
-                .filter(|p| p.src == pairs[0].sender)
-                .cloned()
-                .collect();
-        }
-    }
-    let events = sim.stats().events;
-    let virtual_time = Duration::from_micros(sim.now().as_micros());
-    let link_bytes = sim.link_stats(bottleneck).bytes;
-    let link_packets = sim.link_stats(bottleneck).sent;
-    let link_dropped: Vec<brisk_sim::NewChunk> =
-        sim.link_stats(bottleneck).dropped_new_chunks.clone();
-    let dropped_numbers: Vec<u64> = link_dropped.iter().map(|c| c.number).collect();
+}
 
+/// A traced run's first flow: its sender's cwnd over time and the packets
+/// it sent onto its first hop.
+fn keep_trace(net: &Net, t: &mut RunTrace) {
+    let first_flow = &net.flows[0];
+    t.congestion = net.sim.congestion_log(first_flow.sender).to_vec();
+    t.segment = first_flow.segment;
+    if let Some(&first) = first_flow.path.first() {
+        t.packets = net
+            .sim
+            .packet_log(first)
+            .iter()
+            .filter(|p| p.src == first_flow.sender)
+            .cloned()
+            .collect();
+    }
+}
+
+/// The records of a played run: each flow's measurements, then the flows'
+/// shares.
+fn measure(exp: &Experiment, key: &RunKey, run: &RunPlan, net: &mut Net) -> Outcome {
+    let events = net.sim.stats().events;
+    let virtual_time = Duration::from_micros(net.sim.now().as_micros());
+    let stats = net.sim.link_stats(net.bottleneck);
+    let bottleneck = Bottleneck {
+        bytes: stats.bytes,
+        packets: stats.sent,
+        dropped: stats.dropped_new_chunks.clone(),
+    };
+    let flow_records: Vec<Option<FlowRecord>> = net
+        .flows
+        .iter()
+        .map(|flow| flow.hosts.take(&mut net.sim))
+        .collect();
+    let net = &*net;
+    let base = Record::base(exp, key, &run.point, &run.traffic);
     let mut records = Vec::new();
     let mut complete = true;
     let mut goodputs = Vec::new();
-    let base = Record::base(exp, key, &point, &traffic);
-    let flow_records: Vec<Option<crate::hosts::FlowRecord>> =
-        pairs.iter().map(|flow| flow.hosts.take(&mut sim)).collect();
-    for (f, flow) in pairs.iter().enumerate() {
+    for (f, flow) in net.flows.iter().enumerate() {
         let Some(r) = &flow_records[f] else {
             complete = false;
             continue;
         };
-        complete &= saturated.is_some() || r.complete();
-        let record = |tsn: Option<u64>, metric: &str, value: f64| Record {
-            variant: flow.variant.clone(),
-            flow: f as u32,
-            tsn,
-            metric: metric.to_owned(),
-            value,
-            ..base.clone()
+        complete &= run.saturated.is_some() || r.complete();
+        let mut m = FlowMeter {
+            exp,
+            key,
+            run,
+            net,
+            f,
+            flow,
+            r,
+            bottleneck: &bottleneck,
+            base: &base,
+            records: &mut records,
         };
-        let mtt = |i: usize| r.mtt_ms(i);
-        let per_message = exp.method == Method::LossPosition
-            || matches!(
-                exp.figure,
-                crate::experiment::Figure::MttPerTsn | crate::experiment::Figure::LatencyTable
-            );
-        match key.position {
-            // Loss-position runs measure the messages whose first transmission
-            // the link actually dropped (its record, not an assumption).
-            Some(_) if f == 0 => {
-                let lost = if tcp0 {
-                    crate::emu_runner::lost_messages(&link_dropped, true, frame)
-                        .into_iter()
-                        .map(|i| i as usize)
-                        .collect()
-                } else {
-                    lost_messages(&dropped_numbers, &first_chunks)
-                };
-                for i in lost {
-                    if let Some(v) = mtt(i) {
-                        records.push(record(Some(i as u64 + 1), "mtt_ms", v));
-                    }
-                }
-            }
-            _ if per_message => {
-                for (i, m) in flow.plan.iter().enumerate() {
-                    if m.measured
-                        && let Some(v) = mtt(i)
-                    {
-                        records.push(record(Some(i as u64 + 1), "mtt_ms", v));
-                    }
-                }
-            }
-            _ => {}
-        }
-        if packet_delays {
-            // Saturated traffic: packets sent in the measurement window
-            // (which starts about a handshake's time after this).
-            let window = match saturated {
-                Some((s, warmup)) => (Time::ZERO + LEAD + warmup, Time::ZERO + LEAD + s.duration),
-                None => (Time::ZERO, Time::from_micros(u64::MAX)),
-            };
-            let arrivals = sim.arrivals(flow.hosts.receiver);
-            if let Some(d) = crate::packet_delay::packet_delay(arrivals, flow.sender, window) {
-                use crate::packet_delay::{MEAN, MEAN_SQUARE, PACKETS, VARIANCE};
-                records.push(record(None, PACKETS, d.packets as f64));
-                records.push(record(None, MEAN, d.mean_ms));
-                records.push(record(None, VARIANCE, d.variance_ms2));
-                records.push(record(None, MEAN_SQUARE, d.mean_square_ms2));
-            }
-            let log = sim.congestion_log(flow.sender);
-            if let Some(cwnd) = crate::packet_delay::mean_cwnd(log, window, sim.now()) {
-                records.push(record(
-                    None,
-                    crate::packet_delay::CWND,
-                    cwnd / flow.segment.max(1) as f64,
-                ));
-            }
-        }
-        // Loss-position runs measure one message each; hundreds of thousands of
-        // them (seed 000) keep only that and their retransmissions, which keeps
-        // runs.csv and memory small.
-        let lean = exp.method == Method::LossPosition;
-        // One-way delay over the run: mean and variance of the MTTs.
-        let all: Vec<f64> = (0..flow.plan.len())
-            .filter(|&i| flow.plan[i].measured)
-            .filter_map(mtt)
-            .collect();
-        // The sender's share of it: write to first transmission.
-        let waits: Vec<f64> = (0..flow.plan.len())
-            .filter(|&i| flow.plan[i].measured)
-            .filter_map(|i| r.send_wait_ms(i))
-            .collect();
-        if !lean && let Some(mean) = crate::stats::mean(&waits) {
-            records.push(record(None, "send_wait_mean_ms", mean));
-        }
-        if !lean && let Some(mean) = crate::stats::mean(&all) {
-            records.push(record(None, "owd_mean_ms", mean));
-            if let Some(sd) = crate::stats::sample_std_dev(&all) {
-                records.push(record(None, "owd_variance_ms2", sd * sd));
-            }
-        }
-        match saturated {
-            // Saturated: the payload read in the measurement window.
-            Some((sat, warmup)) => {
-                let secs = (sat.duration - warmup).as_secs_f64();
-                let goodput = r.window_bytes as f64 * 8.0 / secs / 1000.0;
-                records.push(record(None, "goodput_kbps", goodput));
-                goodputs.push((f, goodput));
-            }
-            None if lean => {}
-            // Goodput: payload read between the first write and the last read.
-            None => {
-                let first = r.written.iter().flatten().min().copied();
-                let last_read = r.read.iter().flatten().max().copied();
-                if let (Some(a), Some(b)) = (first, last_read)
-                    && b > a
-                {
-                    let secs = (b.as_micros() - a.as_micros()) as f64 / 1e6;
-                    let goodput = r.bytes as f64 * 8.0 / secs / 1000.0;
-                    records.push(record(None, "goodput_kbps", goodput));
-                    goodputs.push((f, goodput));
-                }
-            }
-        }
-        // The cost beside the latency: what crossed the bottleneck per message
-        // delivered, and the retransmissions that were not needed (in a
-        // loss-position run exactly one packet is lost, so every
-        // retransmission but the first of each dropped chunk is spurious).
-        if key.position.is_some() && f == 0 {
-            let delivered = r.read.iter().flatten().count();
-            if delivered > 0 {
-                let n = delivered as f64;
-                records.push(record(
-                    None,
-                    "bottleneck_bytes_per_message",
-                    link_bytes as f64 / n,
-                ));
-                records.push(record(
-                    None,
-                    "bottleneck_packets_per_message",
-                    link_packets as f64 / n,
-                ));
-            }
-            let needed = link_dropped
-                .iter()
-                .filter(|c| r.retransmissions.iter().any(|x| x.unit == c.tsn))
-                .count();
-            let spurious = r.retransmissions.len().saturating_sub(needed);
-            records.push(record(None, "spurious_retransmissions", spurious as f64));
-            // By cause: every retransmission of a chunk the link never
-            // dropped, and every one beyond the first of a chunk it did.
-            for &cause in r.causes {
-                let mut first_of_dropped = HashSet::new();
-                let n = r
-                    .retransmissions
-                    .iter()
-                    .filter(|x| {
-                        let dropped = link_dropped.iter().any(|c| c.tsn == x.unit);
-                        let needed = dropped && first_of_dropped.insert(x.unit);
-                        x.cause == cause && !needed
-                    })
-                    .count();
-                if n > 0 {
-                    records.push(record(
-                        None,
-                        &format!("spurious_retransmissions_{cause}"),
-                        n as f64,
-                    ));
-                }
-            }
-        }
-        if r.spurious_timeouts_undone > 0 {
-            records.push(record(
-                None,
-                "spurious_timeouts_undone",
-                r.spurious_timeouts_undone as f64,
-            ));
-        }
-        // Retransmissions by cause, and the delay of each first retransmission.
-        for &cause in r.causes {
-            let n = r
-                .retransmissions
-                .iter()
-                .filter(|x| x.cause == cause)
-                .count();
-            if lean && n == 0 {
-                continue;
-            }
-            records.push(record(None, &format!("retransmissions_{cause}"), n as f64));
-        }
-        for x in r
-            .retransmissions
-            .iter()
-            .filter(|x| x.transmissions == 2 && !lean)
-        {
-            let d = (x.at.as_micros() as f64 - x.first_sent_at.as_micros() as f64) / 1000.0;
-            records.push(record(None, &format!("first_rtx_delay_ms_{}", x.cause), d));
-        }
-        if traced {
-            let logs: Vec<&[brisk_sim::PacketRecord]> =
-                flow.path.iter().map(|&l| sim.packet_log(l)).collect();
-            let lost = lost_tsns(&logs, flow.sender);
-            records.push(record(None, "lost_chunks", lost.len() as f64));
-            for (cause, lost_chunk, d) in first_retransmissions(&r.retransmissions, &lost) {
-                let kind = if lost_chunk { "lost" } else { "spurious" };
-                records.push(record(None, &format!("{kind}_first_rtx_ms_{cause}"), d));
-            }
-            // The same delays read off the wire, whatever the cause, as the
-            // emulator measures a real stack's.
-            if let Some(first_hop) = logs.first() {
-                for d in repair_delays(first_hop, flow.sender, &lost) {
-                    records.push(record(None, REPAIR, d));
-                }
-            }
-            // Packets the sender sent: each enters its first hop once.
-            let (packets, data_packets) = logs
-                .first()
-                .map(|log| {
-                    let mine = log.iter().filter(|p| p.src == flow.sender);
-                    mine.fold((0u64, 0u64), |(a, d), p| {
-                        (a + 1, d + u64::from(!p.data_tsns.is_empty()))
-                    })
-                })
-                .unwrap_or_default();
-            records.push(record(None, "packets_sent", packets as f64));
-            records.push(record(None, "data_packets", data_packets as f64));
-            // The cost beside the benefit: this sender's packets and bytes on
-            // the bottleneck per message (or payload byte) delivered, and the
-            // retransmissions that were not needed (every one of a chunk the
-            // path never lost, every one beyond the first of a lost chunk).
-            let (b_packets, b_bytes) = sim
-                .packet_log(bottleneck)
-                .iter()
-                .filter(|p| p.src == flow.sender)
-                .fold((0u64, 0u64), |(n, b), p| (n + 1, b + p.size as u64));
-            let delivered = r.read.iter().flatten().count();
-            if delivered > 0 {
-                let n = delivered as f64;
-                records.push(record(
-                    None,
-                    "bottleneck_bytes_per_message",
-                    b_bytes as f64 / n,
-                ));
-                records.push(record(
-                    None,
-                    "bottleneck_packets_per_message",
-                    b_packets as f64 / n,
-                ));
-            }
-            if r.bytes > 0 {
-                records.push(record(
-                    None,
-                    "bottleneck_bytes_per_payload_byte",
-                    b_bytes as f64 / r.bytes as f64,
-                ));
-            }
-            let needed = lost
-                .iter()
-                .filter(|t| r.retransmissions.iter().any(|x| x.unit == **t))
-                .count();
-            let spurious = r.retransmissions.len().saturating_sub(needed);
-            records.push(record(None, "spurious_retransmissions", spurious as f64));
-            let messages = if saturated.is_some() {
-                r.saturated_written
-            } else {
-                r.written.iter().flatten().count() as u64
-            };
-            if messages > 0 {
-                records.push(record(
-                    None,
-                    "data_packets_per_message",
-                    data_packets as f64 / messages as f64,
-                ));
-            }
-        }
-        if f == 0 && !lean {
-            let secs = virtual_time.as_secs_f64().max(1e-9);
-            records.push(record(
-                None,
-                "link_throughput_kbps",
-                link_bytes as f64 * 8.0 / secs / 1000.0,
-            ));
+        if let Some(goodput) = m.measure(virtual_time) {
+            goodputs.push((f, goodput));
         }
     }
     // Seed 004, eq. 1, as the paper defines lambda: the payload bytes each
@@ -861,16 +720,333 @@ fn run_one(
         .filter_map(|(f, r)| Some((f, r.as_ref()?.new_payload_bytes as f64)))
         .collect();
     if exp.topology.dumbbell.is_some() {
-        records.extend(shares(&sent, "share_sent_pct", &pairs, &base));
+        records.extend(shares(&sent, "share_sent_pct", &net.flows, &base));
     }
     // The same share by receiver goodput.
-    records.extend(shares(&goodputs, "share_pct", &pairs, &base));
-    Ok(Outcome {
+    records.extend(shares(&goodputs, "share_pct", &net.flows, &base));
+    Outcome {
         records,
         events,
         virtual_time,
         complete,
-    })
+    }
+}
+
+/// What crossed the forward bottleneck in a run.
+struct Bottleneck {
+    bytes: u64,
+    packets: u64,
+    /// The new chunks (or bytes) it dropped.
+    dropped: Vec<brisk_sim::NewChunk>,
+}
+
+/// Measures flow `f` of a played run into `records`.
+struct FlowMeter<'a> {
+    exp: &'a Experiment,
+    key: &'a RunKey,
+    run: &'a RunPlan,
+    net: &'a Net,
+    f: usize,
+    flow: &'a Flow,
+    r: &'a FlowRecord,
+    bottleneck: &'a Bottleneck,
+    base: &'a Record,
+    records: &'a mut Vec<Record>,
+}
+
+impl FlowMeter<'_> {
+    /// Adds a record of `metric` (of message `tsn`, if any).
+    fn push(&mut self, tsn: Option<u64>, metric: &str, value: f64) {
+        self.records.push(Record {
+            variant: self.flow.variant.clone(),
+            flow: self.f as u32,
+            tsn,
+            metric: metric.to_owned(),
+            value,
+            ..self.base.clone()
+        });
+    }
+
+    /// Loss-position runs measure one message each; hundreds of thousands of
+    /// them (seed 000) keep only that and their retransmissions, which keeps
+    /// runs.csv and memory small.
+    fn lean(&self) -> bool {
+        self.exp.method == Method::LossPosition
+    }
+
+    /// Every measurement of the flow, in the order of `runs.csv`; its
+    /// goodput, if measured.
+    fn measure(&mut self, virtual_time: Duration) -> Option<f64> {
+        self.mtts();
+        if self.exp.figure == Figure::DelayTable {
+            self.packet_delays();
+        }
+        self.one_way_delay();
+        let goodput = self.goodput();
+        if self.key.position.is_some() && self.f == 0 {
+            self.loss_position_cost();
+        }
+        self.retransmissions();
+        if self.exp.method == Method::Flow {
+            self.path_records();
+        }
+        if self.f == 0 && !self.lean() {
+            let secs = virtual_time.as_secs_f64().max(1e-9);
+            let kbps = self.bottleneck.bytes as f64 * 8.0 / secs / 1000.0;
+            self.push(None, "link_throughput_kbps", kbps);
+        }
+        goodput
+    }
+
+    /// The MTT of the messages measured: in a loss-position run those whose
+    /// first transmission the link actually dropped (its record, not an
+    /// assumption); else every measured message, where the figure or
+    /// method wants them.
+    fn mtts(&mut self) {
+        let per_message = self.exp.method == Method::LossPosition
+            || matches!(self.exp.figure, Figure::MttPerTsn | Figure::LatencyTable);
+        let messages: Vec<usize> = match self.key.position {
+            Some(_) if self.f == 0 => self.lost_messages(),
+            _ if per_message => (0..self.flow.plan.len())
+                .filter(|&i| self.flow.plan[i].measured)
+                .collect(),
+            _ => Vec::new(),
+        };
+        for i in messages {
+            if let Some(v) = self.r.mtt_ms(i) {
+                self.push(Some(i as u64 + 1), "mtt_ms", v);
+            }
+        }
+    }
+
+    /// Flow 0's messages whose first transmission the bottleneck dropped.
+    fn lost_messages(&self) -> Vec<usize> {
+        let dropped = &self.bottleneck.dropped;
+        if self.net.tcp0 {
+            crate::emu_runner::lost_messages(dropped, true, self.net.frame)
+                .into_iter()
+                .map(|i| i as usize)
+                .collect()
+        } else {
+            let numbers: Vec<u64> = dropped.iter().map(|c| c.number).collect();
+            lost_messages(&numbers, &self.net.first_chunks)
+        }
+    }
+
+    /// Seed 004's one-way delay of every data packet, and the mean cwnd.
+    fn packet_delays(&mut self) {
+        use crate::packet_delay::{CWND, MEAN, MEAN_SQUARE, PACKETS, VARIANCE};
+        // Saturated traffic: packets sent in the measurement window
+        // (which starts about a handshake's time after this).
+        let window = match self.run.saturated {
+            Some((s, warmup)) => (Time::ZERO + LEAD + warmup, Time::ZERO + LEAD + s.duration),
+            None => (Time::ZERO, Time::from_micros(u64::MAX)),
+        };
+        let sim = &self.net.sim;
+        let (sender, receiver) = (self.flow.sender, self.flow.hosts.receiver);
+        let arrivals = sim.arrivals(receiver);
+        if let Some(d) = crate::packet_delay::packet_delay(arrivals, sender, window) {
+            self.push(None, PACKETS, d.packets as f64);
+            self.push(None, MEAN, d.mean_ms);
+            self.push(None, VARIANCE, d.variance_ms2);
+            self.push(None, MEAN_SQUARE, d.mean_square_ms2);
+        }
+        let log = sim.congestion_log(sender);
+        if let Some(cwnd) = crate::packet_delay::mean_cwnd(log, window, sim.now()) {
+            self.push(None, CWND, cwnd / self.flow.segment.max(1) as f64);
+        }
+    }
+
+    /// One-way delay over the run (mean and variance of the MTTs), and the
+    /// sender's share of it: write to first transmission.
+    fn one_way_delay(&mut self) {
+        if self.lean() {
+            return;
+        }
+        let measured = || (0..self.flow.plan.len()).filter(|&i| self.flow.plan[i].measured);
+        let all: Vec<f64> = measured().filter_map(|i| self.r.mtt_ms(i)).collect();
+        let waits: Vec<f64> = measured().filter_map(|i| self.r.send_wait_ms(i)).collect();
+        if let Some(mean) = crate::stats::mean(&waits) {
+            self.push(None, "send_wait_mean_ms", mean);
+        }
+        if let Some(mean) = crate::stats::mean(&all) {
+            self.push(None, "owd_mean_ms", mean);
+            if let Some(sd) = crate::stats::sample_std_dev(&all) {
+                self.push(None, "owd_variance_ms2", sd * sd);
+            }
+        }
+    }
+
+    /// Goodput, kbit/s: saturated, the payload read in the measurement
+    /// window; else the payload read between the first write and the last
+    /// read.
+    fn goodput(&mut self) -> Option<f64> {
+        let r = self.r;
+        let goodput = match self.run.saturated {
+            Some((sat, warmup)) => {
+                let secs = (sat.duration - warmup).as_secs_f64();
+                Some(r.window_bytes as f64 * 8.0 / secs / 1000.0)
+            }
+            None if self.lean() => None,
+            None => {
+                let first = r.written.iter().flatten().min().copied();
+                let last_read = r.read.iter().flatten().max().copied();
+                match (first, last_read) {
+                    (Some(a), Some(b)) if b > a => {
+                        let secs = (b.as_micros() - a.as_micros()) as f64 / 1e6;
+                        Some(r.bytes as f64 * 8.0 / secs / 1000.0)
+                    }
+                    _ => None,
+                }
+            }
+        };
+        if let Some(g) = goodput {
+            self.push(None, "goodput_kbps", g);
+        }
+        goodput
+    }
+
+    /// Per message delivered, the bytes and packets that crossed the
+    /// bottleneck (`bytes`, `packets`).
+    fn per_message_cost(&mut self, bytes: u64, packets: u64) {
+        let delivered = self.r.read.iter().flatten().count();
+        if delivered > 0 {
+            let n = delivered as f64;
+            self.push(None, "bottleneck_bytes_per_message", bytes as f64 / n);
+            self.push(None, "bottleneck_packets_per_message", packets as f64 / n);
+        }
+    }
+
+    /// The retransmissions that were not needed: all but one of each of the
+    /// `lost` data units.
+    fn spurious(&mut self, lost: impl Iterator<Item = u32>) {
+        let rtx = &self.r.retransmissions;
+        let needed = lost.filter(|t| rtx.iter().any(|x| x.unit == *t)).count();
+        let spurious = rtx.len().saturating_sub(needed);
+        self.push(None, "spurious_retransmissions", spurious as f64);
+    }
+
+    /// The cost beside the latency in a loss-position run: what crossed the
+    /// bottleneck per message delivered, and the retransmissions that were
+    /// not needed (exactly one packet is lost, so every retransmission but
+    /// the first of each dropped chunk is spurious).
+    fn loss_position_cost(&mut self) {
+        let dropped = &self.bottleneck.dropped;
+        self.per_message_cost(self.bottleneck.bytes, self.bottleneck.packets);
+        self.spurious(dropped.iter().map(|c| c.tsn));
+        // By cause: every retransmission of a chunk the link never
+        // dropped, and every one beyond the first of a chunk it did.
+        for &cause in self.r.causes {
+            let mut first_of_dropped = HashSet::new();
+            let n = self
+                .r
+                .retransmissions
+                .iter()
+                .filter(|x| {
+                    let was_dropped = dropped.iter().any(|c| c.tsn == x.unit);
+                    let needed = was_dropped && first_of_dropped.insert(x.unit);
+                    x.cause == cause && !needed
+                })
+                .count();
+            if n > 0 {
+                self.push(None, &format!("spurious_retransmissions_{cause}"), n as f64);
+            }
+        }
+    }
+
+    /// Timeouts undone, retransmissions by cause, and the delay of each
+    /// first retransmission.
+    fn retransmissions(&mut self) {
+        let r = self.r;
+        if r.spurious_timeouts_undone > 0 {
+            let undone = r.spurious_timeouts_undone as f64;
+            self.push(None, "spurious_timeouts_undone", undone);
+        }
+        for &cause in r.causes {
+            let n = r
+                .retransmissions
+                .iter()
+                .filter(|x| x.cause == cause)
+                .count();
+            if self.lean() && n == 0 {
+                continue;
+            }
+            self.push(None, &format!("retransmissions_{cause}"), n as f64);
+        }
+        let lean = self.lean();
+        for x in r
+            .retransmissions
+            .iter()
+            .filter(|x| x.transmissions == 2 && !lean)
+        {
+            let d = (x.at.as_micros() as f64 - x.first_sent_at.as_micros() as f64) / 1000.0;
+            self.push(None, &format!("first_rtx_delay_ms_{}", x.cause), d);
+        }
+    }
+
+    /// A flow run's measurements off the packet logs of the flow's path:
+    /// the chunks really lost and their repair, the packets sent, and the
+    /// cost beside the benefit.
+    fn path_records(&mut self) {
+        let (sim, flow, r) = (&self.net.sim, self.flow, self.r);
+        let logs: Vec<&[brisk_sim::PacketRecord]> =
+            flow.path.iter().map(|&l| sim.packet_log(l)).collect();
+        let lost = lost_tsns(&logs, flow.sender);
+        self.push(None, "lost_chunks", lost.len() as f64);
+        for (cause, lost_chunk, d) in first_retransmissions(&r.retransmissions, &lost) {
+            let kind = if lost_chunk { "lost" } else { "spurious" };
+            self.push(None, &format!("{kind}_first_rtx_ms_{cause}"), d);
+        }
+        // The same delays read off the wire, whatever the cause, as the
+        // emulator measures a real stack's.
+        if let Some(first_hop) = logs.first() {
+            for d in repair_delays(first_hop, flow.sender, &lost) {
+                self.push(None, REPAIR, d);
+            }
+        }
+        // Packets the sender sent: each enters its first hop once.
+        let (packets, data_packets) = logs
+            .first()
+            .map(|log| {
+                let mine = log.iter().filter(|p| p.src == flow.sender);
+                mine.fold((0u64, 0u64), |(a, d), p| {
+                    (a + 1, d + u64::from(!p.data_tsns.is_empty()))
+                })
+            })
+            .unwrap_or_default();
+        self.push(None, "packets_sent", packets as f64);
+        self.push(None, "data_packets", data_packets as f64);
+        self.path_cost(&lost, data_packets);
+    }
+
+    /// The cost beside the benefit: this sender's packets and bytes on the
+    /// bottleneck per message (or payload byte) delivered, the
+    /// retransmissions that were not needed (every one of a chunk the path
+    /// never lost, every one beyond the first of a lost chunk), and DATA
+    /// packets per message written.
+    fn path_cost(&mut self, lost: &HashSet<u32>, data_packets: u64) {
+        let (sim, flow, r) = (&self.net.sim, self.flow, self.r);
+        let (b_packets, b_bytes) = sim
+            .packet_log(self.net.bottleneck)
+            .iter()
+            .filter(|p| p.src == flow.sender)
+            .fold((0u64, 0u64), |(n, b), p| (n + 1, b + p.size as u64));
+        self.per_message_cost(b_bytes, b_packets);
+        if r.bytes > 0 {
+            let per_byte = b_bytes as f64 / r.bytes as f64;
+            self.push(None, "bottleneck_bytes_per_payload_byte", per_byte);
+        }
+        self.spurious(lost.iter().copied());
+        let messages = if self.run.saturated.is_some() {
+            r.saturated_written
+        } else {
+            r.written.iter().flatten().count() as u64
+        };
+        if messages > 0 {
+            let per_message = data_packets as f64 / messages as f64;
+            self.push(None, "data_packets_per_message", per_message);
+        }
+    }
 }
 
 /// Each flow's share (%) of the total of `values` (flow, value), as records
@@ -961,7 +1137,8 @@ pub fn first_retransmissions(
     for x in rtx.iter().filter(|x| x.cause == T3_TIMEOUT) {
         let at = x.at.as_micros();
         let head = heads.entry(at).or_insert(x.unit);
-        if crate::runner::serial_lt(x.unit, *head) {
+        // RFC 9260 1.6: TSNs compare in serial arithmetic (RFC 1982).
+        if lt32(x.unit, *head) {
             *head = x.unit;
         }
     }
@@ -976,11 +1153,6 @@ pub fn first_retransmissions(
             (cause, lost.contains(&x.unit), d)
         })
         .collect()
-}
-
-/// `a` comes before `b` in TSN order (RFC 1982 serial arithmetic).
-fn serial_lt(a: u32, b: u32) -> bool {
-    a != b && b.wrapping_sub(a) < (1 << 31)
 }
 
 /// Runs the first run of `exp` again, capturing it as [`capture_run`] does.

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use brisk_proto::Time;
 
 use crate::experiment::Experiment;
-use crate::flowfigs::Figures;
+use crate::figfmt::Figures;
 use crate::plot::{Chart, Point, Series, SeriesStyle};
 use crate::report::Table;
 use crate::runner::{RunTrace, expand, trace_run};

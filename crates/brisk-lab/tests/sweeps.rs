@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use brisk_lab::experiment::{Combine, Dim, Experiment, Packing, PointIdx, Traffic};
+use brisk_lab::experiment::{Combine, Dim, Experiment, Packing, PointIdx, Traffic, Value};
 use brisk_lab::runner::{self, Record};
 use indicatif::ProgressBar;
 
@@ -56,20 +56,23 @@ fn every_sweep_dimension_parses_and_a_product_crosses_them_all() {
         ONE_VARIANT,
         "[sweep]\nmessage_size = [100, 200, 300]\nloss = [0.0, 0.01]\ncorrupt = [0.02]\nrate = [10, 20.5]\nmtu = [1500]",
     ));
-    assert_eq!(e.message_sizes, vec![Some(100), Some(200), Some(300)]);
-    assert_eq!(e.losses, vec![Some(0.0), Some(0.01)]);
-    assert_eq!(e.corrupts, vec![Some(0.02)]);
-    assert_eq!(e.rates, vec![Some(10.0), Some(20.5)]);
-    assert_eq!(e.mtus, vec![Some(1500)]);
-    assert_eq!(e.combine, Combine::Product);
+    let sizes = [100, 200, 300].map(|m| Value::MessageSize(Some(m)));
+    assert_eq!(e.sweep.values(Dim::MessageSize), sizes);
+    let losses = [0.0, 0.01].map(|p| Value::Loss(Some(p)));
+    assert_eq!(e.sweep.values(Dim::Loss), losses);
+    assert_eq!(e.sweep.values(Dim::Corrupt), [Value::Corrupt(Some(0.02))]);
+    let rates = [10.0, 20.5].map(|r| Value::Rate(Some(r)));
+    assert_eq!(e.sweep.values(Dim::Rate), rates);
+    assert_eq!(e.sweep.values(Dim::Mtu), [Value::Mtu(Some(1500))]);
+    assert_eq!(e.sweep.combine, Combine::Product);
     assert_eq!(e.points().len(), 3 * 2 * 2);
     assert_eq!(e.dim_len(Dim::MessageSize), 3);
     // A point's values, and the traffic at it: the rate sets the interval.
-    let p = e.point(&PointIdx {
-        message_size: 2,
-        rate: 1,
-        ..PointIdx::default()
-    });
+    let p = e.point(
+        &PointIdx::default()
+            .with(Dim::MessageSize, 2)
+            .with(Dim::Rate, 1),
+    );
     assert_eq!((p.message_size, p.rate), (Some(300), Some(20.5)));
     match e.traffic.at(p.message_size, p.rate) {
         Traffic::Periodic {
@@ -85,7 +88,7 @@ fn every_sweep_dimension_parses_and_a_product_crosses_them_all() {
     // Without a sweep every dimension has one value: not set.
     let plain = parse(&text(PERIODIC, ONE_VARIANT, ""));
     assert_eq!(plain.points(), vec![PointIdx::default()]);
-    assert_eq!(plain.losses, vec![None]);
+    assert_eq!(plain.sweep.values(Dim::Loss), [Value::Loss(None)]);
 }
 
 #[test]
@@ -98,9 +101,14 @@ fn one_at_a_time_varies_each_dimension_alone_around_the_base_and_crosses_the_axi
     let points = e.points();
     // Per size: the base, the other delay, the two other losses.
     assert_eq!(points.len(), 3 * (1 + 1 + 2));
-    assert!(points.iter().all(|p| p.delay == 0 || p.loss == 0));
+    assert!(
+        points
+            .iter()
+            .all(|p| p.get(Dim::Delay) == 0 || p.get(Dim::Loss) == 0)
+    );
     for size in 0..3 {
-        assert_eq!(points.iter().filter(|p| p.message_size == size).count(), 4);
+        let at_size = points.iter().filter(|p| p.get(Dim::MessageSize) == size);
+        assert_eq!(at_size.count(), 4);
     }
     // Without an axis, message size is varied alone too.
     let e = parse(&text(
@@ -123,7 +131,7 @@ fn zip_takes_the_ith_values_together_and_crosses_the_axis() {
     assert!(
         points
             .iter()
-            .all(|p| p.delay == p.loss && p.message_size == 0)
+            .all(|p| p.get(Dim::Delay) == p.get(Dim::Loss) && p.get(Dim::MessageSize) == 0)
     );
     assert_eq!(e.point(&points[1]).delay, Duration::from_millis(25));
     let e = parse(&text(
