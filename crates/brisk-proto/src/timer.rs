@@ -138,13 +138,11 @@ impl TimerTable {
         }
     }
 
-    /// The earliest deadline, each on the clock's next tick (`granularity`).
+    /// The earliest deadline, on the clock's next tick (`granularity`;
+    /// rounding up keeps the order, so the earliest rounded is the earliest's).
     pub fn earliest(&self, granularity: Duration) -> Option<Time> {
-        earliest(
-            self.deadlines
-                .iter()
-                .map(|d| d.map(|t| on_tick(t, granularity))),
-        )
+        let first = self.deadlines.iter().flatten().min()?;
+        Some(on_tick(*first, granularity))
     }
 }
 

@@ -831,3 +831,186 @@ impl RetransmissionQueue {
         marked
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::message::MessageId;
+    use crate::wire::chunk::DataFlags;
+
+    const INITIAL: Tsn = Tsn(1000);
+
+    struct Fixture {
+        cfg: Config,
+        path: Path,
+        timers: TimerTable,
+        rq: RetransmissionQueue,
+    }
+
+    impl Fixture {
+        fn new(cfg: Config) -> Self {
+            let remote: SocketAddr = "192.0.2.1:9899".parse().unwrap();
+            let mut rq = RetransmissionQueue::new(INITIAL);
+            rq.on_peer_window(100_000);
+            Self {
+                path: Path::new(remote, &cfg, 100_000),
+                cfg,
+                timers: TimerTable::default(),
+                rq,
+            }
+        }
+
+        fn env(&mut self) -> (&mut RetransmissionQueue, TxEnv<'_>) {
+            let env = TxEnv {
+                cfg: &self.cfg,
+                path: &mut self.path,
+                timers: &mut self.timers,
+            };
+            (&mut self.rq, env)
+        }
+
+        /// Sends one 100-byte chunk in a packet of its own at `ms`.
+        fn send(&mut self, ms: u64) -> Tsn {
+            let now = Time::from_millis(ms);
+            let (rq, mut env) = self.env();
+            let p = rq.begin_packet(now);
+            let frag = PendingFragment {
+                msg: MessageId(ms),
+                stream_id: 0,
+                ssn: 0,
+                ppid: 0,
+                flags: DataFlags::UNFRAGMENTED,
+                payload: Bytes::from(vec![0u8; 100]),
+                queued_at: now,
+            };
+            let tsn = rq.send_new(frag, now, p, &mut env);
+            rq.end_packet();
+            tsn
+        }
+
+        fn sack(&mut self, ms: u64, cum: Tsn, gaps: &[(u16, u16)]) -> SackResult {
+            let sack = Sack {
+                cum_tsn_ack: cum.0,
+                a_rwnd: 100_000,
+                gap_blocks: gaps
+                    .iter()
+                    .map(|&(start, end)| crate::wire::chunk::GapBlock { start, end })
+                    .collect(),
+                dup_tsns: vec![],
+            };
+            let (rq, mut env) = self.env();
+            rq.on_sack(Time::from_millis(ms), &sack, None, &mut env)
+                .unwrap()
+        }
+    }
+
+    /// What a 100-byte chunk takes of the peer's window: 116 bytes on the
+    /// wire plus the receiver's bookkeeping.
+    const COST: u32 = 116 + PEER_CHUNK_OVERHEAD;
+    use crate::tx::outstanding::PEER_CHUNK_OVERHEAD;
+
+    #[test]
+    fn the_peer_window_follows_rfc_9260_6_2_1_b_c_and_d() {
+        let mut f = Fixture::new(Config::rfc9260());
+        f.send(0);
+        f.send(0);
+        // B: each chunk sent takes its cost.
+        assert_eq!(f.rq.peer_rwnd(), 100_000 - 2 * COST);
+        // C: T3 marks both for retransmission and returns them.
+        assert_eq!(
+            f.rq.on_t3_expiry(Time::from_millis(1000)),
+            T3Expiry::Expired {
+                counts_as_error: true
+            }
+        );
+        let (rq, mut env) = f.env();
+        rq.retransmit_after_t3(&mut env);
+        assert_eq!(f.rq.peer_rwnd(), 100_000);
+        assert_eq!(f.rq.outstanding().marked(), 2);
+        // D ii: a SACK sets it to a_rwnd less what is outstanding.
+        let result = f.sack(1100, INITIAL, &[]);
+        assert!(result.peer_alive);
+        assert_eq!(f.rq.peer_rwnd(), 100_000);
+        assert_eq!(f.rq.counters().t3_expirations, 1);
+    }
+
+    #[test]
+    fn sending_arms_t3_and_a_sack_of_everything_stops_it() {
+        let mut f = Fixture::new(Config::rfc9260());
+        let first = f.send(0);
+        assert_eq!(
+            f.timers.deadline(TimerKind::T3Rtx),
+            Some(Time::from_secs(1)),
+            "R1: RTO.Initial"
+        );
+        f.send(10);
+        assert_eq!(
+            f.timers.deadline(TimerKind::T3Rtx),
+            Some(Time::from_secs(1))
+        );
+        let result = f.sack(50, first, &[]);
+        assert_eq!(result.acked_messages.len(), 1);
+        // R3: the earliest was acknowledged: restart with the RTO (C2: 3 * 50 ms
+        // = 150 ms is below RTO.Min, so 1 s).
+        assert_eq!(
+            f.timers.deadline(TimerKind::T3Rtx),
+            Some(Time::from_millis(1050))
+        );
+        f.sack(60, first.next(), &[]);
+        assert_eq!(f.timers.deadline(TimerKind::T3Rtx), None, "R2");
+        assert!(f.rq.outstanding().is_empty());
+    }
+
+    #[test]
+    fn a_thin_stream_fast_retransmits_on_one_miss_and_may_bypass_cwnd_once() {
+        let mut f = Fixture::new(Config::thin_stream());
+        let lost = f.send(0);
+        f.send(0);
+        // One SACK reports the first chunk missing: seed 001 4.3.
+        f.sack(30, lost.prev(), &[(2, 2)]);
+        assert_eq!(f.rq.next_marked().map(|c| c.tsn), Some(lost));
+        assert!(f.rq.may_bypass_cwnd());
+        assert_eq!(f.rq.counters().fast_recoveries, 1);
+        let (rq, mut env) = f.env();
+        let p = rq.begin_packet(Time::from_millis(31));
+        let resent = rq
+            .resend(lost, Time::from_millis(31), p, true, &mut env)
+            .unwrap();
+        rq.on_retransmissions_sent();
+        assert_eq!(resent.cause, RetransmitCause::FastRetransmit);
+        assert_eq!(resent.transmissions, 2);
+        assert!(!f.rq.may_bypass_cwnd(), "7.2.4: one packet only");
+        assert_eq!(
+            f.rq.counters().retransmissions[RetransmitCause::FastRetransmit as usize],
+            1
+        );
+    }
+
+    #[test]
+    fn a_t3_expiry_probing_a_window_the_peer_keeps_closed_is_no_error() {
+        let mut f = Fixture::new(Config::rfc9260());
+        let first = f.send(0);
+        // The peer answers with a closed window and acknowledges nothing.
+        let sack = Sack {
+            cum_tsn_ack: first.prev().0,
+            a_rwnd: 0,
+            gap_blocks: vec![],
+            dup_tsns: vec![],
+        };
+        let (rq, mut env) = f.env();
+        let result = rq
+            .on_sack(Time::from_millis(500), &sack, None, &mut env)
+            .unwrap();
+        assert!(result.peer_alive, "6.1 A: a SACK answering the probe");
+        assert_eq!(
+            f.rq.on_t3_expiry(Time::from_secs(1)),
+            T3Expiry::Expired {
+                counts_as_error: false
+            }
+        );
+    }
+}
