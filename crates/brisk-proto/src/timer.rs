@@ -15,30 +15,36 @@ pub struct Timer {
 
 impl Timer {
     /// Starts (or restarts) the timer to fire `after` from `now`.
+    #[inline]
     pub fn start(&mut self, now: Time, after: Duration) {
         self.deadline = Some(now + after);
     }
 
     /// Starts the timer only if it is not running.
+    #[inline]
     pub fn start_if_stopped(&mut self, now: Time, after: Duration) {
         if self.deadline.is_none() {
             self.start(now, after);
         }
     }
 
+    #[inline]
     pub fn stop(&mut self) {
         self.deadline = None;
     }
 
+    #[inline]
     pub fn is_running(&self) -> bool {
         self.deadline.is_some()
     }
 
+    #[inline]
     pub fn deadline(&self) -> Option<Time> {
         self.deadline
     }
 
     /// If the deadline has passed, stops the timer and returns true.
+    #[inline]
     pub fn poll_expired(&mut self, now: Time) -> bool {
         match self.deadline {
             Some(d) if d <= now => {
@@ -99,35 +105,42 @@ pub struct TimerTable {
 
 impl TimerTable {
     /// Starts (or restarts) `kind` to fire `after` from `now`.
+    #[inline]
     pub fn start(&mut self, kind: TimerKind, now: Time, after: Duration) {
         self.deadlines[kind.index()] = Some(now + after);
     }
 
     /// Starts `kind` only if it is not running.
+    #[inline]
     pub fn start_if_stopped(&mut self, kind: TimerKind, now: Time, after: Duration) {
         if !self.is_running(kind) {
             self.start(kind, now, after);
         }
     }
 
+    #[inline]
     pub fn stop(&mut self, kind: TimerKind) {
         self.deadlines[kind.index()] = None;
     }
 
     /// Stops every timer (the association closed).
+    #[inline]
     pub fn stop_all(&mut self) {
         self.deadlines = Default::default();
     }
 
+    #[inline]
     pub fn is_running(&self, kind: TimerKind) -> bool {
         self.deadlines[kind.index()].is_some()
     }
 
+    #[inline]
     pub fn deadline(&self, kind: TimerKind) -> Option<Time> {
         self.deadlines[kind.index()]
     }
 
     /// If `kind`'s deadline has passed, stops it and returns true.
+    #[inline]
     pub fn poll_expired(&mut self, kind: TimerKind, now: Time) -> bool {
         match self.deadlines[kind.index()] {
             Some(d) if d <= now => {
@@ -140,6 +153,7 @@ impl TimerTable {
 
     /// The earliest deadline, on the clock's next tick (`granularity`;
     /// rounding up keeps the order, so the earliest rounded is the earliest's).
+    #[inline]
     pub fn earliest(&self, granularity: Duration) -> Option<Time> {
         let first = self.deadlines.iter().flatten().min()?;
         Some(on_tick(*first, granularity))

@@ -387,11 +387,13 @@ impl Association {
     }
 
     /// Packets with DATA not yet fully acknowledged (see `tx::outstanding`).
+    #[inline]
     pub fn packets_outstanding(&self) -> u32 {
         self.rtx.outstanding().packets_outstanding()
     }
 
     /// Bytes of DATA in flight.
+    #[inline]
     pub fn flight_size(&self) -> u32 {
         self.rtx.outstanding().flight_size()
     }
@@ -492,16 +494,19 @@ impl Association {
     }
 
     /// The RTO for T3: a thin stream's own RTO.Min applies while thin.
+    #[inline]
     fn data_rto(&self) -> std::time::Duration {
         self.rtx.rto(&self.cfg, &self.path)
     }
 
     /// The payload of the next chunk the send queue would cut, if any.
+    #[inline]
     fn queued_chunk(&self) -> Option<usize> {
         self.send_queue.peek_len(self.cfg.max_data_payload())
     }
 
     /// The retransmission queue with what it borrows for one call.
+    #[inline]
     fn tx(&mut self) -> (&mut RetransmissionQueue, TxEnv<'_>) {
         let env = TxEnv {
             cfg: &self.cfg,

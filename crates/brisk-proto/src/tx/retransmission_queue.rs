@@ -172,6 +172,7 @@ impl RetransmissionQueue {
 
     // --- What the association reads ---
 
+    #[inline]
     pub fn outstanding(&self) -> &Outstanding {
         &self.outstanding
     }
@@ -191,23 +192,27 @@ impl RetransmissionQueue {
     }
 
     /// Whether marked chunks may go out now whatever cwnd says (7.2.4).
+    #[inline]
     pub fn may_bypass_cwnd(&self) -> bool {
         self.bypass_cwnd_once
     }
 
     /// Whether the stream is thin (seed 001): fewer than `thin_threshold`
     /// packets outstanding.
+    #[inline]
     pub fn is_thin(&self, cfg: &Config) -> bool {
         thin::is_thin(cfg, self.outstanding.packets_outstanding())
     }
 
     /// The RTO for T3: a thin stream's own RTO.Min applies while thin.
+    #[inline]
     pub fn rto(&self, cfg: &Config, path: &Path) -> Duration {
         thin::rto(cfg, self.is_thin(cfg), &path.rto)
     }
 
     /// Rule A (6.1): new DATA of `payload` bytes needs room in the peer's
     /// window, except for a zero window probe when nothing is outstanding.
+    #[inline]
     pub fn window_allows(&self, payload: usize) -> bool {
         usize::try_from(self.peer_window.rwnd).unwrap_or(usize::MAX) >= payload
             || self.outstanding.is_empty()
@@ -216,6 +221,7 @@ impl RetransmissionQueue {
     /// Whether new data is queued (`queued`: the next chunk's payload) and
     /// the peer's window would take it (RFC 5827 and RFC 7765 apply only when
     /// it is not).
+    #[inline]
     fn new_data_ready(&self, queued: Option<usize>) -> bool {
         queued
             .is_some_and(|len| usize::try_from(self.peer_window.rwnd).unwrap_or(usize::MAX) >= len)
@@ -224,16 +230,19 @@ impl RetransmissionQueue {
     // --- Sending ---
 
     /// Opens a packet record for DATA leaving now.
+    #[inline]
     pub fn begin_packet(&mut self, now: Time) -> u64 {
         self.outstanding.begin_packet(now)
     }
 
     /// The packet is complete.
+    #[inline]
     pub fn end_packet(&mut self) {
         self.outstanding.end_packet();
     }
 
     /// The lowest TSN marked for retransmission (6.1 C: these go first).
+    #[inline]
     pub fn next_marked(&self) -> Option<&SentChunk> {
         self.outstanding.next_marked()
     }
@@ -305,6 +314,7 @@ impl RetransmissionQueue {
     }
 
     /// Sends a fragment for the first time in packet `packet`; returns its TSN.
+    #[inline]
     pub fn send_new(
         &mut self,
         frag: PendingFragment,
@@ -325,6 +335,7 @@ impl RetransmissionQueue {
 
     /// A packet of new data ending with `last_tsn` went out; `full` when it
     /// had no room for the next chunk.
+    #[inline]
     pub fn on_new_data_packet(
         &mut self,
         now: Time,
@@ -341,6 +352,7 @@ impl RetransmissionQueue {
 
     /// 6.3.2 R1: DATA went out; `earliest_resent` when it was the earliest
     /// outstanding chunk sent again.
+    #[inline]
     fn on_data_sent(&self, now: Time, earliest_resent: bool, env: &mut TxEnv<'_>) {
         let rto = self.rto(env.cfg, env.path);
         match t3::on_send(earliest_resent) {
