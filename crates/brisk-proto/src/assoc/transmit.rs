@@ -317,8 +317,8 @@ impl Association {
             let data = Data {
                 flags: frag.flags,
                 tsn: self.rtx.outstanding().next_tsn().0,
-                stream_id: frag.stream_id,
-                ssn: frag.ssn,
+                stream_id: frag.stream_id.0,
+                ssn: frag.ssn.0,
                 ppid: frag.ppid,
                 payload: frag.payload[..].into(),
             };

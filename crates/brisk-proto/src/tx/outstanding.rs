@@ -65,8 +65,8 @@ impl SentChunk {
         Data {
             flags: f.flags,
             tsn: self.tsn.0,
-            stream_id: f.stream_id,
-            ssn: f.ssn,
+            stream_id: f.stream_id.0,
+            ssn: f.ssn.0,
             ppid: f.ppid,
             payload: f.payload[..].into(),
         }
@@ -708,8 +708,8 @@ mod tests {
     fn frag(msg: u64, len: usize) -> PendingFragment {
         PendingFragment {
             msg: MessageId(msg),
-            stream_id: 0,
-            ssn: msg as u16,
+            stream_id: crate::serial::StreamId(0),
+            ssn: crate::serial::Ssn(msg as u16),
             ppid: 0,
             flags: DataFlags::UNFRAGMENTED,
             payload: Bytes::from(vec![0u8; len]),

@@ -892,8 +892,8 @@ mod tests {
             let p = rq.begin_packet(now);
             let frag = PendingFragment {
                 msg: MessageId(ms),
-                stream_id: 0,
-                ssn: 0,
+                stream_id: crate::serial::StreamId(0),
+                ssn: crate::serial::Ssn(0),
                 ppid: 0,
                 flags: DataFlags::UNFRAGMENTED,
                 payload: Bytes::from(vec![0u8; 100]),

@@ -26,6 +26,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use thiserror::Error;
 
+use crate::serial::{Ssn, StreamId};
 use crate::wire::chunk::DataFlags;
 use crate::{MessageId, OutgoingMessage, Time};
 
@@ -33,9 +34,9 @@ use crate::{MessageId, OutgoingMessage, Time};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingFragment {
     pub msg: MessageId,
-    pub stream_id: u16,
+    pub stream_id: StreamId,
     /// Stream sequence number; 0 for unordered messages.
-    pub ssn: u16,
+    pub ssn: Ssn,
     pub ppid: u32,
     /// B on the first fragment, E on the last, U on every fragment of an unordered
     /// message, I on the last fragment of a message that asked for an immediate SACK.
@@ -96,16 +97,16 @@ struct Queued {
 #[derive(Debug)]
 struct InProgress {
     msg: Queued,
-    stream_id: u16,
-    ssn: u16,
+    stream_id: StreamId,
+    ssn: Ssn,
 }
 
 /// Per-stream state, created the first time a stream is used.
 #[derive(Debug)]
 struct Stream {
-    id: u16,
+    id: StreamId,
     /// SSN of the next ordered message (RFC 9260 6.5).
-    next_ssn: u16,
+    next_ssn: Ssn,
     /// Messages of which nothing was handed out, oldest first.
     messages: VecDeque<Queued>,
 }
@@ -309,7 +310,7 @@ impl SendQueue {
         if outbound_streams < self.outbound_streams {
             for &slot in &self.active {
                 let stream = &mut self.streams[slot as usize];
-                if stream.id >= outbound_streams {
+                if stream.id.0 >= outbound_streams {
                     for m in stream.messages.drain(..) {
                         self.buffered -= m.payload.len();
                         self.len -= 1;
@@ -344,11 +345,11 @@ impl SendQueue {
         let ssn = if msg.unordered {
             // RFC 9260 6.5: unordered messages do not change the SSN; RFC 9260
             // 3.3.1: the receiver ignores it.
-            0
+            Ssn(0)
         } else {
             // RFC 9260 6.5: +1 per ordered message, 65535 wraps to 0.
             let ssn = stream.next_ssn;
-            stream.next_ssn = ssn.wrapping_add(1);
+            stream.next_ssn = ssn.next();
             ssn
         };
         self.current = Some(InProgress {
@@ -369,8 +370,8 @@ impl SendQueue {
             // At most 65535 streams, so the slot index fits in a u32 below NO_SLOT.
             self.slot_of[i] = self.streams.len() as u32;
             self.streams.push(Stream {
-                id: stream_id,
-                next_ssn: 0,
+                id: StreamId(stream_id),
+                next_ssn: Ssn(0),
                 messages: VecDeque::new(),
             });
         }
@@ -420,15 +421,15 @@ mod tests {
         push(&mut q, 2, msg(3, 20));
         let a = q.next_fragment(1000).unwrap();
         assert_eq!(a.msg, MessageId(1));
-        assert_eq!(a.stream_id, 3);
+        assert_eq!(a.stream_id.0, 3);
         assert_eq!(a.ppid, 51);
         assert_eq!(a.flags, DataFlags::UNFRAGMENTED);
-        assert_eq!(a.ssn, 0);
+        assert_eq!(a.ssn.0, 0);
         assert_eq!(a.payload.len(), 10);
         let b = q.next_fragment(1000).unwrap();
         assert_eq!(b.msg, MessageId(2));
         assert_eq!(b.flags, DataFlags::UNFRAGMENTED);
-        assert_eq!(b.ssn, 1);
+        assert_eq!(b.ssn.0, 1);
         assert!(q.next_fragment(1000).is_none());
     }
 
@@ -441,8 +442,11 @@ mod tests {
         let a = q.next_fragment(100).unwrap();
         let u = q.next_fragment(100).unwrap();
         let b = q.next_fragment(100).unwrap();
-        assert_eq!((a.msg, a.ssn, a.flags.unordered), (MessageId(1), 0, false));
-        assert_eq!((u.msg, u.ssn), (MessageId(2), 0));
+        assert_eq!(
+            (a.msg, a.ssn.0, a.flags.unordered),
+            (MessageId(1), 0, false)
+        );
+        assert_eq!((u.msg, u.ssn.0), (MessageId(2), 0));
         assert_eq!(
             u.flags,
             DataFlags {
@@ -450,7 +454,10 @@ mod tests {
                 ..DataFlags::UNFRAGMENTED
             }
         );
-        assert_eq!((b.msg, b.ssn, b.flags.unordered), (MessageId(3), 1, false));
+        assert_eq!(
+            (b.msg, b.ssn.0, b.flags.unordered),
+            (MessageId(3), 1, false)
+        );
     }
 
     #[test]
@@ -468,7 +475,7 @@ mod tests {
             frags.iter().map(|f| f.flags).collect::<Vec<_>>(),
             [flags(true, false), flags(false, false), flags(false, true)]
         );
-        assert!(frags.iter().all(|f| f.ssn == 1 && f.stream_id == 2));
+        assert!(frags.iter().all(|f| f.ssn.0 == 1 && f.stream_id.0 == 2));
         assert!(frags.iter().all(|f| f.msg == MessageId(8)));
         let joined: Vec<u8> = frags
             .iter()
@@ -524,7 +531,7 @@ mod tests {
         push(&mut q, 12, msg(0, 10)); // a2
         push(&mut q, 20, msg(1, 10)); // b0
         let order: Vec<_> = std::iter::from_fn(|| q.next_fragment(1000))
-            .map(|f| (f.msg.0, f.stream_id, f.ssn))
+            .map(|f| (f.msg.0, f.stream_id.0, f.ssn.0))
             .collect();
         assert_eq!(order, [(10, 0, 0), (20, 1, 0), (11, 0, 1), (12, 0, 2)]);
     }
@@ -548,12 +555,12 @@ mod tests {
         let mut q = queue();
         for i in 0..=65535u64 {
             push(&mut q, i, msg(5, 1));
-            assert_eq!(q.next_fragment(10).unwrap().ssn, i as u16);
+            assert_eq!(q.next_fragment(10).unwrap().ssn.0, i as u16);
         }
         push(&mut q, 65536, msg(5, 1));
         push(&mut q, 65537, msg(5, 1));
-        assert_eq!(q.next_fragment(10).unwrap().ssn, 0);
-        assert_eq!(q.next_fragment(10).unwrap().ssn, 1);
+        assert_eq!(q.next_fragment(10).unwrap().ssn.0, 0);
+        assert_eq!(q.next_fragment(10).unwrap().ssn.0, 1);
     }
 
     #[test]
@@ -563,7 +570,7 @@ mod tests {
         push(&mut q, 2, msg(0, 10));
         assert_eq!(q.drain(), [(MessageId(1), false), (MessageId(2), false)]);
         push(&mut q, 3, msg(0, 10));
-        assert_eq!(q.next_fragment(100).unwrap().ssn, 0);
+        assert_eq!(q.next_fragment(100).unwrap().ssn.0, 0);
     }
 
     #[test]
@@ -725,7 +732,7 @@ mod tests {
         push(&mut q, 4, msg(0, 10));
         let f = q.next_fragment(1000).unwrap();
         assert_eq!(
-            (f.msg, f.ssn, f.flags),
+            (f.msg, f.ssn.0, f.flags),
             (MessageId(4), 1, DataFlags::UNFRAGMENTED)
         );
     }
@@ -810,7 +817,7 @@ mod tests {
                         buffered -= f.payload.len();
                         prop_assert_eq!(q.buffered_bytes(), buffered);
                         let m = &sent[&f.msg.0];
-                        prop_assert_eq!(f.stream_id, m.stream_id);
+                        prop_assert_eq!(f.stream_id.0, m.stream_id);
                         prop_assert_eq!(f.ppid, m.ppid);
                         prop_assert_eq!(f.flags.unordered, m.unordered);
                         prop_assert_eq!(f.flags.immediate, f.flags.ending && m.immediate_sack);
@@ -818,16 +825,16 @@ mod tests {
                             // No interleaving: a started message continues.
                             Some((id, stream, ssn)) => {
                                 prop_assert!(!f.flags.beginning);
-                                prop_assert_eq!((f.msg.0, f.stream_id, f.ssn), (id, stream, ssn));
+                                prop_assert_eq!((f.msg.0, f.stream_id.0, f.ssn.0), (id, stream, ssn));
                             }
                             None => {
                                 prop_assert!(f.flags.beginning);
-                                started_per_stream.entry(f.stream_id).or_default().push(f.msg.0);
+                                started_per_stream.entry(f.stream_id.0).or_default().push(f.msg.0);
                                 if m.unordered {
-                                    prop_assert_eq!(f.ssn, 0);
+                                    prop_assert_eq!(f.ssn.0, 0);
                                 } else {
-                                    let n = next_ssn.entry(f.stream_id).or_insert(0);
-                                    prop_assert_eq!(f.ssn, *n);
+                                    let n = next_ssn.entry(f.stream_id.0).or_insert(0);
+                                    prop_assert_eq!(f.ssn.0, *n);
                                     *n = n.wrapping_add(1);
                                 }
                             }
@@ -837,7 +844,7 @@ mod tests {
                             open = None;
                             completed.push(f.msg.0);
                         } else {
-                            open = Some((f.msg.0, f.stream_id, f.ssn));
+                            open = Some((f.msg.0, f.stream_id.0, f.ssn.0));
                         }
                     }
                 }
