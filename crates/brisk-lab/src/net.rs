@@ -182,6 +182,7 @@ async fn echo_one(assoc: Association) -> Result<(u64, String)> {
                     ppid: m.ppid,
                     unordered: m.unordered,
                     immediate_sack: false,
+                    ..Default::default()
                 };
                 assoc.send(m.stream_id, m.payload, opts).await?;
                 n += 1;
@@ -318,6 +319,7 @@ fn options(seq: u64, load: &Load) -> SendOptions {
         // The last message asks for an immediate SACK (I bit): `flush` waits
         // for it, and a delayed SACK would hold it back up to SACK.Delay.
         immediate_sack: seq + 1 == load.count,
+        ..Default::default()
     }
 }
 

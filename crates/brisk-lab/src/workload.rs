@@ -471,6 +471,7 @@ impl Link {
                     ppid: 0,
                     unordered: false,
                     immediate_sack: false,
+                    ..Default::default()
                 };
                 assoc.send(0, Bytes::from(frame), opts).await?;
                 tokio::task::yield_now().await;

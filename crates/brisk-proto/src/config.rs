@@ -336,6 +336,13 @@ declare_config! {
         #[default = false]
         #[presets(LowLatency = true)]
         pub pktdrop: bool,
+        /// Partial reliability (RFC 3758): Forward-TSN-Supported offered in
+        /// INIT/INIT ACK. A message sent with a lifetime or a retransmission
+        /// limit (RFC 7496) is abandoned, and skipped with FORWARD TSN, only
+        /// with a peer that offers it too; otherwise it is sent reliably.
+        #[unit = "true|false"]
+        #[default = false]
+        pub partial_reliability: bool,
 
         // --- Observability ---
         /// Record per-message and per-retransmission events (`Event::MessageAcked`,
@@ -962,6 +969,7 @@ mod tests {
                 "rto_restart"
                 | "tail_loss_probe"
                 | "pktdrop"
+                | "partial_reliability"
                 | "early_retransmit_delay"
                 | "spurious_timeout_undo"
                 | "lost_retransmission_detection"
@@ -1082,7 +1090,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 40);
+        assert_eq!(KNOBS.len(), 41);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1243,6 +1251,7 @@ thin_immediate_sack=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
+partial_reliability=false
 events=true
 [lksctp-2.6.15]
 rto_initial=1s
@@ -1284,6 +1293,7 @@ thin_immediate_sack=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
+partial_reliability=false
 events=true
 [signaling]
 rto_initial=200ms
@@ -1325,6 +1335,7 @@ thin_immediate_sack=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
+partial_reliability=false
 events=true
 [thin-stream]
 rto_initial=1s
@@ -1366,6 +1377,7 @@ thin_immediate_sack=true
 tail_loss_probe=false
 nagle=off
 pktdrop=false
+partial_reliability=false
 events=true
 [low-latency]
 rto_initial=1s
@@ -1407,6 +1419,7 @@ thin_immediate_sack=true
 tail_loss_probe=true
 nagle=off
 pktdrop=true
+partial_reliability=false
 events=true
 ";
 

@@ -30,6 +30,8 @@ const BODY_LEN: usize =
     1 + 1 + 16 + 2 + 2 + 2 + 8 + 8 + 4 + 4 + 2 + 2 + 4 + 4 + 4 + 2 + 2 + 4 + 4 + 4 + 1;
 /// Extension bit: the peer offered PKTDROP.
 const EXT_PKTDROP: u8 = 0x01;
+/// Extension bit: the peer offered partial reliability (RFC 3758).
+const EXT_PR_SCTP: u8 = 0x02;
 const MAC_LEN: usize = 32;
 /// Bytes of an encoded cookie.
 pub const COOKIE_LEN: usize = BODY_LEN + MAC_LEN;
@@ -58,6 +60,8 @@ pub struct CookieContents {
     pub peer_tie_tag: u32,
     /// The peer listed PKTDROP in its Supported Extensions.
     pub peer_pktdrop: bool,
+    /// The peer offered partial reliability (Forward-TSN-Supported, RFC 3758).
+    pub peer_pr_sctp: bool,
 }
 
 impl CookieContents {
@@ -147,7 +151,14 @@ impl CookieSealer {
         for v in [c.peer_a_rwnd, c.local_tie_tag, c.peer_tie_tag] {
             out.extend_from_slice(&v.to_be_bytes());
         }
-        out.push(if c.peer_pktdrop { EXT_PKTDROP } else { 0 });
+        let mut ext = 0;
+        if c.peer_pktdrop {
+            ext |= EXT_PKTDROP;
+        }
+        if c.peer_pr_sctp {
+            ext |= EXT_PR_SCTP;
+        }
+        out.push(ext);
         debug_assert_eq!(out.len(), BODY_LEN);
         let tag = mac(&self.key, &out).finalize().into_bytes();
         out.extend_from_slice(&tag);
@@ -200,7 +211,7 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
         _ => return None,
     };
     let udp_port = u16_at(take(2)?)?;
-    Some(CookieContents {
+    let mut contents = CookieContents {
         peer_addr: SocketAddr::new(ip, udp_port),
         local_port: u16_at(take(2)?)?,
         peer_port: u16_at(take(2)?)?,
@@ -218,8 +229,13 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
         peer_a_rwnd: u32_at(take(4)?)?,
         local_tie_tag: u32_at(take(4)?)?,
         peer_tie_tag: u32_at(take(4)?)?,
-        peer_pktdrop: take(1)?[0] & EXT_PKTDROP != 0,
-    })
+        peer_pktdrop: false,
+        peer_pr_sctp: false,
+    };
+    let ext = take(1)?[0];
+    contents.peer_pktdrop = ext & EXT_PKTDROP != 0;
+    contents.peer_pr_sctp = ext & EXT_PR_SCTP != 0;
+    Some(contents)
 }
 
 #[cfg(test)]
@@ -246,6 +262,7 @@ mod tests {
             local_tie_tag: 0,
             peer_tie_tag: 0,
             peer_pktdrop: true,
+            peer_pr_sctp: true,
         }
     }
 

@@ -84,9 +84,12 @@ pub enum Event {
         acked_at: Time,
     },
     /// A message the application sent will never be delivered (the association
-    /// ended first). Every sent message ends in `MessageAcked` (or its counter)
-    /// or in this.
+    /// ended first). Every sent message ends in `MessageAcked` (or its counter),
+    /// in `MessageAbandoned`, or in this.
     SendFailed { id: MessageId },
+    /// A message was abandoned under its partial-reliability policy (RFC
+    /// 3758, RFC 7496): it will not be delivered, in whole or in part.
+    MessageAbandoned { id: MessageId },
     /// A DATA chunk was retransmitted. Only with `Config::events`.
     Retransmission {
         tsn: u32,
@@ -141,6 +144,11 @@ pub struct Stats {
     pub messages_sent: u64,
     pub messages_acked: u64,
     pub messages_received: u64,
+    /// Messages abandoned under their partial-reliability policy (RFC 3758).
+    pub messages_abandoned: u64,
+    /// FORWARD TSN chunks sent and received (RFC 3758).
+    pub forward_tsns_sent: u64,
+    pub forward_tsns_received: u64,
     pub payload_bytes_sent: u64,
     pub payload_bytes_received: u64,
     /// Chunks that were malformed or broke a protocol rule, and were answered

@@ -132,6 +132,7 @@ pub(crate) fn build_init_ack(
         local_tie_tag: i.local_tie_tag,
         peer_tie_tag: i.peer_tie_tag,
         peer_pktdrop: i.init.supports(crate::wire::chunk::types::PKTDROP),
+        peer_pr_sctp: offers_pr_sctp(i.init),
     };
     let mut params = vec![Param::StateCookie(sealer.seal(&contents).into())];
     // 3.3.3: each reported parameter is copied whole; with its padding, so
@@ -145,7 +146,7 @@ pub(crate) fn build_init_ack(
                 Param::UnrecognizedParameter(raw.into())
             }),
     );
-    params.extend(supported_extensions(i.cfg));
+    params.extend(extension_params(i.cfg));
     InitAck {
         initiate_tag: i.local_tag,
         a_rwnd: i.cfg.receive_buffer,
@@ -156,10 +157,35 @@ pub(crate) fn build_init_ack(
     }
 }
 
-/// RFC 5061 4.2.7: the extensions we offer; PKTDROP only when configured.
-pub(crate) fn supported_extensions(cfg: &Config) -> Option<Param<'static>> {
-    cfg.pktdrop
-        .then(|| Param::SupportedExtensions(vec![crate::wire::chunk::types::PKTDROP]))
+/// The parameters that offer our extensions, each only when configured:
+/// Forward-TSN-Supported (RFC 3758 3.1) for partial reliability, and RFC
+/// 5061 4.2.7's Supported Extensions listing FORWARD TSN and PKTDROP.
+pub(crate) fn extension_params(cfg: &Config) -> Vec<Param<'static>> {
+    use crate::wire::chunk::types::{FORWARD_TSN, PKTDROP};
+    let mut params = Vec::new();
+    if cfg.partial_reliability {
+        params.push(Param::ForwardTsnSupported);
+    }
+    let listed: Vec<u8> = [
+        (cfg.partial_reliability, FORWARD_TSN),
+        (cfg.pktdrop, PKTDROP),
+    ]
+    .into_iter()
+    .filter_map(|(on, typ)| on.then_some(typ))
+    .collect();
+    if !listed.is_empty() {
+        params.push(Param::SupportedExtensions(listed));
+    }
+    params
+}
+
+/// RFC 3758 3.1: the peer's INIT or INIT ACK offers partial reliability,
+/// by Forward-TSN-Supported or by listing FORWARD TSN (RFC 5061 4.2.7).
+pub(crate) fn offers_pr_sctp<const ACK: bool>(init: &InitChunk<'_, ACK>) -> bool {
+    init.params
+        .iter()
+        .any(|p| matches!(p, Param::ForwardTsnSupported))
+        || init.supports(crate::wire::chunk::types::FORWARD_TSN)
 }
 
 /// Our INIT (5.1 A): no address parameters (pion drops INITs carrying them), and
@@ -170,7 +196,7 @@ pub(crate) fn build_init(
     initial_tsn: u32,
     preserve_ms: Option<u32>,
 ) -> Init<'static> {
-    let mut params: Vec<Param<'static>> = supported_extensions(cfg).into_iter().collect();
+    let mut params: Vec<Param<'static>> = extension_params(cfg);
     if let Some(increment_ms) = preserve_ms {
         params.push(Param::CookiePreservative { increment_ms });
     }

@@ -34,5 +34,5 @@ pub use assoc::{AssocId, Association, SendError, State, Transmit};
 pub use config::{Config, ConfigError, EarlyRetransmit, KNOBS, Nagle, PRESETS};
 pub use endpoint::{ConnectError, Endpoint, EndpointConfig, EndpointStats};
 pub use events::{CloseReason, Event, RetransmitCause, Stats};
-pub use message::{IncomingMessage, MessageId, OutgoingMessage};
+pub use message::{IncomingMessage, MessageId, OutgoingMessage, Reliability};
 pub use time::Time;

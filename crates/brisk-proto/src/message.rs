@@ -1,5 +1,7 @@
 //! User messages as the application hands them in and gets them out.
 
+use std::time::Duration;
+
 use bytes::Bytes;
 
 use crate::time::Time;
@@ -18,7 +20,41 @@ pub struct OutgoingMessage {
     pub unordered: bool,
     /// Ask the peer to SACK the last fragment at once (the I bit, RFC 9260 3.3.1).
     pub immediate_sack: bool,
+    /// How hard to try (RFC 3758 with RFC 7496's policies); partial
+    /// reliability applies only where both ends negotiated it.
+    pub reliability: Reliability,
     pub payload: Bytes,
+}
+
+/// How hard the association tries to deliver a message. Partial reliability
+/// (RFC 3758) applies only when both ends offered it
+/// (`Config::partial_reliability`); with a peer that did not, every message
+/// is reliable. An abandoned message is reported with
+/// `Event::MessageAbandoned` and never delivered in part.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Reliability {
+    /// Retransmitted until acknowledged, or the association fails.
+    #[default]
+    Reliable,
+    /// RFC 7496 3.1 (timed reliability): abandoned once this long has passed
+    /// since `send`, if not acknowledged by then.
+    Lifetime(Duration),
+    /// RFC 7496 3.2 (limited retransmissions): abandoned rather than sent
+    /// again more than this many times (0: never retransmitted).
+    MaxRetransmits(u32),
+}
+
+impl Reliability {
+    /// Whether a message queued at `queued_at`, whose chunk has been sent
+    /// `transmissions` times, is to be abandoned rather than sent again at
+    /// `now` (RFC 3758 3.5 A).
+    pub fn abandons(self, queued_at: Time, transmissions: u32, now: Time) -> bool {
+        match self {
+            Reliability::Reliable => false,
+            Reliability::Lifetime(life) => now.since(queued_at) >= life,
+            Reliability::MaxRetransmits(max) => transmissions > max,
+        }
+    }
 }
 
 impl OutgoingMessage {
@@ -29,8 +65,21 @@ impl OutgoingMessage {
             ppid: 0,
             unordered: false,
             immediate_sack: false,
+            reliability: Reliability::Reliable,
             payload: payload.into(),
         }
+    }
+
+    /// RFC 7496 3.1: abandon the message once `lifetime` has passed since `send`.
+    pub fn with_lifetime(mut self, lifetime: Duration) -> Self {
+        self.reliability = Reliability::Lifetime(lifetime);
+        self
+    }
+
+    /// RFC 7496 3.2: retransmit the message at most `max` times (0: never).
+    pub fn with_max_retransmits(mut self, max: u32) -> Self {
+        self.reliability = Reliability::MaxRetransmits(max);
+        self
     }
 
     pub fn with_ppid(mut self, ppid: u32) -> Self {

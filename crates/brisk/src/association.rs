@@ -3,7 +3,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use brisk_proto::{AssocId, IncomingMessage, MessageId, OutgoingMessage, SendError, Stats};
+use brisk_proto::{
+    AssocId, IncomingMessage, MessageId, OutgoingMessage, Reliability, SendError, Stats,
+};
 use bytes::Bytes;
 use tokio::sync::Notify;
 
@@ -19,6 +21,11 @@ pub struct SendOptions {
     pub unordered: bool,
     /// Ask the peer to acknowledge at once (the I bit, RFC 9260 3.3.1).
     pub immediate_sack: bool,
+    /// Partial reliability (RFC 3758, RFC 7496): a lifetime or a limit on
+    /// retransmissions, honoured when both ends set
+    /// `Config::partial_reliability`. An abandoned message is counted in
+    /// [`Association::abandoned_messages`].
+    pub reliability: Reliability,
 }
 
 /// One association. Cloning gives another handle to the same association.
@@ -122,6 +129,7 @@ impl Association {
             ppid: opts.ppid,
             unordered: opts.unordered,
             immediate_sack: opts.immediate_sack,
+            reliability: opts.reliability,
             payload: data.into(),
         };
         let shared = self.inner.shared.clone();
@@ -236,6 +244,16 @@ impl Association {
     pub fn stats(&self) -> Option<Stats> {
         let mut st = self.inner.shared.lock();
         st.proto.association(self.id).map(|a| a.stats())
+    }
+
+    /// Messages abandoned under their partial-reliability policy (RFC 3758).
+    pub fn abandoned_messages(&self) -> u64 {
+        self.inner
+            .shared
+            .lock()
+            .slots
+            .get(&self.id)
+            .map_or(0, |s| s.abandoned)
     }
 
     /// Messages the association reported it could not deliver (it ended first).

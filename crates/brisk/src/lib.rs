@@ -34,7 +34,8 @@ mod timer;
 
 pub use association::{Association, SendOptions};
 pub use brisk_proto::{
-    CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, Stats,
+    CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, Reliability,
+    Stats,
 };
 pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
 pub use error::Error;

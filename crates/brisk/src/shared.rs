@@ -21,6 +21,8 @@ pub(crate) struct Slot {
     pub notify: Arc<Notify>,
     /// Messages that the association reported it could not deliver.
     pub failed_sends: u64,
+    /// Messages abandoned under partial reliability.
+    pub abandoned: u64,
 }
 
 impl Slot {
@@ -30,6 +32,7 @@ impl Slot {
             closed: None,
             notify: Arc::new(Notify::new()),
             failed_sends: 0,
+            abandoned: 0,
         }
     }
 }

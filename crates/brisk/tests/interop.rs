@@ -93,6 +93,7 @@ async fn brisk_client(assoc: &Association, abort_after: Option<u64>) -> Result<u
                 ppid: 1000 + sent as u32,
                 unordered: Gen::unordered(stream),
                 immediate_sack: false,
+                ..Default::default()
             };
             assoc
                 .send(stream, Bytes::from(Gen::payload(sent, SEED)), opts)
@@ -141,6 +142,7 @@ async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
                     ppid: m.ppid,
                     unordered: Gen::unordered(m.stream_id),
                     immediate_sack: false,
+                    ..Default::default()
                 };
                 if let Err(e) = assoc.send(m.stream_id, m.payload, opts).await {
                     return (echoed, Err(e));

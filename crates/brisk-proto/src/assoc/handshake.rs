@@ -91,6 +91,7 @@ impl Association {
     /// Takes the peer's half of the handshake from a cookie.
     fn adopt_cookie_peer(&mut self, c: &CookieContents) {
         self.pktdrop = self.cfg.pktdrop && c.peer_pktdrop;
+        self.pr_sctp = self.cfg.partial_reliability && c.peer_pr_sctp;
         self.adopt_peer(
             c.peer_tag,
             c.peer_initial_tsn,
@@ -166,6 +167,7 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
         return;
     };
     a.pktdrop = a.cfg.pktdrop && ack.supports(crate::wire::chunk::types::PKTDROP);
+    a.pr_sctp = a.cfg.partial_reliability && init::offers_pr_sctp(ack);
     a.adopt_peer(
         ack.initiate_tag,
         ack.initial_tsn,

@@ -138,6 +138,8 @@ pub struct Association {
     rtx: RetransmissionQueue,
     /// PKTDROP was negotiated: we and the peer both offered it.
     pktdrop: bool,
+    /// Partial reliability was negotiated (RFC 3758 3.1): both offered it.
+    pr_sctp: bool,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
     next_message_id: u64,
@@ -190,6 +192,9 @@ struct Counters {
     data_reneged: u64,
     pktdrops_sent: u64,
     pktdrops_received: u64,
+    messages_abandoned: u64,
+    forward_tsns_sent: u64,
+    forward_tsns_received: u64,
 }
 
 impl Association {
@@ -222,6 +227,7 @@ impl Association {
             send_queue,
             rtx: RetransmissionQueue::new(crate::serial::Tsn(local_initial_tsn)),
             pktdrop: false,
+            pr_sctp: false,
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
@@ -383,6 +389,9 @@ impl Association {
             send_held: self.send_held(),
             pktdrops_sent: c.pktdrops_sent,
             pktdrops_received: c.pktdrops_received,
+            messages_abandoned: c.messages_abandoned,
+            forward_tsns_sent: c.forward_tsns_sent,
+            forward_tsns_received: c.forward_tsns_received,
         }
     }
 
@@ -555,6 +564,38 @@ impl Association {
         self.emit(Event::Closed(reason));
     }
 
+    /// RFC 3758 3.5: before each packet, abandons what the messages'
+    /// policies give up on (unsent timed messages in the send queue, chunks
+    /// about to be retransmitted) and queues the FORWARD TSN that skips it.
+    fn abandon_and_forward(&mut self, now: Time) {
+        for id in self.send_queue.abandon_expired(now) {
+            self.report_abandoned(id);
+        }
+        for id in self.rtx.abandon_due(now) {
+            // Its fragments not sent yet go with it: delivered whole or not at all.
+            self.send_queue.abandon_current(id);
+            self.report_abandoned(id);
+        }
+        // As many stream entries as fit a packet with the FORWARD TSN alone.
+        let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
+        let Some(forward) = self.rtx.take_forward_tsn(max_streams) else {
+            return;
+        };
+        self.control
+            .retain(|c| !matches!(c.chunk, Chunk::ForwardTsn(_)));
+        self.control
+            .push_back(Control::new(Chunk::ForwardTsn(forward)));
+        // RFC 3758 3.5 E: T3 guards the FORWARD TSN as it guards DATA.
+        let rto = self.data_rto();
+        self.timers
+            .start_if_stopped(crate::timer::TimerKind::T3Rtx, now, rto);
+    }
+
+    fn report_abandoned(&mut self, id: MessageId) {
+        self.counters.messages_abandoned += 1;
+        self.emit(Event::MessageAbandoned { id });
+    }
+
     /// Sends an ABORT with one cause and closes (a protocol rule demands it).
     fn abort_with(&mut self, cause: ErrorCause<'static>, reason: &str) {
         self.control.clear();
@@ -683,6 +724,9 @@ impl Association {
                     }
                 }
                 Chunk::PktDrop(pd) => self.on_pktdrop(pd),
+                Chunk::ForwardTsn(f) if self.pr_sctp => {
+                    receive::on_forward_tsn(self, now, f, &mut data_seen);
+                }
                 Chunk::Unknown(u) => {
                     let action = u.action();
                     if action.reports() {

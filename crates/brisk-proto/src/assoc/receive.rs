@@ -6,12 +6,12 @@ use bytes::Bytes;
 use super::{Association, State};
 use crate::events::Event;
 use crate::rx::window::{self, Admission};
-use crate::rx::{Fragment, MAX_DUPLICATES_PER_SACK, Received};
+use crate::rx::{Fragment, MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, Received};
 use crate::serial::lt32;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::cause::ErrorCause;
-use crate::wire::chunk::{Data, Sack};
+use crate::wire::chunk::{Data, ForwardTsn, Sack};
 
 /// What the DATA chunks of one packet amounted to.
 #[derive(Debug, Default)]
@@ -109,6 +109,50 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
                 &info,
             );
         }
+    }
+}
+
+/// RFC 3758 3.6: a FORWARD TSN: the peer abandoned everything up to its New
+/// Cumulative TSN. The TSNs count as received, partial messages at or below
+/// it are dropped, the ordered streams it names skip to its SSNs (releasing
+/// what waited behind them), and a SACK goes at once.
+pub(super) fn on_forward_tsn(
+    a: &mut Association,
+    now: Time,
+    f: &ForwardTsn,
+    seen: &mut PacketData,
+) {
+    if !matches!(
+        a.state,
+        State::Established | State::ShutdownPending | State::ShutdownSent
+    ) {
+        // As for DATA (9.2): none after SHUTDOWN, none before setup.
+        a.counters.malformed_chunks += 1;
+        return;
+    }
+    a.counters.forward_tsns_received += 1;
+    let cum = a.tracker.cum_tsn();
+    let new_cum = f.new_cum_tsn;
+    if lt32(cum, new_cum) {
+        // A peer abandons only what it sent, and it cannot have sent beyond
+        // what a gap block reports: a New Cumulative TSN further ahead lies.
+        if new_cum.wrapping_sub(cum) > MAX_GAP_OFFSET {
+            a.counters.malformed_chunks += 1;
+            return;
+        }
+        a.tracker.skip_to(new_cum);
+        a.reassembly.forget_through(new_cum);
+        let streams = a.delivery.inbound_streams();
+        for s in f.streams.iter().filter(|s| s.stream_id < streams) {
+            a.delivery.skip_through(s.stream_id, s.ssn, now);
+        }
+        seen.ready |= a.delivery.has_ready();
+    }
+    // 3.6: a SACK at once, also for an out-of-date FORWARD TSN.
+    a.sack_requested = true;
+    if seen.ready && !seen.any {
+        a.emit(Event::MessageReady);
+        seen.ready = false;
     }
 }
 

@@ -54,6 +54,14 @@ impl Association {
     }
 
     fn build_packet(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<usize> {
+        if self.pr_sctp
+            && matches!(
+                self.state,
+                State::Established | State::ShutdownPending | State::ShutdownReceived
+            )
+        {
+            self.abandon_and_forward(now);
+        }
         let mtu = self.path.mtu;
         // A chunk with its own verification tag, or one that must be alone
         // (INIT, INIT ACK, SHUTDOWN COMPLETE: 6.10), goes in a packet of its own.
@@ -144,10 +152,12 @@ impl Association {
             }
             return false;
         }
-        if let Some(control) = self.control.pop_front()
-            && p.push(&control.chunk).is_err()
-        {
-            self.counters.malformed_chunks += 1;
+        if let Some(control) = self.control.pop_front() {
+            if p.push(&control.chunk).is_err() {
+                self.counters.malformed_chunks += 1;
+            } else if matches!(control.chunk, Chunk::ForwardTsn(_)) {
+                self.counters.forward_tsns_sent += 1;
+            }
         }
         true
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::events::RetransmitCause;
 use crate::message::MessageId;
-use crate::serial::Tsn;
+use crate::serial::{Ssn, StreamId, Tsn};
 use crate::time::Time;
 use crate::tx::send_queue::PendingFragment;
 use crate::wire::chunk::{Data, Sack};
@@ -27,6 +27,9 @@ pub enum ChunkState {
     GapAcked,
     /// Marked for retransmission; out of the flight until sent again.
     Marked(RetransmitCause),
+    /// Abandoned (RFC 3758 3.5): never sent again; out of the flight until
+    /// the peer's cumulative ack passes it after a FORWARD TSN.
+    Abandoned,
 }
 
 /// A DATA chunk that has been sent at least once.
@@ -157,6 +160,7 @@ pub struct Outstanding {
     payload_bytes: usize,
     marked: usize,
     gap_acked: usize,
+    abandoned: usize,
     packets: VecDeque<PacketRecord>,
     packets_outstanding: u32,
     next_packet_seq: u64,
@@ -177,6 +181,7 @@ impl Outstanding {
             payload_bytes: 0,
             marked: 0,
             gap_acked: 0,
+            abandoned: 0,
             packets: VecDeque::new(),
             packets_outstanding: 0,
             next_packet_seq: 0,
@@ -630,6 +635,11 @@ impl Outstanding {
                 self.leave_packet(chunk.packet);
             }
             ChunkState::Marked(_) => self.marked -= 1,
+            ChunkState::Abandoned => {
+                // Not acknowledged data: no cwnd credit, no HTNA.
+                self.abandoned -= 1;
+                return;
+            }
         }
         out.bytes_acked += chunk.size();
         if out.htna.is_none_or(|h| h.is_before(chunk.tsn)) {
@@ -685,6 +695,73 @@ impl Outstanding {
         }
     }
 
+    /// RFC 3758 3.5: abandons every chunk of message `msg` not acknowledged
+    /// yet (a message is delivered whole or not at all). Returns whether any
+    /// chunk changed.
+    pub fn abandon_message(&mut self, msg: MessageId) -> bool {
+        let Some(first) = self.chunks.iter().position(|c| c.frag.msg == msg) else {
+            return false;
+        };
+        let mut changed = false;
+        // Fragments of one message have consecutive TSNs (RFC 9260 6.9).
+        for i in first..self.chunks.len() {
+            let chunk = &mut self.chunks[i];
+            if chunk.frag.msg != msg {
+                break;
+            }
+            match chunk.state {
+                ChunkState::InFlight => {
+                    let (size, packet) = (chunk.size(), chunk.packet);
+                    chunk.state = ChunkState::Abandoned;
+                    self.flight_size -= size;
+                    self.in_flight -= 1;
+                    self.leave_packet(packet);
+                }
+                ChunkState::Marked(_) => {
+                    chunk.state = ChunkState::Abandoned;
+                    self.marked -= 1;
+                }
+                ChunkState::GapAcked | ChunkState::Abandoned => continue,
+            }
+            self.abandoned += 1;
+            changed = true;
+        }
+        self.trim_packets();
+        changed
+    }
+
+    /// Chunks abandoned and not yet passed by the cumulative ack.
+    pub fn abandoned(&self) -> usize {
+        self.abandoned
+    }
+
+    /// RFC 3758 3.5 C and F: the Advanced.Peer.Ack.Point (the cumulative ack
+    /// point moved on over the abandoned chunks that follow it) and, for each
+    /// ordered stream whose messages that skips, the stream and its highest
+    /// SSN skipped. At most `max_streams` streams: the point stops before a
+    /// chunk that would need one more, so that the FORWARD TSN fits a packet.
+    pub fn forward_tsn_point(&self, max_streams: usize) -> (Tsn, Vec<(StreamId, Ssn)>) {
+        let mut point = self.cum_ack_point;
+        let mut skipped: Vec<(StreamId, Ssn)> = Vec::new();
+        for c in self
+            .chunks
+            .iter()
+            .take_while(|c| c.state == ChunkState::Abandoned)
+        {
+            if !c.frag.flags.unordered {
+                // TSN order is SSN order within a stream: the later one wins.
+                let full = skipped.len() >= max_streams;
+                match skipped.iter_mut().find(|(s, _)| *s == c.frag.stream_id) {
+                    Some(entry) => entry.1 = c.frag.ssn,
+                    None if !full => skipped.push((c.frag.stream_id, c.frag.ssn)),
+                    None => break,
+                }
+            }
+            point = c.tsn;
+        }
+        (point, skipped)
+    }
+
     /// Removes everything (the association ended); returns the chunks.
     pub fn drain(&mut self) -> Vec<SentChunk> {
         self.flight_size = 0;
@@ -692,6 +769,7 @@ impl Outstanding {
         self.payload_bytes = 0;
         self.marked = 0;
         self.gap_acked = 0;
+        self.abandoned = 0;
         self.packets.clear();
         self.packets_outstanding = 0;
         self.rtt_probe = None;
@@ -714,6 +792,7 @@ mod tests {
             flags: DataFlags::UNFRAGMENTED,
             payload: Bytes::from(vec![0u8; len]),
             queued_at: Time::ZERO,
+            reliability: crate::message::Reliability::Reliable,
         }
     }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::config::{Config, EarlyRetransmit, Nagle};
 use crate::events::RetransmitCause;
+use crate::message::MessageId;
 use crate::path::Path;
 use crate::recovery::fast_retransmit::FastRecovery;
 use crate::recovery::spurious::{self, SpuriousTimeouts};
@@ -25,7 +26,7 @@ use crate::tx::outstanding::{
     AckedMessage, ChunkState, Outstanding, SackOutcome, SackRejected, SentChunk, window_cost,
 };
 use crate::tx::send_queue::PendingFragment;
-use crate::wire::chunk::{PktDrop, Sack};
+use crate::wire::chunk::{ForwardTsn, ForwardTsnStream, PktDrop, Sack};
 
 /// What the queue borrows from the association for one call: the knobs, the
 /// path the data goes to (its congestion control and RTO) and the timers.
@@ -126,6 +127,9 @@ pub struct RetransmissionQueue {
     last_t3_expiry: Option<Time>,
     /// T3 expiries that may yet prove spurious (RFC 5682, RFC 3708).
     spurious: SpuriousTimeouts,
+    /// RFC 3758 3.5: the New Cumulative TSN of the last FORWARD TSN queued;
+    /// another is due when the Advanced.Peer.Ack.Point moves past it.
+    forwarded_to: Option<Tsn>,
     counters: TxCounters,
 }
 
@@ -143,6 +147,7 @@ impl RetransmissionQueue {
             last_sack: None,
             last_t3_expiry: None,
             spurious: SpuriousTimeouts::default(),
+            forwarded_to: None,
             counters: TxCounters::default(),
         }
     }
@@ -713,6 +718,67 @@ impl RetransmissionQueue {
         }
     }
 
+    // --- Partial reliability (RFC 3758) ---
+
+    /// RFC 3758 3.5 A: before chunks marked for retransmission go out again,
+    /// those whose message's policy (RFC 7496) says so are abandoned, whole
+    /// messages at a time. Returns the messages abandoned.
+    pub fn abandon_due(&mut self, now: Time) -> Vec<MessageId> {
+        if self.outstanding.marked() == 0 {
+            return Vec::new();
+        }
+        let mut due: Vec<MessageId> = self
+            .outstanding
+            .chunks()
+            .filter(|c| {
+                matches!(c.state, ChunkState::Marked(_))
+                    && c.frag
+                        .reliability
+                        .abandons(c.frag.queued_at, c.transmissions, now)
+            })
+            .map(|c| c.frag.msg)
+            .collect();
+        due.dedup();
+        for &msg in &due {
+            self.abandon(msg);
+        }
+        due
+    }
+
+    /// Abandons every chunk of `msg` not yet acknowledged (RFC 3758 3.5),
+    /// its window returned (6.2.1 C).
+    pub fn abandon(&mut self, msg: MessageId) {
+        let flight_before = self.outstanding.window_flight();
+        self.outstanding.abandon_message(msg);
+        self.peer_window
+            .on_returned(flight_before - self.outstanding.window_flight());
+    }
+
+    /// The FORWARD TSN to send now, if one is due (RFC 3758 3.5 C, E, F):
+    /// the Advanced.Peer.Ack.Point moved past the cumulative ack and past
+    /// what the last FORWARD TSN said, or T3 expired since. At most
+    /// `max_streams` stream entries.
+    pub fn take_forward_tsn(&mut self, max_streams: usize) -> Option<ForwardTsn> {
+        if self.outstanding.abandoned() == 0 {
+            return None;
+        }
+        let (point, streams) = self.outstanding.forward_tsn_point(max_streams);
+        if point == self.outstanding.cum_ack_point() || self.forwarded_to == Some(point) {
+            return None;
+        }
+        self.forwarded_to = Some(point);
+        Some(ForwardTsn {
+            new_cum_tsn: point.0,
+            streams: streams
+                .into_iter()
+                .map(|(stream, ssn)| ForwardTsnStream {
+                    stream_id: stream.0,
+                    ssn: ssn.0,
+                })
+                .collect(),
+        })
+    }
+
     // --- Timers ---
 
     /// T3-rtx expired (6.3.3): what kind of expiry it is. The association
@@ -761,6 +827,8 @@ impl RetransmissionQueue {
         self.tail_probe.probing = false;
         self.fast_recovery.reset();
         self.bypass_cwnd_once = false;
+        // RFC 3758 3.5 E: a FORWARD TSN that is still needed goes again.
+        self.forwarded_to = None;
         let flight_before = self.outstanding.window_flight();
         self.outstanding
             .mark_all_in_flight(RetransmitCause::T3Timeout);
@@ -898,6 +966,7 @@ mod tests {
                 flags: DataFlags::UNFRAGMENTED,
                 payload: Bytes::from(vec![0u8; 100]),
                 queued_at: now,
+                reliability: crate::message::Reliability::Reliable,
             };
             let tsn = rq.send_new(frag, now, p, &mut env);
             rq.end_packet();

@@ -26,6 +26,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use thiserror::Error;
 
+use crate::message::Reliability;
 use crate::serial::{Ssn, StreamId};
 use crate::wire::chunk::DataFlags;
 use crate::{MessageId, OutgoingMessage, Time};
@@ -45,6 +46,8 @@ pub struct PendingFragment {
     pub payload: Bytes,
     /// When the application handed the message in.
     pub queued_at: Time,
+    /// The message's partial-reliability policy (RFC 3758, RFC 7496).
+    pub reliability: Reliability,
 }
 
 /// Why a message was not queued. The message is dropped, never sent in part.
@@ -91,6 +94,7 @@ struct Queued {
     /// The part not handed out yet.
     payload: Bytes,
     queued_at: Time,
+    reliability: Reliability,
 }
 
 /// A message whose first fragment has been handed out and whose last has not.
@@ -131,6 +135,9 @@ pub struct SendQueue {
     current: Option<InProgress>,
     buffered: usize,
     len: usize,
+    /// Messages not yet started with a lifetime (RFC 7496 3.1): while none
+    /// is queued, nothing can expire and nothing is searched.
+    timed: usize,
 }
 
 impl SendQueue {
@@ -147,6 +154,7 @@ impl SendQueue {
             current: None,
             buffered: 0,
             len: 0,
+            timed: 0,
         }
     }
 
@@ -193,9 +201,11 @@ impl SendQueue {
             immediate_sack: msg.immediate_sack,
             payload: msg.payload,
             queued_at: now,
+            reliability: msg.reliability,
         });
         self.buffered += size;
         self.len += 1;
+        self.timed += usize::from(is_timed(msg.reliability));
         Ok(())
     }
 
@@ -237,6 +247,7 @@ impl SendQueue {
             },
             payload,
             queued_at: cur.msg.queued_at,
+            reliability: cur.msg.reliability,
         };
         self.buffered -= fragment.payload.len();
         if ending {
@@ -299,7 +310,53 @@ impl SendQueue {
         ids.sort_unstable_by_key(|&(id, _)| id);
         self.buffered = 0;
         self.len = 0;
+        self.timed = 0;
         ids
+    }
+
+    /// RFC 7496 3.1: removes the messages not yet started whose lifetime
+    /// ran out by `now` (they never took a TSN) and returns their ids.
+    pub fn abandon_expired(&mut self, now: Time) -> Vec<MessageId> {
+        if self.timed == 0 {
+            return Vec::new();
+        }
+        let mut gone = Vec::new();
+        for stream in &mut self.streams {
+            stream.messages.retain(|m| {
+                let expired =
+                    is_timed(m.reliability) && m.reliability.abandons(m.queued_at, 0, now);
+                if expired {
+                    gone.push((m.id, m.payload.len()));
+                }
+                !expired
+            });
+        }
+        if gone.is_empty() {
+            return Vec::new();
+        }
+        let streams = &self.streams;
+        self.active
+            .retain(|&slot| !streams[slot as usize].messages.is_empty());
+        for &(_, len) in &gone {
+            self.buffered -= len;
+            self.len -= 1;
+            self.timed -= 1;
+        }
+        gone.into_iter().map(|(id, _)| id).collect()
+    }
+
+    /// RFC 3758 3.5: the message `id`, part of which was sent, is abandoned:
+    /// its fragments not handed out yet are dropped. Returns whether it was
+    /// the message being fragmented.
+    pub fn abandon_current(&mut self, id: MessageId) -> bool {
+        if self.current.as_ref().is_none_or(|cur| cur.msg.id != id) {
+            return false;
+        }
+        if let Some(cur) = self.current.take() {
+            self.buffered -= cur.msg.payload.len();
+            self.len -= 1;
+        }
+        true
     }
 
     /// Narrows the streams to the number negotiated in the handshake (RFC 9260
@@ -314,6 +371,7 @@ impl SendQueue {
                     for m in stream.messages.drain(..) {
                         self.buffered -= m.payload.len();
                         self.len -= 1;
+                        self.timed -= usize::from(is_timed(m.reliability));
                         removed.push(m.id);
                     }
                 }
@@ -338,6 +396,7 @@ impl SendQueue {
         let slot = self.active.pop_front()?;
         let stream = &mut self.streams[slot as usize];
         let msg = stream.messages.pop_front()?;
+        self.timed -= usize::from(is_timed(msg.reliability));
         // Round robin: the stream goes to the back of the line if it has more.
         if !stream.messages.is_empty() {
             self.active.push_back(slot);
@@ -377,6 +436,11 @@ impl SendQueue {
         }
         self.slot_of[i]
     }
+}
+
+/// Whether a message has a lifetime (RFC 7496 3.1).
+fn is_timed(r: Reliability) -> bool {
+    matches!(r, Reliability::Lifetime(_))
 }
 
 #[cfg(test)]

@@ -786,6 +786,7 @@ impl<'s> World<'s> {
             ppid: seq as u32,
             unordered,
             immediate_sack: self.d.chance(32),
+            reliability: brisk_proto::Reliability::Reliable,
             payload: payload.into(),
         };
         let now = self.now;
