@@ -1,16 +1,18 @@
 //! Seeded random scenarios: loss, duplication, reordering and corruption up to
 //! 30% each way. Every message the application was told is sent arrives
 //! exactly once, in order on ordered streams, or the application got an error
-//! (the association failed and said so). A failure names its seed.
+//! (the association failed and said so), or, with partial reliability (RFC
+//! 3758), it was reported abandoned. A failure names its seed.
 //!
-//! `BRISK_DEEP=1` runs ten times as many scenarios; `BRISK_SEED=N` replays one.
+//! `BRISK_DEEP=1` runs ten times as many scenarios; `BRISK_SEED=N` replays one,
+//! `BRISK_PR_SEED=N` one with partial reliability.
 
 mod harness;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use brisk_proto::{Config, Event, MessageId, OutgoingMessage};
+use brisk_proto::{Config, Event, MessageId, OutgoingMessage, Reliability};
 use harness::{Fate, Pair, ms};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -56,8 +58,22 @@ struct Outcome {
     log: Vec<(u64, Vec<u8>)>,
     sent: usize,
     delivered: usize,
+    abandoned: usize,
+    /// Abandoned by the sender after the receiver had it (its SACK was lost
+    /// or late): the sender cannot know, as with any PR-SCTP sender.
+    abandoned_yet_delivered: usize,
     retransmissions: u64,
     fast_retransmissions: u64,
+}
+
+/// A random partial-reliability policy: reliable, a lifetime, or a
+/// retransmission limit (RFC 7496).
+fn policy(rng: &mut ChaCha8Rng) -> Reliability {
+    match rng.random_range(0..3) {
+        0 => Reliability::Reliable,
+        1 => Reliability::Lifetime(ms(rng.random_range(0..2000))),
+        _ => Reliability::MaxRetransmits(rng.random_range(0..4)),
+    }
 }
 
 fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
@@ -84,7 +100,7 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
         })
     });
     let a =
-        p.a.connect(p.now, p.b_addr, config())
+        p.a.connect(p.now, p.b_addr, cfg.clone())
             .map_err(|e| e.to_string())?;
     p.a_id = Some(a);
 
@@ -101,10 +117,11 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
         let Some(assoc) = p.a.association(a) else {
             break;
         };
-        if let Ok(id) = assoc.send(
-            now,
-            OutgoingMessage::new(stream, payload).unordered(unordered),
-        ) {
+        let mut msg = OutgoingMessage::new(stream, payload).unordered(unordered);
+        if cfg.partial_reliability {
+            msg.reliability = policy(&mut rng);
+        }
+        if let Ok(id) = assoc.send(now, msg) {
             sent.insert(id, (n, stream, unordered));
         }
         p.run_for(ms(rng.random_range(0..30)));
@@ -122,7 +139,8 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
             received.push((n, m.stream_id, m.unordered, m.payload.len()));
         }
         let a_closed = p.a_events.iter().any(|e| matches!(e.2, Event::Closed(_)));
-        if received.len() == sent.len() || a_closed {
+        let settled = p.a.association(a).is_none_or(|assoc| assoc.all_acked());
+        if received.len() == sent.len() || a_closed || (cfg.partial_reliability && settled) {
             break;
         }
     }
@@ -149,7 +167,7 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
             return Err(format!("stream {stream} out of order: {order:?}"));
         }
     }
-    // Delivered, or reported failed.
+    // Delivered, or reported failed or abandoned.
     let failed: Vec<MessageId> = p
         .a_events
         .iter()
@@ -158,13 +176,33 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
             _ => None,
         })
         .collect();
+    let abandoned: Vec<MessageId> = p
+        .a_events
+        .iter()
+        .filter_map(|e| match e.2 {
+            Event::MessageAbandoned { id } => Some(id),
+            _ => None,
+        })
+        .collect();
+    if !cfg.partial_reliability && !abandoned.is_empty() {
+        return Err(format!(
+            "abandoned without partial reliability: {abandoned:?}"
+        ));
+    }
+    let mut once = abandoned.clone();
+    once.sort_unstable();
+    once.dedup();
+    if once.len() != abandoned.len() {
+        return Err("a message reported abandoned twice".into());
+    }
+    let mut abandoned_yet_delivered = 0;
     for (id, (n, stream, unordered)) in &sent {
         match seen.get(n) {
             Some(r) if (r.1, r.2) != (*stream, *unordered) => {
                 return Err(format!("message {n} arrived on the wrong stream or mode"));
             }
-            Some(_) => {}
-            None if failed.contains(id) => {}
+            Some(_) => abandoned_yet_delivered += usize::from(abandoned.contains(id)),
+            None if failed.contains(id) || abandoned.contains(id) => {}
             None => {
                 return Err(format!(
                     "message {n} neither delivered nor failed (loss {loss:.2} dup {dup:.2} \
@@ -193,6 +231,8 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
             .collect(),
         sent: sent.len(),
         delivered: seen.len(),
+        abandoned: abandoned.len(),
+        abandoned_yet_delivered,
         retransmissions: retransmissions.len() as u64,
         fast_retransmissions: retransmissions
             .iter()
@@ -219,6 +259,44 @@ fn random_loss_duplication_reordering_and_corruption_never_lose_or_repeat_a_mess
 #[test]
 fn with_every_latency_mechanism_on_no_message_is_lost_or_repeated() {
     check_many(&low_latency(), scenarios() / 2);
+}
+
+/// Partial reliability on both ends, each message with a random policy:
+/// delivered exactly once, or reported abandoned, never neither; a message
+/// abandoned is never delivered in part or twice.
+#[test]
+fn with_partial_reliability_every_message_is_delivered_once_or_reported_abandoned() {
+    let cfg = Config {
+        partial_reliability: true,
+        ..config()
+    };
+    let (mut sent, mut delivered, mut abandoned, mut both) = (0, 0, 0, 0);
+    let mut failures = Vec::new();
+    let seeds = match std::env::var("BRISK_PR_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(seed) => seed..seed + 1,
+        None => 0..scenarios() / 2,
+    };
+    for seed in seeds {
+        match run(seed, &cfg) {
+            Ok(o) => {
+                sent += o.sent;
+                delivered += o.delivered;
+                abandoned += o.abandoned;
+                both += o.abandoned_yet_delivered;
+            }
+            Err(e) => failures.push(format!("seed {seed}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!(
+        "{sent} sent: {delivered} delivered, {abandoned} abandoned ({both} of them delivered)"
+    );
+    // The policies really abandon, and most messages still get through.
+    assert!(abandoned * 20 >= sent, "{abandoned} of {sent} abandoned");
+    assert!(delivered * 2 >= sent, "{delivered} of {sent} delivered");
 }
 
 fn check_many(cfg: &Config, n: u64) {

@@ -573,7 +573,9 @@ impl Association {
         }
         for id in self.rtx.abandon_due(now) {
             // Its fragments not sent yet go with it: delivered whole or not at all.
-            self.send_queue.abandon_current(id);
+            if let Some(end) = self.send_queue.abandon_current(id) {
+                self.rtx.abandon_unsent_end(end, now);
+            }
             self.report_abandoned(id);
         }
         // As many stream entries as fit a packet with the FORWARD TSN alone.

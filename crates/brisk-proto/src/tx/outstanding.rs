@@ -730,6 +730,30 @@ impl Outstanding {
         changed
     }
 
+    /// RFC 3758 3.5: the end of an abandoned message that was never sent
+    /// takes the next TSN, abandoned at once: the FORWARD TSN that skips it
+    /// tells the receiver the message's stream and SSN even when every
+    /// fragment it sent has arrived.
+    pub fn push_abandoned_end(&mut self, end: PendingFragment, now: Time) -> Tsn {
+        let tsn = self.next_tsn;
+        self.next_tsn = tsn.next();
+        self.chunks.push_back(SentChunk {
+            tsn,
+            frag: end,
+            msg_first_sent: now,
+            first_sent: now,
+            last_sent: now,
+            transmissions: 0,
+            state: ChunkState::Abandoned,
+            misses: 0,
+            fast_retransmitted: false,
+            immediate: false,
+            packet: u64::MAX,
+        });
+        self.abandoned += 1;
+        tsn
+    }
+
     /// Chunks abandoned and not yet passed by the cumulative ack.
     pub fn abandoned(&self) -> usize {
         self.abandoned
@@ -1068,5 +1092,50 @@ mod tests {
             o.count_misses(out.htna.unwrap(), 1, out.htna_sent, false),
             vec![Tsn(1000)]
         );
+    }
+
+    #[test]
+    fn an_abandoned_message_whose_sent_part_arrived_is_still_skipped_by_its_ssn() {
+        // Message 7's first fragment (TSN 1000) arrived and is acknowledged;
+        // its other fragments were never sent when it was abandoned.
+        let mut o = Outstanding::new(Tsn(1000));
+        let p = o.begin_packet(Time::ZERO);
+        let mut first = frag(7, 100);
+        first.flags = DataFlags {
+            ending: false,
+            ..DataFlags::UNFRAGMENTED
+        };
+        o.send_new(first.clone(), Time::ZERO, p);
+        o.end_packet();
+        o.on_sack(&sack(1000, &[]), Time::from_millis(10)).unwrap();
+        assert_eq!(
+            o.forward_tsn_point(16),
+            (Tsn(1000), vec![]),
+            "nothing to skip"
+        );
+        // RFC 3758 3.5: its end takes TSN 1001, abandoned, so that the
+        // FORWARD TSN names stream 0, SSN 7.
+        let end = PendingFragment {
+            flags: DataFlags {
+                beginning: false,
+                ending: true,
+                ..DataFlags::UNFRAGMENTED
+            },
+            payload: Bytes::new(),
+            ..first
+        };
+        assert_eq!(o.push_abandoned_end(end, Time::from_millis(20)), Tsn(1001));
+        assert_eq!(o.next_tsn(), Tsn(1002));
+        assert_eq!(o.flight_size(), 0);
+        assert_eq!(
+            o.forward_tsn_point(16),
+            (
+                Tsn(1001),
+                vec![(crate::serial::StreamId(0), crate::serial::Ssn(7))]
+            )
+        );
+        // The peer's SACK after the FORWARD TSN retires it.
+        o.on_sack(&sack(1001, &[]), Time::from_millis(40)).unwrap();
+        assert!(o.is_empty() && o.abandoned() == 0);
     }
 }

@@ -754,6 +754,12 @@ impl RetransmissionQueue {
             .on_returned(flight_before - self.outstanding.window_flight());
     }
 
+    /// The never-sent end of an abandoned message takes a TSN, abandoned
+    /// (RFC 3758 3.5; see `Outstanding::push_abandoned_end`).
+    pub fn abandon_unsent_end(&mut self, end: PendingFragment, now: Time) {
+        self.outstanding.push_abandoned_end(end, now);
+    }
+
     /// The FORWARD TSN to send now, if one is due (RFC 3758 3.5 C, E, F):
     /// the Advanced.Peer.Ack.Point moved past the cumulative ack and past
     /// what the last FORWARD TSN said, or T3 expired since. At most

@@ -346,17 +346,32 @@ impl SendQueue {
     }
 
     /// RFC 3758 3.5: the message `id`, part of which was sent, is abandoned:
-    /// its fragments not handed out yet are dropped. Returns whether it was
-    /// the message being fragmented.
-    pub fn abandon_current(&mut self, id: MessageId) -> bool {
+    /// its fragments not handed out yet are dropped. If it was the message
+    /// being fragmented, returns its end as a fragment without payload, for
+    /// the retransmission queue to give a TSN that FORWARD TSN skips, so that
+    /// the receiver learns the message's stream and SSN (as dcSCTP does).
+    pub fn abandon_current(&mut self, id: MessageId) -> Option<PendingFragment> {
         if self.current.as_ref().is_none_or(|cur| cur.msg.id != id) {
-            return false;
+            return None;
         }
-        if let Some(cur) = self.current.take() {
-            self.buffered -= cur.msg.payload.len();
-            self.len -= 1;
-        }
-        true
+        let cur = self.current.take()?;
+        self.buffered -= cur.msg.payload.len();
+        self.len -= 1;
+        Some(PendingFragment {
+            msg: cur.msg.id,
+            stream_id: cur.stream_id,
+            ssn: cur.ssn,
+            ppid: cur.msg.ppid,
+            flags: DataFlags {
+                immediate: false,
+                unordered: cur.msg.unordered,
+                beginning: false,
+                ending: true,
+            },
+            payload: Bytes::new(),
+            queued_at: cur.msg.queued_at,
+            reliability: cur.msg.reliability,
+        })
     }
 
     /// Narrows the streams to the number negotiated in the handshake (RFC 9260
