@@ -14,12 +14,18 @@
 //!   fragments of one message need consecutive TSNs, so once a message has started,
 //!   [`SendQueue::next_fragment`] returns its fragments until the E fragment,
 //!   before anything else.
-//! - **Scheduling.** Streams with queued messages take turns, one message each
-//!   (round robin), and messages leave a stream in the order they were pushed.
+//! - **Scheduling.** Which stream's message starts next is the stream
+//!   scheduler's choice (RFC 8260 3, [`stream_scheduler`](super::stream_scheduler)):
+//!   first come first served, round robin per message (the default) or per
+//!   packet, strict priority, or weighted fair queueing. Whole messages are
+//!   scheduled; messages leave a stream in the order they were pushed.
 //!
-//! Every operation is O(1) apart from [`SendQueue::drain`]. Per-stream state is
-//! created the first time a stream is used, not for every stream the association
-//! negotiated.
+//! With round robin and first come first served every operation is O(1)
+//! apart from [`SendQueue::drain`], [`SendQueue::limit_streams`] and
+//! [`SendQueue::set_scheduler`]; priority and weighted fair queueing cost
+//! O(log streams) per message. Per-stream state is created the first time a
+//! stream is used (or given a priority or weight), not for every stream the
+//! association negotiated.
 
 use std::collections::VecDeque;
 
@@ -27,6 +33,7 @@ use bytes::Bytes;
 use thiserror::Error;
 
 use crate::serial::{Ssn, StreamId};
+use crate::tx::stream_scheduler::{Scheduler, SchedulingError, StreamScheduler};
 use crate::wire::chunk::DataFlags;
 use crate::{MessageId, OutgoingMessage, Time};
 
@@ -124,9 +131,8 @@ pub struct SendQueue {
     slot_of: Vec<u32>,
     /// State of every stream used so far. Never shrinks, so SSNs survive idle spells.
     streams: Vec<Stream>,
-    /// Slots of the streams with queued messages, in turn order. A slot is here
-    /// exactly when its `messages` is not empty.
-    active: VecDeque<u32>,
+    /// Picks the stream whose message starts next (RFC 8260 3).
+    sched: Scheduler,
     /// The message being fragmented, which must finish before any other starts.
     current: Option<InProgress>,
     buffered: usize,
@@ -135,15 +141,31 @@ pub struct SendQueue {
 
 impl SendQueue {
     /// A queue for an association with `outbound_streams` streams, refusing messages
-    /// above `max_message_size` bytes and holding at most `buffer_limit` unsent bytes.
+    /// above `max_message_size` bytes and holding at most `buffer_limit` unsent
+    /// bytes, scheduling streams round robin (RFC 8260 3.2).
     pub fn new(outbound_streams: u16, max_message_size: usize, buffer_limit: usize) -> Self {
+        Self::with_scheduler(
+            outbound_streams,
+            max_message_size,
+            buffer_limit,
+            StreamScheduler::RoundRobin,
+        )
+    }
+
+    /// [`new`](Self::new) with the stream scheduler `scheduler` (RFC 8260 3).
+    pub fn with_scheduler(
+        outbound_streams: u16,
+        max_message_size: usize,
+        buffer_limit: usize,
+        scheduler: StreamScheduler,
+    ) -> Self {
         Self {
             outbound_streams,
             max_message_size,
             buffer_limit,
             slot_of: Vec::new(),
             streams: Vec::new(),
-            active: VecDeque::new(),
+            sched: Scheduler::new(scheduler),
             current: None,
             buffered: 0,
             len: 0,
@@ -183,9 +205,7 @@ impl SendQueue {
 
         let slot = self.slot(msg.stream_id);
         let stream = &mut self.streams[slot as usize];
-        if stream.messages.is_empty() {
-            self.active.push_back(slot);
-        }
+        let was_idle = stream.messages.is_empty();
         stream.messages.push_back(Queued {
             id,
             ppid: msg.ppid,
@@ -194,6 +214,8 @@ impl SendQueue {
             payload: msg.payload,
             queued_at: now,
         });
+        let head_len = stream.messages.front().map_or(size, |m| m.payload.len());
+        self.sched.on_push(slot, was_idle, head_len);
         self.buffered += size;
         self.len += 1;
         Ok(())
@@ -255,7 +277,7 @@ impl SendQueue {
         let remaining = match &self.current {
             Some(cur) => cur.msg.payload.len(),
             None => {
-                let slot = *self.active.front()?;
+                let slot = self.sched.peek()?;
                 self.streams[slot as usize].messages.front()?.payload.len()
             }
         };
@@ -292,10 +314,10 @@ impl SendQueue {
         if let Some(cur) = self.current.take() {
             ids.push((cur.msg.id, true));
         }
-        for slot in self.active.drain(..) {
-            let stream = &mut self.streams[slot as usize];
+        for stream in &mut self.streams {
             ids.extend(stream.messages.drain(..).map(|m| (m.id, false)));
         }
+        self.sched.clear();
         ids.sort_unstable_by_key(|&(id, _)| id);
         self.buffered = 0;
         self.len = 0;
@@ -308,19 +330,17 @@ impl SendQueue {
     pub fn limit_streams(&mut self, outbound_streams: u16) -> Vec<MessageId> {
         let mut removed = Vec::new();
         if outbound_streams < self.outbound_streams {
-            for &slot in &self.active {
-                let stream = &mut self.streams[slot as usize];
-                if stream.id.0 >= outbound_streams {
+            for (slot, stream) in self.streams.iter_mut().enumerate() {
+                if stream.id.0 >= outbound_streams && !stream.messages.is_empty() {
                     for m in stream.messages.drain(..) {
                         self.buffered -= m.payload.len();
                         self.len -= 1;
                         removed.push(m.id);
                     }
+                    // At most 65535 streams: the slot fits in a u32.
+                    self.sched.remove(slot as u32);
                 }
             }
-            let streams = &self.streams;
-            self.active
-                .retain(|&slot| !streams[slot as usize].messages.is_empty());
         }
         self.outbound_streams = outbound_streams;
         removed.sort_unstable();
@@ -332,16 +352,94 @@ impl SendQueue {
         self.outbound_streams
     }
 
+    /// The packet of new data being assembled is complete. The packet
+    /// assembly calls this after each packet's new data: under round robin
+    /// per packet the next packet may belong to another stream (RFC 8260
+    /// 3.3); the other schedulers ignore it.
+    pub fn on_packet_end(&mut self) {
+        self.sched.on_packet_end();
+    }
+
+    /// The stream scheduler in use (RFC 8260 3).
+    pub fn scheduler(&self) -> StreamScheduler {
+        self.sched.kind()
+    }
+
+    /// Changes the stream scheduler (RFC 8260 3). Queued messages keep their
+    /// order within their streams, and the new scheduler sees them as if
+    /// they had been pushed in the order of their ids; a message already
+    /// started still finishes first (RFC 9260 6.9). Priorities and weights
+    /// are kept.
+    pub fn set_scheduler(&mut self, scheduler: StreamScheduler) {
+        self.sched = self.sched.switched_to(scheduler);
+        let mut queued: Vec<(MessageId, u32)> = Vec::with_capacity(self.len);
+        for (slot, stream) in self.streams.iter().enumerate() {
+            // At most 65535 streams: the slot fits in a u32.
+            queued.extend(stream.messages.iter().map(|m| (m.id, slot as u32)));
+        }
+        queued.sort_unstable();
+        let mut seen = vec![false; self.streams.len()];
+        for (_, slot) in queued {
+            let was_idle = !std::mem::replace(&mut seen[slot as usize], true);
+            let head_len = self.head_len(slot).unwrap_or(0);
+            self.sched.on_push(slot, was_idle, head_len);
+        }
+    }
+
+    /// RFC 8260 3.4: sets the priority of `stream_id`; lower values go first.
+    pub fn set_priority(&mut self, stream_id: u16, priority: u16) -> Result<(), SchedulingError> {
+        let slot = self.slot_for_setting(stream_id)?;
+        let head_len = self.head_len(slot);
+        self.sched.set_priority(slot, priority, head_len);
+        Ok(())
+    }
+
+    /// RFC 8260 3.6: sets the weight of `stream_id`, at least 1.
+    pub fn set_weight(&mut self, stream_id: u16, weight: u16) -> Result<(), SchedulingError> {
+        if weight == 0 {
+            return Err(SchedulingError::ZeroWeight);
+        }
+        let slot = self.slot_for_setting(stream_id)?;
+        let head_len = self.head_len(slot);
+        self.sched.set_weight(slot, weight, head_len);
+        Ok(())
+    }
+
+    /// The priority of `stream_id` (RFC 8260 3.4), `None` for an unknown stream.
+    pub fn priority(&self, stream_id: u16) -> Option<u16> {
+        self.known_slot(stream_id).map_or(
+            (stream_id < self.outbound_streams)
+                .then_some(crate::tx::stream_scheduler::DEFAULT_PRIORITY),
+            |slot| Some(self.sched.priority(slot)),
+        )
+    }
+
+    /// The weight of `stream_id` (RFC 8260 3.6), `None` for an unknown stream.
+    pub fn weight(&self, stream_id: u16) -> Option<u16> {
+        self.known_slot(stream_id).map_or(
+            (stream_id < self.outbound_streams)
+                .then_some(crate::tx::stream_scheduler::DEFAULT_WEIGHT),
+            |slot| Some(self.sched.weight(slot)),
+        )
+    }
+
+    /// The slot of a stream below the outbound count that has state.
+    fn known_slot(&self, stream_id: u16) -> Option<u32> {
+        if stream_id >= self.outbound_streams {
+            return None;
+        }
+        let slot = *self.slot_of.get(usize::from(stream_id))?;
+        (slot != NO_SLOT).then_some(slot)
+    }
+
     /// Takes the next message in turn out of its stream, gives it its SSN and makes
     /// it `current`. `None` if no stream has a message.
     fn start_next_message(&mut self) -> Option<()> {
-        let slot = self.active.pop_front()?;
+        let slot = self.sched.peek()?;
         let stream = &mut self.streams[slot as usize];
         let msg = stream.messages.pop_front()?;
-        // Round robin: the stream goes to the back of the line if it has more.
-        if !stream.messages.is_empty() {
-            self.active.push_back(slot);
-        }
+        self.sched
+            .on_start(slot, stream.messages.front().map(|m| m.payload.len()));
         let ssn = if msg.unordered {
             // RFC 9260 6.5: unordered messages do not change the SSN; RFC 9260
             // 3.3.1: the receiver ignores it.
@@ -374,8 +472,28 @@ impl SendQueue {
                 next_ssn: Ssn(0),
                 messages: VecDeque::new(),
             });
+            self.sched.add_stream();
         }
         self.slot_of[i]
+    }
+
+    /// The slot of an existing stream, for a scheduling parameter.
+    fn slot_for_setting(&mut self, stream_id: u16) -> Result<u32, SchedulingError> {
+        if stream_id >= self.outbound_streams {
+            return Err(SchedulingError::InvalidStream {
+                stream_id,
+                outbound_streams: self.outbound_streams,
+            });
+        }
+        Ok(self.slot(stream_id))
+    }
+
+    /// The length of the front message of stream `slot`, if it has one.
+    fn head_len(&self, slot: u32) -> Option<usize> {
+        self.streams[slot as usize]
+            .messages
+            .front()
+            .map(|m| m.payload.len())
     }
 }
 
