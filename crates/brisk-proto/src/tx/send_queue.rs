@@ -864,6 +864,24 @@ mod tests {
             immediate: bool,
         },
         Pop(usize),
+        /// The packet of new data ends (RFC 8260 3.3).
+        PacketEnd,
+        /// Sets a stream's priority and weight (RFC 8260 3.4, 3.6).
+        Tune {
+            stream: u16,
+            priority: u16,
+            weight: u16,
+        },
+    }
+
+    fn scheduler() -> impl Strategy<Value = StreamScheduler> {
+        prop_oneof![
+            Just(StreamScheduler::Fcfs),
+            Just(StreamScheduler::RoundRobin),
+            Just(StreamScheduler::RoundRobinPacket),
+            Just(StreamScheduler::Priority),
+            Just(StreamScheduler::Wfq),
+        ]
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -877,6 +895,12 @@ mod tests {
                 }
             ),
             (1usize..1500).prop_map(Op::Pop),
+            Just(Op::PacketEnd),
+            (0u16..5, 0u16..3, 1u16..4).prop_map(|(stream, priority, weight)| Op::Tune {
+                stream,
+                priority,
+                weight
+            }),
         ]
     }
 
@@ -885,8 +909,9 @@ mod tests {
         fn fragments_reassemble_every_message_once_in_stream_order(
             ops in proptest::collection::vec(op(), 1..200),
             tail_max in 1usize..1500,
+            kind in scheduler(),
         ) {
-            let mut q = SendQueue::new(5, BIG, BIG);
+            let mut q = SendQueue::with_scheduler(5, BIG, BIG, kind);
             let mut sent: HashMap<u64, OutgoingMessage> = HashMap::new();
             let mut pushed_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
             let mut started_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
@@ -902,8 +927,9 @@ mod tests {
             let tail: usize = ops
                 .iter()
                 .map(|o| match o {
-                    Op::Push { len, .. } => len.div_ceil(tail_max),
-                    Op::Pop(_) => 0,
+                    // One more for a packet whose stream ran dry (RR-P).
+                    Op::Push { len, .. } => len.div_ceil(tail_max) + 1,
+                    _ => 0,
                 })
                 .sum();
             let all = ops.into_iter().chain(std::iter::repeat_n(Op::Pop(tail_max), tail + 1));
@@ -922,12 +948,23 @@ mod tests {
                         buffered += len;
                         next_id += 1;
                     }
+                    Op::PacketEnd => q.on_packet_end(),
+                    Op::Tune { stream, priority, weight } => {
+                        q.set_priority(stream, priority).unwrap();
+                        q.set_weight(stream, weight).unwrap();
+                        prop_assert_eq!(q.priority(stream), Some(priority));
+                        prop_assert_eq!(q.weight(stream), Some(weight));
+                    }
                     Op::Pop(max) => {
                         let peeked = q.peek_len(max);
                         let Some(f) = q.next_fragment(max) else {
                             prop_assert_eq!(peeked, None);
-                            prop_assert!(q.is_empty());
                             prop_assert!(open.is_none());
+                            if !q.is_empty() {
+                                // RFC 8260 3.3: the packet's stream ran dry.
+                                prop_assert_eq!(kind, StreamScheduler::RoundRobinPacket);
+                                q.on_packet_end();
+                            }
                             continue;
                         };
                         prop_assert_eq!(peeked, Some(f.payload.len()));
@@ -1006,5 +1043,207 @@ mod tests {
                 outbound_streams: 2
             })
         ));
+    }
+
+    /// Stream 0: 1, 2, 5; stream 1: 3, 6; stream 2: 4 (ids in push order),
+    /// 10 bytes each.
+    fn fixed_queue(kind: StreamScheduler) -> SendQueue {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, kind);
+        for (id, stream) in [(1, 0), (2, 0), (3, 1), (4, 2), (5, 0), (6, 1)] {
+            push(&mut q, id, msg(stream, 10));
+        }
+        q
+    }
+
+    /// Message ids in the order the queue hands out their first fragments.
+    fn start_order(q: &mut SendQueue) -> Vec<u64> {
+        std::iter::from_fn(|| q.next_fragment(1000))
+            .filter(|f| f.flags.beginning)
+            .map(|f| f.msg.0)
+            .collect()
+    }
+
+    /// Message ids per packet: a packet ends when the queue has nothing more
+    /// for it (RFC 8260 3.3) or after `per_packet` fragments.
+    fn packets(q: &mut SendQueue, max_payload: usize, per_packet: usize) -> Vec<Vec<u64>> {
+        let mut out = Vec::new();
+        while !q.is_empty() {
+            let packet: Vec<u64> = std::iter::from_fn(|| q.next_fragment(max_payload))
+                .take(per_packet)
+                .map(|f| f.msg.0)
+                .collect();
+            q.on_packet_end();
+            out.push(packet);
+        }
+        out
+    }
+
+    #[test]
+    fn fcfs_sends_messages_in_the_order_the_application_sent_them_across_streams() {
+        let mut q = fixed_queue(StreamScheduler::Fcfs);
+        assert_eq!(start_order(&mut q), [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn round_robin_takes_one_message_per_stream_in_turn() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobin);
+        assert_eq!(start_order(&mut q), [1, 3, 4, 2, 6, 5]);
+        // The default.
+        let mut q = SendQueue::new(16, BIG, BIG);
+        assert_eq!(q.scheduler(), StreamScheduler::RoundRobin);
+        for (id, stream) in [(1, 0), (2, 0), (3, 1), (4, 2), (5, 0), (6, 1)] {
+            push(&mut q, id, msg(stream, 10));
+        }
+        assert_eq!(start_order(&mut q), [1, 3, 4, 2, 6, 5]);
+    }
+
+    #[test]
+    fn round_robin_per_packet_keeps_a_stream_within_a_packet_and_turns_between_packets() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobinPacket);
+        assert_eq!(
+            packets(&mut q, 1000, 100),
+            [vec![1, 2, 5], vec![3, 6], vec![4]]
+        );
+    }
+
+    #[test]
+    fn round_robin_per_packet_gives_a_stream_with_more_than_a_packet_one_packet_per_turn() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobinPacket);
+        // Two messages fill a packet.
+        assert_eq!(
+            packets(&mut q, 1000, 2),
+            [vec![1, 2], vec![3, 6], vec![4], vec![5]]
+        );
+    }
+
+    #[test]
+    fn round_robin_per_packet_finishes_a_started_message_then_turns_to_the_next_stream() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::RoundRobinPacket);
+        push(&mut q, 1, msg(0, 1500)); // two fragments of 1000
+        push(&mut q, 2, msg(0, 10));
+        push(&mut q, 3, msg(1, 10));
+        push(&mut q, 4, msg(1, 10));
+        let mut next = || q.next_fragment(1000).map(|f| f.msg.0);
+        // The first packet is full with message 1's first fragment.
+        assert_eq!(next(), Some(1));
+        q.on_packet_end();
+        // RFC 9260 6.9: message 1's last fragment leads the second packet;
+        // then it is stream 1's turn, until stream 1 runs dry.
+        let mut next = || q.next_fragment(1000).map(|f| f.msg.0);
+        assert_eq!(
+            [next(), next(), next(), next()],
+            [Some(1), Some(3), Some(4), None]
+        );
+        q.on_packet_end();
+        assert_eq!(start_order(&mut q), [2]);
+    }
+
+    #[test]
+    fn priority_serves_the_lowest_value_first() {
+        let mut q = fixed_queue(StreamScheduler::Priority);
+        q.set_priority(0, 2).unwrap();
+        q.set_priority(1, 1).unwrap();
+        q.set_priority(2, 1).unwrap();
+        assert_eq!(start_order(&mut q), [3, 4, 6, 1, 2, 5]);
+    }
+
+    #[test]
+    fn priority_with_equal_priorities_round_robins() {
+        let mut q = fixed_queue(StreamScheduler::Priority);
+        assert_eq!(q.priority(0), Some(0));
+        for stream in 0..3 {
+            q.set_priority(stream, 7).unwrap();
+        }
+        assert_eq!(start_order(&mut q), [1, 3, 4, 2, 6, 5]);
+    }
+
+    #[test]
+    fn priority_changed_while_queued_takes_effect_for_the_next_message() {
+        let mut q = fixed_queue(StreamScheduler::Priority);
+        assert_eq!(q.next_fragment(1000).unwrap().msg.0, 1);
+        q.set_priority(2, 0).unwrap();
+        q.set_priority(0, 1).unwrap();
+        q.set_priority(1, 1).unwrap();
+        // A stream given a new priority joins the back of its level.
+        assert_eq!(start_order(&mut q), [4, 2, 3, 5, 6]);
+    }
+
+    #[test]
+    fn wfq_serves_a_weight_3_stream_three_messages_per_message_of_weight_1() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Wfq);
+        assert_eq!(q.weight(1), Some(1));
+        q.set_weight(1, 3).unwrap();
+        for id in 1..=3 {
+            push(&mut q, id, msg(0, 100));
+        }
+        for id in 11..=19 {
+            push(&mut q, id, msg(1, 100));
+        }
+        assert_eq!(
+            start_order(&mut q),
+            [11, 12, 13, 1, 14, 15, 16, 2, 17, 18, 19, 3]
+        );
+    }
+
+    #[test]
+    fn wfq_shares_bytes_not_messages() {
+        // Equal weights; stream 0 sends 300-byte messages, stream 1 100-byte ones.
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Wfq);
+        for id in 0..100 {
+            push(&mut q, id, msg(0, 300));
+            push(&mut q, 1000 + id, msg(1, 100));
+        }
+        let mut bytes = [0usize; 2];
+        for _ in 0..80 {
+            let f = q.next_fragment(1000).unwrap();
+            bytes[usize::from(f.stream_id.0)] += f.payload.len();
+        }
+        assert_eq!(bytes, [6000, 6000]);
+    }
+
+    #[test]
+    fn scheduling_parameters_of_an_unknown_stream_or_a_zero_weight_are_refused() {
+        let mut q = SendQueue::new(4, BIG, BIG);
+        let unknown = SchedulingError::InvalidStream {
+            stream_id: 4,
+            outbound_streams: 4,
+        };
+        assert_eq!(q.set_priority(4, 1), Err(unknown));
+        assert_eq!(q.set_weight(4, 1), Err(unknown));
+        assert_eq!(q.set_weight(3, 0), Err(SchedulingError::ZeroWeight));
+        assert_eq!((q.priority(4), q.weight(4)), (None, None));
+        assert_eq!((q.priority(3), q.weight(3)), (Some(0), Some(1)));
+        assert!(unknown.to_string().contains("stream 4"));
+    }
+
+    #[test]
+    fn switching_scheduler_keeps_queued_messages_and_finishes_the_started_one() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobin);
+        q.push(MessageId(7), msg(2, 2500), Time::ZERO).unwrap();
+        assert_eq!(start_order(&mut q)[..2], [1, 3]);
+        let mut q = fixed_queue(StreamScheduler::RoundRobin);
+        assert_eq!(q.next_fragment(1000).unwrap().msg.0, 1);
+        q.push(MessageId(7), msg(1, 2500), Time::ZERO).unwrap();
+        assert_eq!(q.next_fragment(1000).unwrap().msg.0, 3);
+        q.set_scheduler(StreamScheduler::Fcfs);
+        assert_eq!(q.scheduler(), StreamScheduler::Fcfs);
+        assert_eq!(start_order(&mut q), [2, 4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn limit_streams_removes_the_messages_of_dropped_streams_from_every_scheduler() {
+        for kind in [
+            StreamScheduler::Fcfs,
+            StreamScheduler::RoundRobin,
+            StreamScheduler::RoundRobinPacket,
+            StreamScheduler::Priority,
+            StreamScheduler::Wfq,
+        ] {
+            let mut q = fixed_queue(kind);
+            assert_eq!(q.limit_streams(2), [MessageId(4)], "{kind:?}");
+            let mut ids: Vec<u64> = packets(&mut q, 1000, 100).concat();
+            ids.sort_unstable();
+            assert_eq!(ids, [1, 2, 3, 5, 6], "{kind:?}");
+        }
     }
 }
