@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+pub use crate::tx::stream_scheduler::StreamScheduler;
+
 /// Declares [`Config`], its knob table and its presets from one list, so that
 /// each knob is written once: its name, type, unit, doc, default and the value
 /// of every preset that changes it. [`Config::set`], [`Config::get`],
@@ -243,6 +245,13 @@ declare_config! {
         #[unit = "streams"]
         #[default = 16]
         pub max_inbound_streams: u16,
+        /// Stream scheduler (RFC 8260 3): first come first served, round robin
+        /// per message, round robin per packet, strict priority, or weighted
+        /// fair queueing; per-stream priorities and weights are set at run time
+        /// (`Association::set_stream_priority`, `set_stream_weight`).
+        #[unit = "fcfs|rr|rr-packet|priority|wfq"]
+        #[default = StreamScheduler::RoundRobin]
+        pub stream_scheduler: StreamScheduler,
 
         // --- Latency mechanisms (all off by default, in `rfc9260()`) ---
         /// Early Retransmit (RFC 5827): byte-based (3.1) or packet-based (3.2,
@@ -604,6 +613,29 @@ impl KnobValue for Nagle {
             Nagle::Off => "off",
             Nagle::Classic => "classic",
             Nagle::Minshall => "minshall",
+        }
+        .to_owned()
+    }
+}
+
+impl KnobValue for StreamScheduler {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "fcfs" => Ok(StreamScheduler::Fcfs),
+            "rr" => Ok(StreamScheduler::RoundRobin),
+            "rr-packet" => Ok(StreamScheduler::RoundRobinPacket),
+            "priority" => Ok(StreamScheduler::Priority),
+            "wfq" => Ok(StreamScheduler::Wfq),
+            _ => Err("fcfs, rr, rr-packet, priority or wfq"),
+        }
+    }
+    fn render(&self) -> String {
+        match self {
+            StreamScheduler::Fcfs => "fcfs",
+            StreamScheduler::RoundRobin => "rr",
+            StreamScheduler::RoundRobinPacket => "rr-packet",
+            StreamScheduler::Priority => "priority",
+            StreamScheduler::Wfq => "wfq",
         }
         .to_owned()
     }
@@ -976,6 +1008,7 @@ mod tests {
                 | "ack_reach_floor" => "true",
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
+                "stream_scheduler" => "wfq",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",
@@ -1027,6 +1060,7 @@ mod tests {
             early_retransmit_delay: true,
             thin_rto_min: Some(Duration::from_millis(250)),
             nagle: Nagle::Minshall,
+            stream_scheduler: StreamScheduler::Wfq,
             events: false,
             mtu: 9000,
             outbound_streams: u16::MAX,
@@ -1090,7 +1124,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 41);
+        assert_eq!(KNOBS.len(), 42);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1236,6 +1270,7 @@ send_buffer=4194304
 max_message_size=262144
 outbound_streams=16
 max_inbound_streams=16
+stream_scheduler=rr
 early_retransmit=off
 early_retransmit_delay=false
 rto_restart=false
@@ -1278,6 +1313,7 @@ send_buffer=4194304
 max_message_size=262144
 outbound_streams=16
 max_inbound_streams=16
+stream_scheduler=rr
 early_retransmit=off
 early_retransmit_delay=false
 rto_restart=false
@@ -1320,6 +1356,7 @@ send_buffer=4194304
 max_message_size=262144
 outbound_streams=16
 max_inbound_streams=16
+stream_scheduler=rr
 early_retransmit=packets
 early_retransmit_delay=false
 rto_restart=true
@@ -1362,6 +1399,7 @@ send_buffer=4194304
 max_message_size=262144
 outbound_streams=16
 max_inbound_streams=16
+stream_scheduler=rr
 early_retransmit=off
 early_retransmit_delay=false
 rto_restart=true
@@ -1404,6 +1442,7 @@ send_buffer=4194304
 max_message_size=262144
 outbound_streams=16
 max_inbound_streams=16
+stream_scheduler=rr
 early_retransmit=packets
 early_retransmit_delay=false
 rto_restart=true

@@ -30,8 +30,8 @@ pub mod timer;
 pub mod tx;
 pub mod wire;
 
-pub use assoc::{AssocId, Association, SendError, State, Transmit};
-pub use config::{Config, ConfigError, EarlyRetransmit, KNOBS, Nagle, PRESETS};
+pub use assoc::{AssocId, Association, SchedulingError, SendError, State, Transmit};
+pub use config::{Config, ConfigError, EarlyRetransmit, KNOBS, Nagle, PRESETS, StreamScheduler};
 pub use endpoint::{ConnectError, Endpoint, EndpointConfig, EndpointStats};
 pub use events::{CloseReason, Event, RetransmitCause, Stats};
 pub use message::{IncomingMessage, MessageId, OutgoingMessage, Reliability};

@@ -30,11 +30,13 @@ use crate::time::Time;
 use crate::timer::{TimerTable, earliest};
 use crate::tx::retransmission_queue::{RetransmissionQueue, TxEnv};
 use crate::tx::send_queue::SendQueue;
+use crate::tx::stream_scheduler::StreamScheduler;
 use crate::wire::CommonHeader;
 use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
+pub use crate::tx::stream_scheduler::SchedulingError;
 pub use transmit::Transmit;
 
 use handshake::Handshake;
@@ -211,8 +213,12 @@ impl Association {
         local_initial_tsn: u32,
     ) -> Self {
         let path = Path::new(remote, &cfg, cfg.receive_buffer);
-        let send_queue =
-            SendQueue::new(cfg.outbound_streams, cfg.max_message_size, cfg.send_buffer);
+        let send_queue = SendQueue::with_scheduler(
+            cfg.outbound_streams,
+            cfg.max_message_size,
+            cfg.send_buffer,
+            cfg.stream_scheduler,
+        );
         Self {
             id,
             state,
@@ -311,6 +317,51 @@ impl Association {
         self.counters.messages_sent += 1;
         self.new_transmission_opportunity();
         Ok(id)
+    }
+
+    /// The stream scheduler in use (RFC 8260 3; `Config::stream_scheduler`).
+    pub fn stream_scheduler(&self) -> StreamScheduler {
+        self.send_queue.scheduler()
+    }
+
+    /// Changes the stream scheduler (RFC 8260 3). Queued messages stay
+    /// queued, in order within their streams; a message partly sent
+    /// finishes first (RFC 9260 6.9). Priorities and weights are kept.
+    pub fn set_stream_scheduler(&mut self, scheduler: StreamScheduler) {
+        self.send_queue.set_scheduler(scheduler);
+        self.cfg.stream_scheduler = scheduler;
+    }
+
+    /// Sets the priority of an outbound stream for the priority scheduler
+    /// (RFC 8260 3.4): lower values go first, equal values take turns.
+    /// Every stream starts at priority 0. Fails for a stream that does not
+    /// exist.
+    pub fn set_stream_priority(
+        &mut self,
+        stream: u16,
+        priority: u16,
+    ) -> Result<(), SchedulingError> {
+        self.send_queue.set_priority(stream, priority)
+    }
+
+    /// Sets the weight of an outbound stream for weighted fair queueing
+    /// (RFC 8260 3.6): streams share the bytes sent in proportion to their
+    /// weights. Every stream starts at weight 1. Fails for a stream that
+    /// does not exist or a weight of 0.
+    pub fn set_stream_weight(&mut self, stream: u16, weight: u16) -> Result<(), SchedulingError> {
+        self.send_queue.set_weight(stream, weight)
+    }
+
+    /// The priority of an outbound stream (RFC 8260 3.4); `None` if the
+    /// stream does not exist.
+    pub fn stream_priority(&self, stream: u16) -> Option<u16> {
+        self.send_queue.priority(stream)
+    }
+
+    /// The weight of an outbound stream (RFC 8260 3.6); `None` if the
+    /// stream does not exist.
+    pub fn stream_weight(&self, stream: u16) -> Option<u16> {
+        self.send_queue.weight(stream)
     }
 
     /// The next message received, in order within its stream.

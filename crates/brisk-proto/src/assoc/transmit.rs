@@ -351,6 +351,9 @@ impl Association {
             let (rtx, mut env) = self.tx();
             rtx.on_new_data_packet(now, last_tsn, full, &mut env);
         }
+        // RFC 8260 3.3: the packet's new data is complete; round robin per
+        // packet may turn to another stream in the next (a no-op otherwise).
+        self.send_queue.on_packet_end();
     }
 
     /// Adds chunks still in flight (earliest first, not already in this packet)

@@ -2,6 +2,8 @@
 //!
 //! - [`send_queue`]: messages not yet sent for the first time; streams, stream
 //!   sequence numbers, fragmentation and scheduling between streams.
+//! - [`stream_scheduler`]: the stream schedulers of RFC 8260 3, which pick the
+//!   stream whose message the send queue starts next.
 //! - [`outstanding`]: chunks sent and not cumulatively acknowledged, and the
 //!   packet records that carried them.
 //! - [`retransmission_queue`]: the one owner of the sending side once a chunk
@@ -18,6 +20,7 @@ pub mod outstanding;
 pub mod packetizer;
 pub mod retransmission_queue;
 pub mod send_queue;
+pub mod stream_scheduler;
 
 /// Bookkeeping bytes charged against the send buffer for each queued message
 /// and each chunk sent and not cumulatively acknowledged, beside its payload:

@@ -51,6 +51,9 @@ pub struct SentChunk {
     pub fast_retransmitted: bool,
     /// Its latest transmission carried the I bit (RFC 7053).
     pub immediate: bool,
+    /// Its message was abandoned (RFC 3758): should the peer renege on it
+    /// after a gap ack, it is abandoned, not sent again.
+    pub message_abandoned: bool,
     /// Sequence number of the packet record of its latest transmission as
     /// new or retransmitted data (a redundant copy does not move it).
     packet: u64,
@@ -335,6 +338,7 @@ impl Outstanding {
             misses: 0,
             fast_retransmitted: false,
             immediate,
+            message_abandoned: false,
             packet,
         };
         self.flight_size += chunk.size();
@@ -681,11 +685,17 @@ impl Outstanding {
                 self.chunks[i].state = ChunkState::GapAcked;
                 self.gap_acked += 1;
             } else if !in_block && state == ChunkState::GapAcked {
-                // 6.2.1: reneged; the chunk is in flight again and missing.
+                // 6.2.1: reneged; the chunk is in flight again and missing,
+                // or abandoned with its message (RFC 3758).
                 let chunk = &mut self.chunks[i];
-                chunk.state = ChunkState::InFlight;
-                self.flight_size += chunk.size();
-                self.in_flight += 1;
+                if chunk.message_abandoned {
+                    chunk.state = ChunkState::Abandoned;
+                    self.abandoned += 1;
+                } else {
+                    chunk.state = ChunkState::InFlight;
+                    self.flight_size += chunk.size();
+                    self.in_flight += 1;
+                }
                 self.gap_acked -= 1;
                 out.reneged = true;
             }
@@ -709,6 +719,7 @@ impl Outstanding {
             if chunk.frag.msg != msg {
                 break;
             }
+            chunk.message_abandoned = true;
             match chunk.state {
                 ChunkState::InFlight => {
                     let (size, packet) = (chunk.size(), chunk.packet);
@@ -748,6 +759,7 @@ impl Outstanding {
             misses: 0,
             fast_retransmitted: false,
             immediate: false,
+            message_abandoned: true,
             packet: u64::MAX,
         });
         self.abandoned += 1;

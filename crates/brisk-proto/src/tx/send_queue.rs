@@ -14,12 +14,18 @@
 //!   fragments of one message need consecutive TSNs, so once a message has started,
 //!   [`SendQueue::next_fragment`] returns its fragments until the E fragment,
 //!   before anything else.
-//! - **Scheduling.** Streams with queued messages take turns, one message each
-//!   (round robin), and messages leave a stream in the order they were pushed.
+//! - **Scheduling.** Which stream's message starts next is the stream
+//!   scheduler's choice (RFC 8260 3, [`stream_scheduler`](super::stream_scheduler)):
+//!   first come first served, round robin per message (the default) or per
+//!   packet, strict priority, or weighted fair queueing. Whole messages are
+//!   scheduled; messages leave a stream in the order they were pushed.
 //!
-//! Every operation is O(1) apart from [`SendQueue::drain`]. Per-stream state is
-//! created the first time a stream is used, not for every stream the association
-//! negotiated.
+//! With round robin and first come first served every operation is O(1)
+//! apart from [`SendQueue::drain`], [`SendQueue::limit_streams`] and
+//! [`SendQueue::set_scheduler`]; priority and weighted fair queueing cost
+//! O(log streams) per message. Per-stream state is created the first time a
+//! stream is used (or given a priority or weight), not for every stream the
+//! association negotiated.
 
 use std::collections::VecDeque;
 
@@ -28,6 +34,7 @@ use thiserror::Error;
 
 use crate::message::Reliability;
 use crate::serial::{Ssn, StreamId};
+use crate::tx::stream_scheduler::{Scheduler, SchedulingError, StreamScheduler};
 use crate::wire::chunk::DataFlags;
 use crate::{MessageId, OutgoingMessage, Time};
 
@@ -128,9 +135,8 @@ pub struct SendQueue {
     slot_of: Vec<u32>,
     /// State of every stream used so far. Never shrinks, so SSNs survive idle spells.
     streams: Vec<Stream>,
-    /// Slots of the streams with queued messages, in turn order. A slot is here
-    /// exactly when its `messages` is not empty.
-    active: VecDeque<u32>,
+    /// Picks the stream whose message starts next (RFC 8260 3).
+    sched: Scheduler,
     /// The message being fragmented, which must finish before any other starts.
     current: Option<InProgress>,
     buffered: usize,
@@ -142,15 +148,31 @@ pub struct SendQueue {
 
 impl SendQueue {
     /// A queue for an association with `outbound_streams` streams, refusing messages
-    /// above `max_message_size` bytes and holding at most `buffer_limit` unsent bytes.
+    /// above `max_message_size` bytes and holding at most `buffer_limit` unsent
+    /// bytes, scheduling streams round robin (RFC 8260 3.2).
     pub fn new(outbound_streams: u16, max_message_size: usize, buffer_limit: usize) -> Self {
+        Self::with_scheduler(
+            outbound_streams,
+            max_message_size,
+            buffer_limit,
+            StreamScheduler::RoundRobin,
+        )
+    }
+
+    /// [`new`](Self::new) with the stream scheduler `scheduler` (RFC 8260 3).
+    pub fn with_scheduler(
+        outbound_streams: u16,
+        max_message_size: usize,
+        buffer_limit: usize,
+        scheduler: StreamScheduler,
+    ) -> Self {
         Self {
             outbound_streams,
             max_message_size,
             buffer_limit,
             slot_of: Vec::new(),
             streams: Vec::new(),
-            active: VecDeque::new(),
+            sched: Scheduler::new(scheduler),
             current: None,
             buffered: 0,
             len: 0,
@@ -191,9 +213,7 @@ impl SendQueue {
 
         let slot = self.slot(msg.stream_id);
         let stream = &mut self.streams[slot as usize];
-        if stream.messages.is_empty() {
-            self.active.push_back(slot);
-        }
+        let was_idle = stream.messages.is_empty();
         stream.messages.push_back(Queued {
             id,
             ppid: msg.ppid,
@@ -203,6 +223,8 @@ impl SendQueue {
             queued_at: now,
             reliability: msg.reliability,
         });
+        let head_len = stream.messages.front().map_or(size, |m| m.payload.len());
+        self.sched.on_push(slot, was_idle, head_len);
         self.buffered += size;
         self.len += 1;
         self.timed += usize::from(is_timed(msg.reliability));
@@ -266,7 +288,7 @@ impl SendQueue {
         let remaining = match &self.current {
             Some(cur) => cur.msg.payload.len(),
             None => {
-                let slot = *self.active.front()?;
+                let slot = self.sched.peek()?;
                 self.streams[slot as usize].messages.front()?.payload.len()
             }
         };
@@ -303,10 +325,10 @@ impl SendQueue {
         if let Some(cur) = self.current.take() {
             ids.push((cur.msg.id, true));
         }
-        for slot in self.active.drain(..) {
-            let stream = &mut self.streams[slot as usize];
+        for stream in &mut self.streams {
             ids.extend(stream.messages.drain(..).map(|m| (m.id, false)));
         }
+        self.sched.clear();
         ids.sort_unstable_by_key(|&(id, _)| id);
         self.buffered = 0;
         self.len = 0;
@@ -334,9 +356,8 @@ impl SendQueue {
         if gone.is_empty() {
             return Vec::new();
         }
-        let streams = &self.streams;
-        self.active
-            .retain(|&slot| !streams[slot as usize].messages.is_empty());
+        // The scheduler learns the queue anew, in send order (a rare event).
+        self.set_scheduler(self.sched.kind());
         for &(_, len) in &gone {
             self.buffered -= len;
             self.len -= 1;
@@ -380,20 +401,18 @@ impl SendQueue {
     pub fn limit_streams(&mut self, outbound_streams: u16) -> Vec<MessageId> {
         let mut removed = Vec::new();
         if outbound_streams < self.outbound_streams {
-            for &slot in &self.active {
-                let stream = &mut self.streams[slot as usize];
-                if stream.id.0 >= outbound_streams {
+            for (slot, stream) in self.streams.iter_mut().enumerate() {
+                if stream.id.0 >= outbound_streams && !stream.messages.is_empty() {
                     for m in stream.messages.drain(..) {
                         self.buffered -= m.payload.len();
                         self.len -= 1;
                         self.timed -= usize::from(is_timed(m.reliability));
                         removed.push(m.id);
                     }
+                    // At most 65535 streams: the slot fits in a u32.
+                    self.sched.remove(slot as u32);
                 }
             }
-            let streams = &self.streams;
-            self.active
-                .retain(|&slot| !streams[slot as usize].messages.is_empty());
         }
         self.outbound_streams = outbound_streams;
         removed.sort_unstable();
@@ -405,17 +424,95 @@ impl SendQueue {
         self.outbound_streams
     }
 
+    /// The packet of new data being assembled is complete. The packet
+    /// assembly calls this after each packet's new data: under round robin
+    /// per packet the next packet may belong to another stream (RFC 8260
+    /// 3.3); the other schedulers ignore it.
+    pub fn on_packet_end(&mut self) {
+        self.sched.on_packet_end();
+    }
+
+    /// The stream scheduler in use (RFC 8260 3).
+    pub fn scheduler(&self) -> StreamScheduler {
+        self.sched.kind()
+    }
+
+    /// Changes the stream scheduler (RFC 8260 3). Queued messages keep their
+    /// order within their streams, and the new scheduler sees them as if
+    /// they had been pushed in the order of their ids; a message already
+    /// started still finishes first (RFC 9260 6.9). Priorities and weights
+    /// are kept.
+    pub fn set_scheduler(&mut self, scheduler: StreamScheduler) {
+        self.sched = self.sched.switched_to(scheduler);
+        let mut queued: Vec<(MessageId, u32)> = Vec::with_capacity(self.len);
+        for (slot, stream) in self.streams.iter().enumerate() {
+            // At most 65535 streams: the slot fits in a u32.
+            queued.extend(stream.messages.iter().map(|m| (m.id, slot as u32)));
+        }
+        queued.sort_unstable();
+        let mut seen = vec![false; self.streams.len()];
+        for (_, slot) in queued {
+            let was_idle = !std::mem::replace(&mut seen[slot as usize], true);
+            let head_len = self.head_len(slot).unwrap_or(0);
+            self.sched.on_push(slot, was_idle, head_len);
+        }
+    }
+
+    /// RFC 8260 3.4: sets the priority of `stream_id`; lower values go first.
+    pub fn set_priority(&mut self, stream_id: u16, priority: u16) -> Result<(), SchedulingError> {
+        let slot = self.slot_for_setting(stream_id)?;
+        let head_len = self.head_len(slot);
+        self.sched.set_priority(slot, priority, head_len);
+        Ok(())
+    }
+
+    /// RFC 8260 3.6: sets the weight of `stream_id`, at least 1.
+    pub fn set_weight(&mut self, stream_id: u16, weight: u16) -> Result<(), SchedulingError> {
+        if weight == 0 {
+            return Err(SchedulingError::ZeroWeight);
+        }
+        let slot = self.slot_for_setting(stream_id)?;
+        let head_len = self.head_len(slot);
+        self.sched.set_weight(slot, weight, head_len);
+        Ok(())
+    }
+
+    /// The priority of `stream_id` (RFC 8260 3.4), `None` for an unknown stream.
+    pub fn priority(&self, stream_id: u16) -> Option<u16> {
+        self.known_slot(stream_id).map_or(
+            (stream_id < self.outbound_streams)
+                .then_some(crate::tx::stream_scheduler::DEFAULT_PRIORITY),
+            |slot| Some(self.sched.priority(slot)),
+        )
+    }
+
+    /// The weight of `stream_id` (RFC 8260 3.6), `None` for an unknown stream.
+    pub fn weight(&self, stream_id: u16) -> Option<u16> {
+        self.known_slot(stream_id).map_or(
+            (stream_id < self.outbound_streams)
+                .then_some(crate::tx::stream_scheduler::DEFAULT_WEIGHT),
+            |slot| Some(self.sched.weight(slot)),
+        )
+    }
+
+    /// The slot of a stream below the outbound count that has state.
+    fn known_slot(&self, stream_id: u16) -> Option<u32> {
+        if stream_id >= self.outbound_streams {
+            return None;
+        }
+        let slot = *self.slot_of.get(usize::from(stream_id))?;
+        (slot != NO_SLOT).then_some(slot)
+    }
+
     /// Takes the next message in turn out of its stream, gives it its SSN and makes
     /// it `current`. `None` if no stream has a message.
     fn start_next_message(&mut self) -> Option<()> {
-        let slot = self.active.pop_front()?;
+        let slot = self.sched.peek()?;
         let stream = &mut self.streams[slot as usize];
         let msg = stream.messages.pop_front()?;
         self.timed -= usize::from(is_timed(msg.reliability));
-        // Round robin: the stream goes to the back of the line if it has more.
-        if !stream.messages.is_empty() {
-            self.active.push_back(slot);
-        }
+        self.sched
+            .on_start(slot, stream.messages.front().map(|m| m.payload.len()));
         let ssn = if msg.unordered {
             // RFC 9260 6.5: unordered messages do not change the SSN; RFC 9260
             // 3.3.1: the receiver ignores it.
@@ -448,8 +545,28 @@ impl SendQueue {
                 next_ssn: Ssn(0),
                 messages: VecDeque::new(),
             });
+            self.sched.add_stream();
         }
         self.slot_of[i]
+    }
+
+    /// The slot of an existing stream, for a scheduling parameter.
+    fn slot_for_setting(&mut self, stream_id: u16) -> Result<u32, SchedulingError> {
+        if stream_id >= self.outbound_streams {
+            return Err(SchedulingError::InvalidStream {
+                stream_id,
+                outbound_streams: self.outbound_streams,
+            });
+        }
+        Ok(self.slot(stream_id))
+    }
+
+    /// The length of the front message of stream `slot`, if it has one.
+    fn head_len(&self, slot: u32) -> Option<usize> {
+        self.streams[slot as usize]
+            .messages
+            .front()
+            .map(|m| m.payload.len())
     }
 }
 
@@ -825,6 +942,24 @@ mod tests {
             immediate: bool,
         },
         Pop(usize),
+        /// The packet of new data ends (RFC 8260 3.3).
+        PacketEnd,
+        /// Sets a stream's priority and weight (RFC 8260 3.4, 3.6).
+        Tune {
+            stream: u16,
+            priority: u16,
+            weight: u16,
+        },
+    }
+
+    fn scheduler() -> impl Strategy<Value = StreamScheduler> {
+        prop_oneof![
+            Just(StreamScheduler::Fcfs),
+            Just(StreamScheduler::RoundRobin),
+            Just(StreamScheduler::RoundRobinPacket),
+            Just(StreamScheduler::Priority),
+            Just(StreamScheduler::Wfq),
+        ]
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -838,6 +973,12 @@ mod tests {
                 }
             ),
             (1usize..1500).prop_map(Op::Pop),
+            Just(Op::PacketEnd),
+            (0u16..5, 0u16..3, 1u16..4).prop_map(|(stream, priority, weight)| Op::Tune {
+                stream,
+                priority,
+                weight
+            }),
         ]
     }
 
@@ -846,8 +987,9 @@ mod tests {
         fn fragments_reassemble_every_message_once_in_stream_order(
             ops in proptest::collection::vec(op(), 1..200),
             tail_max in 1usize..1500,
+            kind in scheduler(),
         ) {
-            let mut q = SendQueue::new(5, BIG, BIG);
+            let mut q = SendQueue::with_scheduler(5, BIG, BIG, kind);
             let mut sent: HashMap<u64, OutgoingMessage> = HashMap::new();
             let mut pushed_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
             let mut started_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
@@ -863,8 +1005,9 @@ mod tests {
             let tail: usize = ops
                 .iter()
                 .map(|o| match o {
-                    Op::Push { len, .. } => len.div_ceil(tail_max),
-                    Op::Pop(_) => 0,
+                    // One more for a packet whose stream ran dry (RR-P).
+                    Op::Push { len, .. } => len.div_ceil(tail_max) + 1,
+                    _ => 0,
                 })
                 .sum();
             let all = ops.into_iter().chain(std::iter::repeat_n(Op::Pop(tail_max), tail + 1));
@@ -883,12 +1026,23 @@ mod tests {
                         buffered += len;
                         next_id += 1;
                     }
+                    Op::PacketEnd => q.on_packet_end(),
+                    Op::Tune { stream, priority, weight } => {
+                        q.set_priority(stream, priority).unwrap();
+                        q.set_weight(stream, weight).unwrap();
+                        prop_assert_eq!(q.priority(stream), Some(priority));
+                        prop_assert_eq!(q.weight(stream), Some(weight));
+                    }
                     Op::Pop(max) => {
                         let peeked = q.peek_len(max);
                         let Some(f) = q.next_fragment(max) else {
                             prop_assert_eq!(peeked, None);
-                            prop_assert!(q.is_empty());
                             prop_assert!(open.is_none());
+                            if !q.is_empty() {
+                                // RFC 8260 3.3: the packet's stream ran dry.
+                                prop_assert_eq!(kind, StreamScheduler::RoundRobinPacket);
+                                q.on_packet_end();
+                            }
                             continue;
                         };
                         prop_assert_eq!(peeked, Some(f.payload.len()));
@@ -967,5 +1121,207 @@ mod tests {
                 outbound_streams: 2
             })
         ));
+    }
+
+    /// Stream 0: 1, 2, 5; stream 1: 3, 6; stream 2: 4 (ids in push order),
+    /// 10 bytes each.
+    fn fixed_queue(kind: StreamScheduler) -> SendQueue {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, kind);
+        for (id, stream) in [(1, 0), (2, 0), (3, 1), (4, 2), (5, 0), (6, 1)] {
+            push(&mut q, id, msg(stream, 10));
+        }
+        q
+    }
+
+    /// Message ids in the order the queue hands out their first fragments.
+    fn start_order(q: &mut SendQueue) -> Vec<u64> {
+        std::iter::from_fn(|| q.next_fragment(1000))
+            .filter(|f| f.flags.beginning)
+            .map(|f| f.msg.0)
+            .collect()
+    }
+
+    /// Message ids per packet: a packet ends when the queue has nothing more
+    /// for it (RFC 8260 3.3) or after `per_packet` fragments.
+    fn packets(q: &mut SendQueue, max_payload: usize, per_packet: usize) -> Vec<Vec<u64>> {
+        let mut out = Vec::new();
+        while !q.is_empty() {
+            let packet: Vec<u64> = std::iter::from_fn(|| q.next_fragment(max_payload))
+                .take(per_packet)
+                .map(|f| f.msg.0)
+                .collect();
+            q.on_packet_end();
+            out.push(packet);
+        }
+        out
+    }
+
+    #[test]
+    fn fcfs_sends_messages_in_the_order_the_application_sent_them_across_streams() {
+        let mut q = fixed_queue(StreamScheduler::Fcfs);
+        assert_eq!(start_order(&mut q), [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn round_robin_takes_one_message_per_stream_in_turn() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobin);
+        assert_eq!(start_order(&mut q), [1, 3, 4, 2, 6, 5]);
+        // The default.
+        let mut q = SendQueue::new(16, BIG, BIG);
+        assert_eq!(q.scheduler(), StreamScheduler::RoundRobin);
+        for (id, stream) in [(1, 0), (2, 0), (3, 1), (4, 2), (5, 0), (6, 1)] {
+            push(&mut q, id, msg(stream, 10));
+        }
+        assert_eq!(start_order(&mut q), [1, 3, 4, 2, 6, 5]);
+    }
+
+    #[test]
+    fn round_robin_per_packet_keeps_a_stream_within_a_packet_and_turns_between_packets() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobinPacket);
+        assert_eq!(
+            packets(&mut q, 1000, 100),
+            [vec![1, 2, 5], vec![3, 6], vec![4]]
+        );
+    }
+
+    #[test]
+    fn round_robin_per_packet_gives_a_stream_with_more_than_a_packet_one_packet_per_turn() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobinPacket);
+        // Two messages fill a packet.
+        assert_eq!(
+            packets(&mut q, 1000, 2),
+            [vec![1, 2], vec![3, 6], vec![4], vec![5]]
+        );
+    }
+
+    #[test]
+    fn round_robin_per_packet_finishes_a_started_message_then_turns_to_the_next_stream() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::RoundRobinPacket);
+        push(&mut q, 1, msg(0, 1500)); // two fragments of 1000
+        push(&mut q, 2, msg(0, 10));
+        push(&mut q, 3, msg(1, 10));
+        push(&mut q, 4, msg(1, 10));
+        let mut next = || q.next_fragment(1000).map(|f| f.msg.0);
+        // The first packet is full with message 1's first fragment.
+        assert_eq!(next(), Some(1));
+        q.on_packet_end();
+        // RFC 9260 6.9: message 1's last fragment leads the second packet;
+        // then it is stream 1's turn, until stream 1 runs dry.
+        let mut next = || q.next_fragment(1000).map(|f| f.msg.0);
+        assert_eq!(
+            [next(), next(), next(), next()],
+            [Some(1), Some(3), Some(4), None]
+        );
+        q.on_packet_end();
+        assert_eq!(start_order(&mut q), [2]);
+    }
+
+    #[test]
+    fn priority_serves_the_lowest_value_first() {
+        let mut q = fixed_queue(StreamScheduler::Priority);
+        q.set_priority(0, 2).unwrap();
+        q.set_priority(1, 1).unwrap();
+        q.set_priority(2, 1).unwrap();
+        assert_eq!(start_order(&mut q), [3, 4, 6, 1, 2, 5]);
+    }
+
+    #[test]
+    fn priority_with_equal_priorities_round_robins() {
+        let mut q = fixed_queue(StreamScheduler::Priority);
+        assert_eq!(q.priority(0), Some(0));
+        for stream in 0..3 {
+            q.set_priority(stream, 7).unwrap();
+        }
+        assert_eq!(start_order(&mut q), [1, 3, 4, 2, 6, 5]);
+    }
+
+    #[test]
+    fn priority_changed_while_queued_takes_effect_for_the_next_message() {
+        let mut q = fixed_queue(StreamScheduler::Priority);
+        assert_eq!(q.next_fragment(1000).unwrap().msg.0, 1);
+        q.set_priority(2, 0).unwrap();
+        q.set_priority(0, 1).unwrap();
+        q.set_priority(1, 1).unwrap();
+        // A stream given a new priority joins the back of its level.
+        assert_eq!(start_order(&mut q), [4, 2, 3, 5, 6]);
+    }
+
+    #[test]
+    fn wfq_serves_a_weight_3_stream_three_messages_per_message_of_weight_1() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Wfq);
+        assert_eq!(q.weight(1), Some(1));
+        q.set_weight(1, 3).unwrap();
+        for id in 1..=3 {
+            push(&mut q, id, msg(0, 100));
+        }
+        for id in 11..=19 {
+            push(&mut q, id, msg(1, 100));
+        }
+        assert_eq!(
+            start_order(&mut q),
+            [11, 12, 13, 1, 14, 15, 16, 2, 17, 18, 19, 3]
+        );
+    }
+
+    #[test]
+    fn wfq_shares_bytes_not_messages() {
+        // Equal weights; stream 0 sends 300-byte messages, stream 1 100-byte ones.
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Wfq);
+        for id in 0..100 {
+            push(&mut q, id, msg(0, 300));
+            push(&mut q, 1000 + id, msg(1, 100));
+        }
+        let mut bytes = [0usize; 2];
+        for _ in 0..80 {
+            let f = q.next_fragment(1000).unwrap();
+            bytes[usize::from(f.stream_id.0)] += f.payload.len();
+        }
+        assert_eq!(bytes, [6000, 6000]);
+    }
+
+    #[test]
+    fn scheduling_parameters_of_an_unknown_stream_or_a_zero_weight_are_refused() {
+        let mut q = SendQueue::new(4, BIG, BIG);
+        let unknown = SchedulingError::InvalidStream {
+            stream_id: 4,
+            outbound_streams: 4,
+        };
+        assert_eq!(q.set_priority(4, 1), Err(unknown));
+        assert_eq!(q.set_weight(4, 1), Err(unknown));
+        assert_eq!(q.set_weight(3, 0), Err(SchedulingError::ZeroWeight));
+        assert_eq!((q.priority(4), q.weight(4)), (None, None));
+        assert_eq!((q.priority(3), q.weight(3)), (Some(0), Some(1)));
+        assert!(unknown.to_string().contains("stream 4"));
+    }
+
+    #[test]
+    fn switching_scheduler_keeps_queued_messages_and_finishes_the_started_one() {
+        let mut q = fixed_queue(StreamScheduler::RoundRobin);
+        q.push(MessageId(7), msg(2, 2500), Time::ZERO).unwrap();
+        assert_eq!(start_order(&mut q)[..2], [1, 3]);
+        let mut q = fixed_queue(StreamScheduler::RoundRobin);
+        assert_eq!(q.next_fragment(1000).unwrap().msg.0, 1);
+        q.push(MessageId(7), msg(1, 2500), Time::ZERO).unwrap();
+        assert_eq!(q.next_fragment(1000).unwrap().msg.0, 3);
+        q.set_scheduler(StreamScheduler::Fcfs);
+        assert_eq!(q.scheduler(), StreamScheduler::Fcfs);
+        assert_eq!(start_order(&mut q), [2, 4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn limit_streams_removes_the_messages_of_dropped_streams_from_every_scheduler() {
+        for kind in [
+            StreamScheduler::Fcfs,
+            StreamScheduler::RoundRobin,
+            StreamScheduler::RoundRobinPacket,
+            StreamScheduler::Priority,
+            StreamScheduler::Wfq,
+        ] {
+            let mut q = fixed_queue(kind);
+            assert_eq!(q.limit_streams(2), [MessageId(4)], "{kind:?}");
+            let mut ids: Vec<u64> = packets(&mut q, 1000, 100).concat();
+            ids.sort_unstable();
+            assert_eq!(ids, [1, 2, 3, 5, 6], "{kind:?}");
+        }
     }
 }
