@@ -109,6 +109,14 @@ pub struct Scheduler {
     turns: VecDeque<u32>,
     /// RR-P.
     packet: PacketTurn,
+    /// The other schedulers' state, allocated when one is first used: the
+    /// default round robin keeps an idle association as small as before.
+    ordered: Option<Box<Ordered>>,
+}
+
+/// The state of FCFS, priority and WFQ.
+#[derive(Debug, Default)]
+struct Ordered {
     /// FCFS: the stream of every queued message not started, oldest first.
     arrivals: VecDeque<u32>,
     /// Priority: the streams with messages per priority, each in turn order.
@@ -128,12 +136,13 @@ impl Scheduler {
             classes: Vec::new(),
             turns: VecDeque::new(),
             packet: PacketTurn::Open,
-            arrivals: VecDeque::new(),
-            levels: BTreeMap::new(),
-            finish_order: BTreeSet::new(),
-            virtual_time: 0,
-            activations: 0,
+            ordered: None,
         }
+    }
+
+    /// The state of FCFS, priority and WFQ, allocated on first use.
+    fn ord(&mut self) -> &mut Ordered {
+        self.ordered.get_or_insert_with(Box::default)
     }
 
     pub fn kind(&self) -> StreamScheduler {
@@ -157,7 +166,7 @@ impl Scheduler {
     /// had none, `head_len` the length of the stream's front message.
     pub fn on_push(&mut self, slot: u32, was_idle: bool, head_len: usize) {
         if self.kind == StreamScheduler::Fcfs {
-            self.arrivals.push_back(slot);
+            self.ord().arrivals.push_back(slot);
         } else if was_idle {
             self.activate(slot, head_len);
         }
@@ -166,7 +175,7 @@ impl Scheduler {
     /// The stream whose front message starts next, if any may start.
     pub fn peek(&self) -> Option<u32> {
         match self.kind {
-            StreamScheduler::Fcfs => self.arrivals.front().copied(),
+            StreamScheduler::Fcfs => self.ordered.as_ref()?.arrivals.front().copied(),
             StreamScheduler::RoundRobin => self.turns.front().copied(),
             StreamScheduler::RoundRobinPacket => match self.packet {
                 PacketTurn::Open => self.turns.front().copied(),
@@ -174,10 +183,15 @@ impl Scheduler {
                 PacketTurn::Dry => None,
             },
             StreamScheduler::Priority => {
-                let (_, level) = self.levels.first_key_value()?;
+                let (_, level) = self.ordered.as_ref()?.levels.first_key_value()?;
                 level.front().copied()
             }
-            StreamScheduler::Wfq => self.finish_order.first().map(|&(.., slot)| slot),
+            StreamScheduler::Wfq => self
+                .ordered
+                .as_ref()?
+                .finish_order
+                .first()
+                .map(|&(.., slot)| slot),
         }
     }
 
@@ -189,7 +203,7 @@ impl Scheduler {
         match self.kind {
             // RFC 8260 3.1.
             StreamScheduler::Fcfs => {
-                self.arrivals.pop_front();
+                self.ord().arrivals.pop_front();
             }
             // RFC 8260 3.2: the stream goes to the back of the line if it has more.
             StreamScheduler::RoundRobin => {
@@ -214,22 +228,23 @@ impl Scheduler {
     /// Every message of stream `slot` was removed (its stream was not
     /// negotiated).
     pub fn remove(&mut self, slot: u32) {
-        self.arrivals.retain(|&s| s != slot);
+        if let Some(ord) = self.ordered.as_deref_mut() {
+            ord.arrivals.retain(|&s| s != slot);
+        }
         self.deactivate(slot);
         self.packet = PacketTurn::Open;
     }
 
     /// Every message was removed.
     pub fn clear(&mut self) {
-        self.arrivals.clear();
         self.turns.clear();
-        self.levels.clear();
-        self.finish_order.clear();
+        if let Some(ord) = self.ordered.as_deref_mut() {
+            *ord = Ordered::default();
+        }
         for class in &mut self.classes {
             class.finish = None;
         }
         self.packet = PacketTurn::Open;
-        self.virtual_time = 0;
     }
 
     /// A scheduler of `kind` with every stream's priority and weight, and no
@@ -276,10 +291,11 @@ impl Scheduler {
             StreamScheduler::RoundRobin | StreamScheduler::RoundRobinPacket => {
                 self.turns.contains(&slot)
             }
-            StreamScheduler::Priority => self
-                .levels
-                .get(&self.priority(slot))
-                .is_some_and(|l| l.contains(&slot)),
+            StreamScheduler::Priority => self.ordered.as_ref().is_some_and(|o| {
+                o.levels
+                    .get(&self.priority(slot))
+                    .is_some_and(|l| l.contains(&slot))
+            }),
             StreamScheduler::Wfq => self.classes[slot as usize].finish.is_some(),
         }
     }
@@ -293,7 +309,11 @@ impl Scheduler {
             }
             StreamScheduler::Priority => {
                 let priority = self.priority(slot);
-                self.levels.entry(priority).or_default().push_back(slot);
+                self.ord()
+                    .levels
+                    .entry(priority)
+                    .or_default()
+                    .push_back(slot);
             }
             StreamScheduler::Wfq => self.wait_for_finish_time(slot, head_len),
         }
@@ -303,14 +323,18 @@ impl Scheduler {
     fn deactivate(&mut self, slot: u32) {
         self.turns.retain(|&s| s != slot);
         let priority = self.priority(slot);
-        if let Some(level) = self.levels.get_mut(&priority) {
+        let finish = self.classes[slot as usize].finish.take();
+        let Some(ord) = self.ordered.as_deref_mut() else {
+            return;
+        };
+        if let Some(level) = ord.levels.get_mut(&priority) {
             level.retain(|&s| s != slot);
             if level.is_empty() {
-                self.levels.remove(&priority);
+                ord.levels.remove(&priority);
             }
         }
-        if let Some((finish, order)) = self.classes[slot as usize].finish.take() {
-            self.finish_order.remove(&(finish, order, slot));
+        if let Some((finish, order)) = finish {
+            ord.finish_order.remove(&(finish, order, slot));
         }
     }
 
@@ -347,7 +371,7 @@ impl Scheduler {
     /// RFC 8260 3.4: round robin within the stream's priority level.
     fn start_by_priority(&mut self, slot: u32, more: bool) {
         let priority = self.priority(slot);
-        let Some(level) = self.levels.get_mut(&priority) else {
+        let Some(level) = self.ord().levels.get_mut(&priority) else {
             return;
         };
         level.pop_front();
@@ -355,7 +379,7 @@ impl Scheduler {
             level.push_back(slot);
         }
         if level.is_empty() {
-            self.levels.remove(&priority);
+            self.ord().levels.remove(&priority);
         }
     }
 
@@ -364,13 +388,13 @@ impl Scheduler {
     /// finishes its cost later.
     fn start_by_finish_time(&mut self, slot: u32, next_len: Option<usize>) {
         if let Some((finish, order)) = self.classes[slot as usize].finish.take() {
-            self.finish_order.remove(&(finish, order, slot));
-            self.virtual_time = finish;
+            self.ord().finish_order.remove(&(finish, order, slot));
+            self.ord().virtual_time = finish;
         }
         match next_len {
             Some(len) => self.wait_for_finish_time(slot, len),
             // No stream waits: the virtual clock restarts, so it never overflows.
-            None if self.finish_order.is_empty() => self.virtual_time = 0,
+            None if self.ord().finish_order.is_empty() => self.ord().virtual_time = 0,
             None => {}
         }
     }
@@ -378,12 +402,13 @@ impl Scheduler {
     /// WFQ: the stream's front message of `len` bytes finishes at the
     /// virtual time plus its cost at the stream's weight.
     fn wait_for_finish_time(&mut self, slot: u32, len: usize) {
-        let class = &mut self.classes[slot as usize];
-        let cost = (len as u64).saturating_mul(WFQ_SCALE) / u64::from(class.weight.max(1));
-        let finish = self.virtual_time.saturating_add(cost);
-        let order = self.activations;
-        self.activations += 1;
-        class.finish = Some((finish, order));
-        self.finish_order.insert((finish, order, slot));
+        let weight = self.classes[slot as usize].weight.max(1);
+        let cost = (len as u64).saturating_mul(WFQ_SCALE) / u64::from(weight);
+        let ord = self.ord();
+        let finish = ord.virtual_time.saturating_add(cost);
+        let order = ord.activations;
+        ord.activations += 1;
+        ord.finish_order.insert((finish, order, slot));
+        self.classes[slot as usize].finish = Some((finish, order));
     }
 }
