@@ -627,6 +627,7 @@ impl Outstanding {
     }
 
     /// Bookkeeping for a chunk leaving the flight by acknowledgement.
+    #[inline]
     fn retire(&mut self, chunk: &SentChunk, out: &mut SackOutcome) {
         match chunk.state {
             ChunkState::GapAcked => {
