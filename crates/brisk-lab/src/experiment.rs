@@ -1742,21 +1742,27 @@ fn variant(
         Some(name) => Some(variant_stack(vx, name, stacks)?),
     };
     let send = send_options(vx, v)?;
-    if !send.is_default() {
-        let refused = if stack.is_some() {
-            Some(("stack", "a stack's own commands send its messages"))
-        } else if v.transport.as_deref() == Some("tcp") {
-            Some(("transport", "TCP delivers every byte in order"))
-        } else {
-            None
-        };
-        if let Some((k, why)) = refused {
+    let refused = if stack.is_some() {
+        Some(("a stack", "its own commands send its messages"))
+    } else if v.transport.as_deref() == Some("tcp") {
+        Some(("a TCP", "TCP delivers every byte, in order"))
+    } else {
+        None
+    };
+    if let Some((kind, why)) = refused {
+        let set = [
+            ("unordered", v.unordered),
+            ("lifetime", v.lifetime.is_some()),
+            ("max_retransmits", v.max_retransmits.is_some()),
+        ];
+        if let Some((k, _)) = set.iter().find(|(_, on)| *on) {
             return Err(vx.invalid(
                 k,
                 &format!(
-                    "a simulated SCTP variant, as `unordered`, `lifetime` and                      `max_retransmits` apply to SCTP alone ({why})"
+                    "nothing: `unordered`, `lifetime` and `max_retransmits` apply to \
+                     simulated SCTP variants ({why})"
                 ),
-                format!("`{k}` with {send:?}"),
+                format!("a value on {kind} variant"),
             ));
         }
     }
@@ -2321,6 +2327,60 @@ bandwidth = ["500kbit", "1Mbit"]
             e.contains("key `variants[0].transport`: expected \"sctp\" or \"tcp\""),
             "{e}"
         );
+    }
+
+    #[test]
+    fn send_options_are_read_checked_and_refused_where_they_cannot_apply() {
+        let with = |rest: &str| {
+            GOOD.replace(
+                "set = { sack_delay",
+                &format!("{rest}\nset = {{ partial_reliability = true, sack_delay"),
+            )
+        };
+        let exp = Experiment::parse(
+            Path::new("exp.toml"),
+            &with("unordered = true\nlifetime = \"100ms\""),
+        )
+        .unwrap();
+        assert_eq!(
+            exp.variants[0].send,
+            SendOptions {
+                unordered: true,
+                reliability: Reliability::Lifetime(Duration::from_millis(100)),
+            }
+        );
+        let exp = Experiment::parse(Path::new("exp.toml"), &with("max_retransmits = 0")).unwrap();
+        assert_eq!(
+            exp.variants[0].send.reliability,
+            Reliability::MaxRetransmits(0)
+        );
+        assert!(!exp.variants[0].send.unordered);
+        let exp = Experiment::parse(Path::new("exp.toml"), GOOD).unwrap();
+        assert!(exp.variants[0].send.is_default());
+        let e = err(&with("lifetime = \"soon\""));
+        assert!(
+            e.contains("key `variants[0].lifetime`: expected a positive duration such as 100ms or 1.5s, found `soon`"),
+            "{e}"
+        );
+        let e = err(&with("lifetime = \"0ms\""));
+        assert!(e.contains("key `variants[0].lifetime`"), "{e}");
+        let e = err(&with("max_retransmits = -1"));
+        assert!(
+            e.contains("key `variants[0].max_retransmits`: expected a number of retransmissions from 0 to 4294967295, found -1"),
+            "{e}"
+        );
+        let e = err(&with("lifetime = \"100ms\"\nmax_retransmits = 0"));
+        assert!(
+            e.contains("key `variants[0].max_retransmits`: expected either `lifetime` or `max_retransmits`, not both"),
+            "{e}"
+        );
+        let e = err(&with_tcp("preset = \"linux\"\nunordered = true"));
+        assert!(
+            e.contains("key `variants[1].unordered`: expected nothing: `unordered`, `lifetime` and `max_retransmits` apply to simulated SCTP variants (TCP delivers every byte, in order), found a value on a TCP variant"),
+            "{e}"
+        );
+        let e = err(&with_tcp("max_retransmits = 1"));
+        assert!(e.contains("key `variants[1].max_retransmits`"), "{e}");
     }
 
     #[test]
