@@ -35,6 +35,10 @@
 //! receiver_preset = "lksctp-2.6.15"   # optional: the receiver's own preset
 //! receiver_set = { sack_freq = 1 }    # optional: receiver-only overrides
 //! flow_set = [{}, { pktdrop = true }] # optional: per dumbbell flow, both ends
+//! unordered = true               # optional, SCTP: messages sent unordered
+//! lifetime = "100ms"              # optional, SCTP: abandoned this long after the
+//!                                 # write (RFC 7496), or max_retransmits = 0 (not
+//!                                 # both; both ends need partial_reliability)
 //!
 //! [[variants]]
 //! name = "tcp"
@@ -91,7 +95,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use brisk_proto::config::{format_duration, parse_duration};
-use brisk_proto::{Config, ConfigError};
+use brisk_proto::{Config, ConfigError, Reliability};
+use brisk_sim::SendOptions;
 use brisk_tcp::TcpConfig;
 use serde::Deserialize;
 
@@ -495,6 +500,16 @@ struct RawVariant {
     /// Dumbbell: per flow, overrides for both of that flow's endpoints.
     #[serde(default)]
     flow_set: Vec<BTreeMap<String, toml::Value>>,
+    /// SCTP: send the variant's messages unordered (the U bit).
+    #[serde(default)]
+    unordered: bool,
+    /// SCTP: abandon each message this long after it is written, if not
+    /// acknowledged by then (RFC 7496 3.1; needs `partial_reliability`).
+    #[serde(default)]
+    lifetime: Option<String>,
+    /// SCTP: retransmit each message at most this many times (RFC 7496 3.2).
+    #[serde(default)]
+    max_retransmits: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -837,6 +852,9 @@ pub struct Variant {
     /// The simulator runs the TCP model for this variant, both ends with
     /// their own config; `None`: Brisk's SCTP with `config`.
     pub tcp: Option<TcpVariant>,
+    /// How the variant's messages are sent (`unordered`, `lifetime`,
+    /// `max_retransmits`): SCTP in the simulator only.
+    pub send: SendOptions,
 }
 
 /// A TCP variant's (sender, receiver) configs.
@@ -1723,6 +1741,31 @@ fn variant(
         None => None,
         Some(name) => Some(variant_stack(vx, name, stacks)?),
     };
+    let send = send_options(vx, v)?;
+    let refused = if stack.is_some() {
+        Some(("a stack", "its own commands send its messages"))
+    } else if v.transport.as_deref() == Some("tcp") {
+        Some(("a TCP", "TCP delivers every byte, in order"))
+    } else {
+        None
+    };
+    if let Some((kind, why)) = refused {
+        let set = [
+            ("unordered", v.unordered),
+            ("lifetime", v.lifetime.is_some()),
+            ("max_retransmits", v.max_retransmits.is_some()),
+        ];
+        if let Some((k, _)) = set.iter().find(|(_, on)| *on) {
+            return Err(vx.invalid(
+                k,
+                &format!(
+                    "nothing: `unordered`, `lifetime` and `max_retransmits` apply to \
+                     simulated SCTP variants ({why})"
+                ),
+                format!("a value on {kind} variant"),
+            ));
+        }
+    }
     match v.transport.as_deref() {
         None | Some("sctp") => {}
         Some("tcp") => {
@@ -1734,6 +1777,7 @@ fn variant(
                 no_loss: v.no_loss,
                 flow_configs: Vec::new(),
                 tcp: Some(tcp_variant(vx, v)?),
+                send,
             });
         }
         Some(other) => {
@@ -1767,6 +1811,46 @@ fn variant(
         no_loss: v.no_loss,
         flow_configs,
         tcp: None,
+        send,
+    })
+}
+
+/// `variants[i].unordered`, `.lifetime` and `.max_retransmits` (at most one
+/// of the two policies): how the variant's messages are sent.
+fn send_options(vx: &VariantCx, v: &RawVariant) -> Result<SendOptions, ExperimentError> {
+    let reliability = match (&v.lifetime, v.max_retransmits) {
+        (Some(_), Some(_)) => {
+            return Err(vx.invalid(
+                "max_retransmits",
+                "either `lifetime` or `max_retransmits`, not both (one policy per message)",
+                "both".into(),
+            ));
+        }
+        (Some(text), None) => match parse_duration(text) {
+            Some(d) if !d.is_zero() => Reliability::Lifetime(d),
+            _ => {
+                return Err(vx.invalid(
+                    "lifetime",
+                    "a positive duration such as 100ms or 1.5s",
+                    format!("`{text}`"),
+                ));
+            }
+        },
+        (None, Some(n)) => match u32::try_from(n) {
+            Ok(n) => Reliability::MaxRetransmits(n),
+            Err(_) => {
+                return Err(vx.invalid(
+                    "max_retransmits",
+                    &format!("a number of retransmissions from 0 to {}", u32::MAX),
+                    n.to_string(),
+                ));
+            }
+        },
+        (None, None) => Reliability::Reliable,
+    };
+    Ok(SendOptions {
+        unordered: v.unordered,
+        reliability,
     })
 }
 
@@ -2243,6 +2327,60 @@ bandwidth = ["500kbit", "1Mbit"]
             e.contains("key `variants[0].transport`: expected \"sctp\" or \"tcp\""),
             "{e}"
         );
+    }
+
+    #[test]
+    fn send_options_are_read_checked_and_refused_where_they_cannot_apply() {
+        let with = |rest: &str| {
+            GOOD.replace(
+                "set = { sack_delay",
+                &format!("{rest}\nset = {{ partial_reliability = true, sack_delay"),
+            )
+        };
+        let exp = Experiment::parse(
+            Path::new("exp.toml"),
+            &with("unordered = true\nlifetime = \"100ms\""),
+        )
+        .unwrap();
+        assert_eq!(
+            exp.variants[0].send,
+            SendOptions {
+                unordered: true,
+                reliability: Reliability::Lifetime(Duration::from_millis(100)),
+            }
+        );
+        let exp = Experiment::parse(Path::new("exp.toml"), &with("max_retransmits = 0")).unwrap();
+        assert_eq!(
+            exp.variants[0].send.reliability,
+            Reliability::MaxRetransmits(0)
+        );
+        assert!(!exp.variants[0].send.unordered);
+        let exp = Experiment::parse(Path::new("exp.toml"), GOOD).unwrap();
+        assert!(exp.variants[0].send.is_default());
+        let e = err(&with("lifetime = \"soon\""));
+        assert!(
+            e.contains("key `variants[0].lifetime`: expected a positive duration such as 100ms or 1.5s, found `soon`"),
+            "{e}"
+        );
+        let e = err(&with("lifetime = \"0ms\""));
+        assert!(e.contains("key `variants[0].lifetime`"), "{e}");
+        let e = err(&with("max_retransmits = -1"));
+        assert!(
+            e.contains("key `variants[0].max_retransmits`: expected a number of retransmissions from 0 to 4294967295, found -1"),
+            "{e}"
+        );
+        let e = err(&with("lifetime = \"100ms\"\nmax_retransmits = 0"));
+        assert!(
+            e.contains("key `variants[0].max_retransmits`: expected either `lifetime` or `max_retransmits`, not both"),
+            "{e}"
+        );
+        let e = err(&with_tcp("preset = \"linux\"\nunordered = true"));
+        assert!(
+            e.contains("key `variants[1].unordered`: expected nothing: `unordered`, `lifetime` and `max_retransmits` apply to simulated SCTP variants (TCP delivers every byte, in order), found a value on a TCP variant"),
+            "{e}"
+        );
+        let e = err(&with_tcp("max_retransmits = 1"));
+        assert!(e.contains("key `variants[1].max_retransmits`"), "{e}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use brisk_proto::{Config, Endpoint, EndpointConfig, Time};
 use brisk_sim::transport::TcpMessages;
-use brisk_sim::{HostId, Messages, Retransmission, Sim};
+use brisk_sim::{HostId, Messages, Retransmission, SendOptions, Sim};
 use brisk_tcp::TcpConfig;
 
 use crate::traffic::{Planned, Receiver, Saturation, Sender};
@@ -43,12 +43,19 @@ pub struct FlowRecord {
     /// Payload bytes the sender sent for the first time (seed 004's
     /// lambda: retransmissions excluded).
     pub new_payload_bytes: u64,
+    /// Which planned messages the sender reported abandoned (partial
+    /// reliability), by message number.
+    pub abandoned: Vec<bool>,
 }
 
 impl FlowRecord {
-    /// Whether every planned message was read.
+    /// Whether every planned message was read, or abandoned by the
+    /// sender (partial reliability: it is never to be read).
     pub fn complete(&self) -> bool {
-        self.read.iter().all(Option::is_some)
+        self.read
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.is_some() || self.abandoned.get(i).copied().unwrap_or(false))
     }
 
     /// How long message `i` waited in the sender before its first
@@ -98,8 +105,10 @@ pub struct FlowSetup {
     pub lead: Duration,
     /// Saturated traffic, and its warm-up.
     pub saturated: Option<(Saturation, Duration)>,
-    /// Record when each message was first sent.
+    /// Record when each message was first sent (and which were abandoned).
     pub first_sent: bool,
+    /// How the sender sends each message.
+    pub options: SendOptions,
 }
 
 /// An SCTP flow: the sender's endpoint accepts the association the
@@ -163,6 +172,7 @@ pub fn add_flow<T: Messages>(
         None if setup.first_sent => Sender::<T>::new(setup.plan.clone(), setup.lead),
         None => Sender::<T>::new(setup.plan.clone(), setup.lead).without_first_sent(),
     };
+    let app = app.with_options(setup.options);
     let sender = sim.add_host_with(setup.sender_addr, sender, Box::new(app));
     let mut receiver_app = Receiver::<T>::new(setup.sender_addr, open, setup.plan.len());
     if let Some((s, warmup)) = setup.saturated {
@@ -191,6 +201,7 @@ fn take<T: Messages>(sim: &mut Sim, sender: HostId, receiver: HostId) -> Option<
     let mut record = FlowRecord {
         written: std::mem::take(&mut s.written),
         first_sent: std::mem::take(&mut s.first_sent),
+        abandoned: std::mem::take(&mut s.abandoned),
         retransmissions: std::mem::take(&mut s.retransmissions),
         causes: T::CAUSES,
         saturated_written: s.saturated_written,

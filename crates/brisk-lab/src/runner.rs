@@ -297,6 +297,10 @@ struct Flow {
     variant: String,
     /// Forward path, first hop first.
     path: Vec<LinkId>,
+    /// Records the share of messages delivered and abandoned: the variant
+    /// sends unordered or partially reliable messages, or offers partial
+    /// reliability (other flows deliver every message, and keep their rows).
+    delivery: bool,
 }
 
 /// What a traced run keeps of its first flow's sender, for sequence and
@@ -477,8 +481,10 @@ fn add_flow(
         saturated: run.saturated,
         // Loss-position runs measure the lost message's MTT alone.
         first_sent: exp.method != Method::LossPosition,
+        options: v.send,
     };
     let mtu = run.point.mtu;
+    let mut delivery = !v.send.is_default();
     let (hosts, segment, payload) = match &v.tcp {
         Some(tcp) => {
             let (mut sender, mut receiver) = (tcp.sender.clone(), tcp.receiver.clone());
@@ -498,6 +504,7 @@ fn add_flow(
                 receiver.mtu = sctp;
             }
             let segment = sender.max_data_payload();
+            delivery |= sender.partial_reliability;
             let hosts = add_sctp_flow(sim, &setup, sender, receiver);
             (hosts, segment, Some(segment))
         }
@@ -509,6 +516,7 @@ fn add_flow(
         plan: setup.plan,
         variant: v.name.clone(),
         path: Vec::new(),
+        delivery,
     };
     (flow, payload)
 }
@@ -778,6 +786,9 @@ impl FlowMeter<'_> {
     /// goodput, if measured.
     fn measure(&mut self, virtual_time: Duration) -> Option<f64> {
         self.mtts();
+        if self.flow.delivery && self.exp.method == Method::Flow && self.run.saturated.is_none() {
+            self.delivery();
+        }
         if self.exp.figure == Figure::DelayTable {
             self.packet_delays();
         }
@@ -817,6 +828,34 @@ impl FlowMeter<'_> {
                 self.push(Some(i as u64 + 1), "mtt_ms", v);
             }
         }
+    }
+
+    /// The share of the measured messages written that the receiver read
+    /// (`delivered_pct`, as the emulator records it) and that the sender
+    /// reported abandoned (`abandoned_pct`), percent.
+    fn delivery(&mut self) {
+        let r = self.r;
+        let written: Vec<usize> = (0..self.flow.plan.len())
+            .filter(|&i| {
+                self.flow.plan[i].measured && r.written.get(i).is_some_and(Option::is_some)
+            })
+            .collect();
+        if written.is_empty() {
+            return;
+        }
+        let n = written.len() as f64;
+        let read = written
+            .iter()
+            .filter(|&&i| r.read.get(i).is_some_and(Option::is_some));
+        let delivered = read.count() as f64 * 100.0 / n;
+        let abandoned = written
+            .iter()
+            .filter(|&&i| r.abandoned.get(i).copied().unwrap_or(false))
+            .count() as f64
+            * 100.0
+            / n;
+        self.push(None, "delivered_pct", delivered);
+        self.push(None, "abandoned_pct", abandoned);
     }
 
     /// Flow 0's messages whose first transmission the bottleneck dropped.

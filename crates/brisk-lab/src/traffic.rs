@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use brisk_proto::{Endpoint, Time};
-use brisk_sim::{App, AppCtx, Happening, Messages, Refused};
+use brisk_sim::{App, AppCtx, Happening, Messages, Refused, SendOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
@@ -167,6 +167,11 @@ pub struct Sender<T: Messages = Endpoint> {
     track_first_sent: bool,
     pub retransmissions: Vec<Retransmitted>,
     pub send_errors: u64,
+    /// Which messages the transport reported abandoned (partial
+    /// reliability), by message number; tracked with `first_sent`.
+    pub abandoned: Vec<bool>,
+    /// How each message is sent (unordered, its reliability).
+    options: SendOptions,
     saturation: Option<Saturation>,
     /// Saturated: messages written so far (they are numbered from 0).
     pub saturated_written: u64,
@@ -189,6 +194,8 @@ impl<T: Messages> Sender<T> {
             track_first_sent: true,
             retransmissions: Vec::new(),
             send_errors: 0,
+            abandoned: vec![false; n],
+            options: SendOptions::default(),
             saturation: None,
             saturated_written: 0,
             refill_at: None,
@@ -203,6 +210,12 @@ impl<T: Messages> Sender<T> {
             saturation: Some(s),
             ..Self::new(Vec::new(), lead)
         }
+    }
+
+    /// Sends every message as `options` say.
+    pub fn with_options(mut self, options: SendOptions) -> Self {
+        self.options = options;
+        self
     }
 
     /// Records no first transmissions (they cost a little per message).
@@ -262,7 +275,12 @@ impl<T: Messages> Sender<T> {
                 let backlog = (SATURATED_BACKLOG / size).max(16);
                 let mut queued = state.queued_messages;
                 while queued < backlog {
-                    match t.send_message(now, assoc, message(self.saturated_written)) {
+                    match t.send_message_with(
+                        now,
+                        assoc,
+                        message(self.saturated_written),
+                        self.options,
+                    ) {
                         Ok(_) => self.saturated_written += 1,
                         Err(_) => break,
                     }
@@ -274,8 +292,13 @@ impl<T: Messages> Sender<T> {
             Packing::OnePerPacket => {
                 if state.queued_messages == 0
                     && state.flight_size < state.cwnd
-                    && t.send_message(now, assoc, message(self.saturated_written))
-                        .is_ok()
+                    && t.send_message_with(
+                        now,
+                        assoc,
+                        message(self.saturated_written),
+                        self.options,
+                    )
+                    .is_ok()
                 {
                     self.saturated_written += 1;
                     // The next one in a callback of its own, after this
@@ -315,6 +338,14 @@ impl<T: Messages> App<T> for Sender<T> {
                     *slot = Some(first_sent_at);
                 }
             }
+            Happening::Abandoned { message } => {
+                if let Some(at) = self.handles.iter().position(|h| h.0 == message)
+                    && let Some((_, i)) = self.handles.remove(at)
+                    && let Some(slot) = self.abandoned.get_mut(i)
+                {
+                    *slot = true;
+                }
+            }
             _ => {}
         }
         // Whatever the protocol did, there may be room for more.
@@ -333,7 +364,10 @@ impl<T: Messages> App<T> for Sender<T> {
         let mut payload = (i as u64).to_be_bytes().to_vec();
         payload.resize(m.size.max(8), 0x5a);
         let now = ctx.now();
-        match ctx.transport().send_message(now, assoc, payload) {
+        match ctx
+            .transport()
+            .send_message_with(now, assoc, payload, self.options)
+        {
             Ok(handle) => {
                 self.written[i] = Some(now);
                 if self.track_first_sent {

@@ -514,3 +514,52 @@ fn the_thin_stream_comparison_fails_when_brisks_mechanisms_are_off_or_tcp_gets_t
         "TCP with a 10 ms RTO.min",
     );
 }
+
+#[test]
+fn the_partial_reliability_comparison_fails_when_the_unreliable_channel_is_reliable() {
+    const FILE: &str = "pr-sctp-unreliable.toml";
+    // Fewer runs: the checks' margins hold at any of them.
+    const SHORT: (&str, &str) = ("replications = 4", "replications = 2");
+    assert_holds(&mutated(FILE, &[SHORT]));
+    // Without partial reliability at both ends the policy is ignored: every
+    // message is retransmitted until delivered (unordered still).
+    let differ = assert_differs(
+        &mutated(
+            FILE,
+            &[
+                SHORT,
+                (
+                    "name = \"unreliable-unordered\"\npreset = \"rfc9260\"\nset = { partial_reliability = true }",
+                    "name = \"unreliable-unordered\"\npreset = \"rfc9260\"",
+                ),
+            ],
+        ),
+        "unreliable-unordered without partial_reliability",
+    );
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("unreliable-unordered: messages delivered")),
+        "{differ:?}"
+    );
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("unreliable-unordered: 99th percentile")),
+        "{differ:?}"
+    );
+    // A lifetime far beyond any repair: every message arrives, late.
+    let differ = assert_differs(
+        &mutated(
+            FILE,
+            &[SHORT, ("lifetime = \"100ms\"", "lifetime = \"60s\"")],
+        ),
+        "timed-unordered with a 60 s lifetime",
+    );
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("timed-unordered: messages delivered")),
+        "{differ:?}"
+    );
+}

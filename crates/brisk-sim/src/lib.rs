@@ -68,5 +68,6 @@ pub use ids::{LinkId, NodeId};
 pub use sim::{Arrival, Sim, SimStats};
 pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};
 pub use transport::{
-    Congestion, Happening, Messages, Refused, Retransmission, SendState, Transport, Wire,
+    Congestion, Happening, Messages, Refused, Retransmission, SendOptions, SendState, Transport,
+    Wire,
 };

@@ -11,7 +11,7 @@
 use std::fmt::Debug;
 use std::net::SocketAddr;
 
-use brisk_proto::Time;
+use brisk_proto::{Reliability, Time};
 use bytes::Bytes;
 
 mod sctp;
@@ -107,10 +107,33 @@ pub enum Happening {
     /// is acknowledged in full; its first byte or chunk first left at
     /// `first_sent_at`.
     Acked { message: u64, first_sent_at: Time },
+    /// A message the application sent was abandoned under its
+    /// [`SendOptions::reliability`] (SCTP's partial reliability): it is
+    /// never delivered, nor acknowledged.
+    Abandoned { message: u64 },
     /// The connection closed or failed.
     Closed,
     /// Anything else the protocol reports.
     Other,
+}
+
+/// How a message is to be sent, beyond its bytes: SCTP's unordered
+/// delivery and partial-reliability policy (RFC 3758, RFC 7496). The
+/// default is an ordered, reliable message, which every transport sends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Deliver without regard to order on the stream (SCTP's U bit).
+    pub unordered: bool,
+    /// How hard to try; applies only where the connection negotiated
+    /// partial reliability.
+    pub reliability: Reliability,
+}
+
+impl SendOptions {
+    /// Whether these are the defaults: ordered and reliable.
+    pub fn is_default(&self) -> bool {
+        *self == SendOptions::default()
+    }
 }
 
 /// A connection's sending state, as a saturating sender paces itself by.
@@ -146,6 +169,24 @@ pub trait Messages: Transport {
         conn: Self::Conn,
         message: Vec<u8>,
     ) -> Result<u64, Refused>;
+    /// Sends one message on `conn` as `options` say. A transport that
+    /// cannot honour them refuses the message (the default does, for
+    /// anything but ordered and reliable).
+    fn send_message_with(
+        &mut self,
+        now: Time,
+        conn: Self::Conn,
+        message: Vec<u8>,
+        options: SendOptions,
+    ) -> Result<u64, Refused> {
+        if options.is_default() {
+            self.send_message(now, conn, message)
+        } else {
+            Err(Refused::Failed(format!(
+                "this transport sends every message ordered and reliably, not as {options:?}"
+            )))
+        }
+    }
     /// The next whole message received on `conn`.
     fn recv_message(&mut self, conn: Self::Conn) -> Option<Bytes>;
     /// Every whole message received on `conn`, in order, handed to `each`.

@@ -6,7 +6,10 @@ use std::net::SocketAddr;
 use brisk_proto::{AssocId, Config, Endpoint, Event, OutgoingMessage, SendError, Time};
 use bytes::Bytes;
 
-use super::{Congestion, Happening, Messages, Refused, Retransmission, SendState, Transport, Wire};
+use super::{
+    Congestion, Happening, Messages, Refused, Retransmission, SendOptions, SendState, Transport,
+    Wire,
+};
 
 impl Transport for Endpoint {
     type Conn = AssocId;
@@ -65,10 +68,22 @@ impl Messages for Endpoint {
     }
 
     fn send_message(&mut self, now: Time, conn: AssocId, message: Vec<u8>) -> Result<u64, Refused> {
+        self.send_message_with(now, conn, message, SendOptions::default())
+    }
+
+    fn send_message_with(
+        &mut self,
+        now: Time,
+        conn: AssocId,
+        message: Vec<u8>,
+        options: SendOptions,
+    ) -> Result<u64, Refused> {
         let Some(a) = self.association(conn) else {
             return Err(Refused::Failed(format!("no association {conn:?}")));
         };
-        match a.send(now, OutgoingMessage::new(0, message)) {
+        let mut m = OutgoingMessage::new(0, message).unordered(options.unordered);
+        m.reliability = options.reliability;
+        match a.send(now, m) {
             Ok(id) => Ok(id.0),
             Err(SendError::BufferFull { .. }) => Err(Refused::Full),
             Err(e) => Err(Refused::Failed(e.to_string())),
@@ -111,6 +126,7 @@ impl Messages for Endpoint {
                 message: id.0,
                 first_sent_at,
             },
+            Event::MessageAbandoned { id } => Happening::Abandoned { message: id.0 },
             Event::Closed(_) => Happening::Closed,
             _ => Happening::Other,
         }

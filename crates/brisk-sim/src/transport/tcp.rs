@@ -421,6 +421,27 @@ mod tests {
     }
 
     #[test]
+    fn unordered_or_partially_reliable_messages_are_refused_with_a_reason() {
+        let local = SocketAddr::from(([10, 0, 0, 1], 9899));
+        let mut t = TcpMessages::new(local, TcpConfig::default(), false, [0; 32]);
+        let now = Time::ZERO;
+        let conn = t
+            .open(now, SocketAddr::from(([10, 0, 0, 2], 9899)), &())
+            .unwrap();
+        let options = crate::SendOptions {
+            unordered: true,
+            ..Default::default()
+        };
+        let Err(Refused::Failed(why)) = t.send_message_with(now, conn, vec![0; 8], options) else {
+            panic!("accepted");
+        };
+        assert!(why.contains("ordered and reliably"), "{why}");
+        // The defaults go through as any message does.
+        let default = crate::SendOptions::default();
+        assert!(t.send_message_with(now, conn, vec![0; 8], default).is_ok());
+    }
+
+    #[test]
     fn a_frame_comes_out_whole_only_when_all_of_it_arrived() {
         let mut f = Framing::default();
         assert_eq!(f.wanted(), 4);
