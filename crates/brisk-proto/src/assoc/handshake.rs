@@ -117,7 +117,7 @@ impl Association {
         for id in self.send_queue.limit_streams(self.outbound_streams) {
             self.emit(Event::SendFailed { id });
         }
-        self.tracker = TsnTracker::new(peer_initial_tsn);
+        self.tracker = TsnTracker::new(Tsn(peer_initial_tsn));
         // 6.2.1 A.
         self.rtx.on_peer_window(peer_rwnd);
         self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.largest_message_received());

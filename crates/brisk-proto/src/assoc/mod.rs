@@ -237,7 +237,7 @@ impl Association {
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
-            tracker: TsnTracker::new(0),
+            tracker: TsnTracker::new(crate::serial::Tsn(0)),
             sack_decision: SackDecision::new(cfg.sack_freq, cfg.sack_delay),
             reassembly: Reassembly::new(0, cfg.largest_message_received()),
             delivery: Delivery::new(cfg.max_inbound_streams),

@@ -7,7 +7,7 @@ use super::{Association, State};
 use crate::events::Event;
 use crate::rx::window::{self, Admission};
 use crate::rx::{Fragment, MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, Received};
-use crate::serial::lt32;
+use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::cause::ErrorCause;
@@ -51,10 +51,10 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
     }
     // RFC 7053: the I bit asks for a SACK at once; an older receiver ignores it.
     seen.immediate |= d.flags.immediate && a.cfg.honor_i_bit;
-    match a.tracker.classify(d.tsn) {
+    match a.tracker.classify(Tsn(d.tsn)) {
         Received::New => {}
         Received::Duplicate => {
-            a.tracker.record(d.tsn);
+            a.tracker.record(Tsn(d.tsn));
             seen.any_duplicate = true;
             a.counters.duplicate_tsns_received += 1;
             return;
@@ -72,7 +72,7 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
         }
         return;
     }
-    a.tracker.accept(d.tsn);
+    a.tracker.accept(Tsn(d.tsn));
     seen.any_new = true;
     a.counters.data_chunks_received += 1;
     a.counters.payload_bytes_received += d.payload.len() as u64;
@@ -132,16 +132,16 @@ pub(super) fn on_forward_tsn(
     }
     a.counters.forward_tsns_received += 1;
     let cum = a.tracker.cum_tsn();
-    let new_cum = f.new_cum_tsn;
-    if lt32(cum, new_cum) {
+    let new_cum = Tsn(f.new_cum_tsn);
+    if cum.is_before(new_cum) {
         // A peer abandons only what it sent, and it cannot have sent beyond
         // what a gap block reports: a New Cumulative TSN further ahead lies.
-        if new_cum.wrapping_sub(cum) > MAX_GAP_OFFSET {
+        if new_cum.since(cum) > MAX_GAP_OFFSET {
             a.counters.malformed_chunks += 1;
             return;
         }
         a.tracker.skip_to(new_cum);
-        a.reassembly.forget_through(new_cum);
+        a.reassembly.forget_through(new_cum.0);
         let streams = a.delivery.inbound_streams();
         for s in f.streams.iter().filter(|s| s.stream_id < streams) {
             a.delivery.skip_through(s.stream_id, s.ssn, now);
@@ -164,8 +164,8 @@ fn admit(a: &mut Association, d: &Data<'_>) -> bool {
     let buffer = usize::try_from(a.cfg.receive_buffer).unwrap_or(usize::MAX);
     let partial = a.reassembly.partial_before(d.tsn);
     let next = window::Next {
-        is_next: a.tracker.is_next(d.tsn),
-        above_highest: lt32(a.tracker.highest_received(), d.tsn),
+        is_next: a.tracker.is_next(Tsn(d.tsn)),
+        above_highest: a.tracker.highest_received().is_before(Tsn(d.tsn)),
         continues_message: partial.is_some(),
     };
     if let Some((bytes, fragments)) = partial {
@@ -201,7 +201,7 @@ fn admit(a: &mut Association, d: &Data<'_>) -> bool {
                 evicted.push(tsn);
             }
             for &tsn in &evicted {
-                a.tracker.forget(tsn);
+                a.tracker.forget(Tsn(tsn));
             }
             a.counters.data_reneged += evicted.len() as u64;
             need == 0

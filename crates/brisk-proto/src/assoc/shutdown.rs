@@ -56,7 +56,7 @@ fn start_t2(a: &mut Association, now: Time) {
 fn send_shutdown(a: &mut Association) {
     a.control
         .push_back(Control::new(Chunk::Shutdown(chunk::Shutdown {
-            cum_tsn_ack: a.tracker.cum_tsn(),
+            cum_tsn_ack: a.tracker.cum_tsn().0,
         })));
 }
 

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::serial::{Unwrapper, wrap};
+use crate::serial::{Tsn, Unwrapper, wrap};
 use crate::time::Time;
 use crate::wire::chunk::{GapBlock, Sack};
 
@@ -64,10 +64,10 @@ impl TsnTracker {
     /// A tracker for a peer whose first TSN is `peer_initial_tsn` (the Initial TSN
     /// of its INIT or INIT ACK): the cumulative TSN ack starts one below it
     /// (RFC 9260 3.3.4, 14.2 'Last Rcvd TSN').
-    pub fn new(peer_initial_tsn: u32) -> Self {
-        let mut unwrapper = Unwrapper::new(peer_initial_tsn);
+    pub fn new(peer_initial_tsn: Tsn) -> Self {
+        let mut unwrapper = Unwrapper::new(peer_initial_tsn.0);
         // Unwraps to 1 << 32 | initial, so the point below it stays positive.
-        let cum = unwrapper.unwrap(peer_initial_tsn) - 1;
+        let cum = unwrapper.unwrap(peer_initial_tsn.0) - 1;
         unwrapper.unwrap(wrap(cum));
         Self {
             unwrapper,
@@ -78,13 +78,13 @@ impl TsnTracker {
     }
 
     /// Records the arrival of a DATA chunk's TSN and classifies it.
-    pub fn record(&mut self, tsn: u32) -> Received {
+    pub fn record(&mut self, tsn: Tsn) -> Received {
         let class = self.classify(tsn);
         match class {
-            Received::New => self.insert(self.unwrapper.peek(tsn)),
+            Received::New => self.insert(self.unwrapper.peek(tsn.0)),
             // RFC 9260 6.2: duplicates are reported in the next SACK.
             Received::Duplicate if self.duplicates.len() < MAX_DUPLICATES_PER_SACK => {
-                self.duplicates.push(tsn);
+                self.duplicates.push(tsn.0);
             }
             _ => {}
         }
@@ -93,14 +93,14 @@ impl TsnTracker {
 
     /// Records a TSN that [`TsnTracker::classify`] just found `New` (the
     /// receiver then decided to keep the chunk).
-    pub fn accept(&mut self, tsn: u32) {
+    pub fn accept(&mut self, tsn: Tsn) {
         debug_assert_eq!(self.classify(tsn), Received::New);
-        self.insert(self.unwrapper.peek(tsn));
+        self.insert(self.unwrapper.peek(tsn.0));
     }
 
     /// What [`TsnTracker::record`] would make of `tsn`, changing nothing.
-    pub fn classify(&self, tsn: u32) -> Received {
-        let v = self.unwrapper.peek(tsn);
+    pub fn classify(&self, tsn: Tsn) -> Received {
+        let v = self.unwrapper.peek(tsn.0);
         if v <= self.cum || self.holds(v) {
             return Received::Duplicate;
         }
@@ -116,15 +116,15 @@ impl TsnTracker {
     }
 
     /// Whether `tsn` is the next one the cumulative point waits for.
-    pub fn is_next(&self, tsn: u32) -> bool {
-        self.unwrapper.peek(tsn) == self.cum + 1
+    pub fn is_next(&self, tsn: Tsn) -> bool {
+        self.unwrapper.peek(tsn.0) == self.cum + 1
     }
 
     /// Takes back a TSN held above the cumulative point (the receiver reneges
     /// on it, RFC 9260 6.2: it was dropped to make room for a lower one). The
     /// next SACK no longer reports it. Ignored for a TSN not held above it.
-    pub fn forget(&mut self, tsn: u32) {
-        let v = self.unwrapper.peek(tsn);
+    pub fn forget(&mut self, tsn: Tsn) {
+        let v = self.unwrapper.peek(tsn.0);
         if v <= self.cum + 1 {
             return;
         }
@@ -160,13 +160,13 @@ impl TsnTracker {
     }
 
     /// The Cumulative TSN Ack: every TSN up to it has been received.
-    pub fn cum_tsn(&self) -> u32 {
-        wrap(self.cum)
+    pub fn cum_tsn(&self) -> Tsn {
+        Tsn(wrap(self.cum))
     }
 
     /// The highest TSN accepted so far (the cumulative TSN when there are no gaps).
-    pub fn highest_received(&self) -> u32 {
-        wrap(self.ranges.last().map_or(self.cum, |r| r.1))
+    pub fn highest_received(&self) -> Tsn {
+        Tsn(wrap(self.ranges.last().map_or(self.cum, |r| r.1)))
     }
 
     /// Whether TSNs are missing below the highest one received.
@@ -200,8 +200,8 @@ impl TsnTracker {
     /// FORWARD TSN (RFC 3758 3.6): treats every TSN up to `new_cum` as received
     /// and stops reporting gaps below it. Ignored unless `new_cum` is ahead of
     /// the cumulative TSN (an out-of-date FORWARD TSN).
-    pub fn skip_to(&mut self, new_cum: u32) {
-        let v = self.unwrapper.peek(new_cum);
+    pub fn skip_to(&mut self, new_cum: Tsn) {
+        let v = self.unwrapper.peek(new_cum.0);
         if v <= self.cum {
             return;
         }
@@ -216,7 +216,7 @@ impl TsnTracker {
     /// SACK (which it takes).
     pub fn sack(&mut self, a_rwnd: u32, max_gap_blocks: usize) -> Sack {
         Sack {
-            cum_tsn_ack: self.cum_tsn(),
+            cum_tsn_ack: self.cum_tsn().0,
             a_rwnd,
             gap_blocks: self.gap_blocks(max_gap_blocks),
             dup_tsns: self.take_duplicates(),
@@ -404,43 +404,43 @@ mod tests {
 
     #[test]
     fn starts_with_cum_one_below_initial_tsn() {
-        let t = TsnTracker::new(1000);
-        assert_eq!(t.cum_tsn(), 999);
-        assert_eq!(t.highest_received(), 999);
+        let t = TsnTracker::new(Tsn(1000));
+        assert_eq!(t.cum_tsn().0, 999);
+        assert_eq!(t.highest_received().0, 999);
         assert!(!t.has_gaps());
-        let t = TsnTracker::new(0);
-        assert_eq!(t.cum_tsn(), u32::MAX);
+        let t = TsnTracker::new(Tsn(0));
+        assert_eq!(t.cum_tsn().0, u32::MAX);
     }
 
     #[test]
     fn in_order_tsns_advance_cum() {
-        let mut t = TsnTracker::new(10);
+        let mut t = TsnTracker::new(Tsn(10));
         for tsn in 10..20 {
-            assert_eq!(t.record(tsn), Received::New);
-            assert_eq!(t.cum_tsn(), tsn);
+            assert_eq!(t.record(Tsn(tsn)), Received::New);
+            assert_eq!(t.cum_tsn().0, tsn);
             assert!(!t.has_gaps());
         }
-        assert_eq!(t.highest_received(), 19);
+        assert_eq!(t.highest_received().0, 19);
         assert!(t.gap_blocks(16).is_empty());
     }
 
     #[test]
     fn gap_blocks_have_exact_offsets_from_cum() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [1, 2, 4, 5, 7] {
-            assert_eq!(t.record(tsn), Received::New);
+            assert_eq!(t.record(Tsn(tsn)), Received::New);
         }
-        assert_eq!(t.cum_tsn(), 2);
-        assert_eq!(t.highest_received(), 7);
+        assert_eq!(t.cum_tsn().0, 2);
+        assert_eq!(t.highest_received().0, 7);
         assert!(t.has_gaps());
         assert_eq!(t.gap_blocks(16), blocks(&[(2, 3), (5, 5)]));
     }
 
     #[test]
     fn gap_blocks_are_capped_lowest_first() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [3, 5, 7, 9] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
         assert_eq!(t.gap_blocks(2), blocks(&[(3, 3), (5, 5)]));
         assert!(t.gap_blocks(0).is_empty());
@@ -448,173 +448,179 @@ mod tests {
 
     #[test]
     fn filling_holes_merges_ranges_and_advances_cum() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [3, 7, 5] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
         assert_eq!(t.gap_blocks(16), blocks(&[(3, 3), (5, 5), (7, 7)]));
-        t.record(6); // joins 5 and 7
+        t.record(Tsn(6)); // joins 5 and 7
         assert_eq!(t.gap_blocks(16), blocks(&[(3, 3), (5, 7)]));
-        t.record(4); // joins 3 and 5..=7
+        t.record(Tsn(4)); // joins 3 and 5..=7
         assert_eq!(t.gap_blocks(16), blocks(&[(3, 7)]));
-        t.record(2); // extends the range downwards
+        t.record(Tsn(2)); // extends the range downwards
         assert_eq!(t.gap_blocks(16), blocks(&[(2, 7)]));
-        t.record(1); // fills the hole
-        assert_eq!(t.cum_tsn(), 7);
+        t.record(Tsn(1)); // fills the hole
+        assert_eq!(t.cum_tsn().0, 7);
         assert!(!t.has_gaps());
     }
 
     #[test]
     fn duplicates_are_reported_once_then_cleared() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [1, 2, 4] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
-        assert_eq!(t.record(2), Received::Duplicate); // below cum
-        assert_eq!(t.record(4), Received::Duplicate); // held above cum
-        assert_eq!(t.record(2), Received::Duplicate); // each arrival counts
+        assert_eq!(t.record(Tsn(2)), Received::Duplicate); // below cum
+        assert_eq!(t.record(Tsn(4)), Received::Duplicate); // held above cum
+        assert_eq!(t.record(Tsn(2)), Received::Duplicate); // each arrival counts
         assert_eq!(t.take_duplicates(), vec![2, 4, 2]);
         assert!(t.take_duplicates().is_empty());
-        assert_eq!(t.cum_tsn(), 2);
+        assert_eq!(t.cum_tsn().0, 2);
         assert_eq!(t.gap_blocks(4), blocks(&[(2, 2)]));
     }
 
     #[test]
     fn duplicate_list_is_capped_per_sack() {
-        let mut t = TsnTracker::new(1);
-        t.record(1);
+        let mut t = TsnTracker::new(Tsn(1));
+        t.record(Tsn(1));
         for _ in 0..100 {
-            assert_eq!(t.record(1), Received::Duplicate);
+            assert_eq!(t.record(Tsn(1)), Received::Duplicate);
         }
         assert_eq!(t.take_duplicates().len(), MAX_DUPLICATES_PER_SACK);
-        t.record(1);
+        t.record(Tsn(1));
         assert_eq!(t.take_duplicates(), vec![1]);
     }
 
     #[test]
     fn tracking_works_across_u32_wraparound() {
-        let mut t = TsnTracker::new(u32::MAX - 2);
-        assert_eq!(t.record(u32::MAX - 2), Received::New);
-        assert_eq!(t.record(u32::MAX), Received::New);
-        assert_eq!(t.record(1), Received::New);
-        assert_eq!(t.cum_tsn(), u32::MAX - 2);
-        assert_eq!(t.highest_received(), 1);
+        let mut t = TsnTracker::new(Tsn(u32::MAX - 2));
+        assert_eq!(t.record(Tsn(u32::MAX - 2)), Received::New);
+        assert_eq!(t.record(Tsn(u32::MAX)), Received::New);
+        assert_eq!(t.record(Tsn(1)), Received::New);
+        assert_eq!(t.cum_tsn().0, u32::MAX - 2);
+        assert_eq!(t.highest_received().0, 1);
         // u32::MAX is cum + 2; 1 is cum + 4.
         assert_eq!(t.gap_blocks(4), blocks(&[(2, 2), (4, 4)]));
-        assert_eq!(t.record(u32::MAX - 1), Received::New);
-        assert_eq!(t.cum_tsn(), u32::MAX);
-        assert_eq!(t.record(0), Received::New);
-        assert_eq!(t.cum_tsn(), 1);
+        assert_eq!(t.record(Tsn(u32::MAX - 1)), Received::New);
+        assert_eq!(t.cum_tsn().0, u32::MAX);
+        assert_eq!(t.record(Tsn(0)), Received::New);
+        assert_eq!(t.cum_tsn().0, 1);
         assert!(!t.has_gaps());
-        assert_eq!(t.record(u32::MAX), Received::Duplicate);
+        assert_eq!(t.record(Tsn(u32::MAX)), Received::Duplicate);
         assert_eq!(t.take_duplicates(), vec![u32::MAX]);
     }
 
     #[test]
     fn tsn_beyond_16_bit_gap_offset_is_out_of_window_and_not_recorded() {
-        let mut t = TsnTracker::new(100);
+        let mut t = TsnTracker::new(Tsn(100));
         // cum = 99; 99 + 65535 is the farthest reportable TSN.
-        assert_eq!(t.record(99 + 65_536), Received::OutOfWindow);
+        assert_eq!(t.record(Tsn(99 + 65_536)), Received::OutOfWindow);
         assert!(!t.has_gaps());
-        assert_eq!(t.highest_received(), 99);
-        assert_eq!(t.record(99 + 65_535), Received::New);
+        assert_eq!(t.highest_received().0, 99);
+        assert_eq!(t.record(Tsn(99 + 65_535)), Received::New);
         assert_eq!(t.gap_blocks(1), blocks(&[(65_535, 65_535)]));
         // Still out of window, not a duplicate, and never reported.
-        assert_eq!(t.record(99 + 65_536), Received::OutOfWindow);
+        assert_eq!(t.record(Tsn(99 + 65_536)), Received::OutOfWindow);
         assert!(t.take_duplicates().is_empty());
     }
 
     #[test]
     fn a_forgotten_tsn_is_no_longer_reported() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [3, 4, 5, 7] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
-        t.forget(4); // splits 3..=5
+        t.forget(Tsn(4)); // splits 3..=5
         assert_eq!(t.gap_blocks(8), blocks(&[(3, 3), (5, 5), (7, 7)]));
-        t.forget(7);
-        t.forget(3);
-        t.forget(1); // not held: ignored
+        t.forget(Tsn(7));
+        t.forget(Tsn(3));
+        t.forget(Tsn(1)); // not held: ignored
         assert_eq!(t.gap_blocks(8), blocks(&[(5, 5)]));
-        assert_eq!(t.highest_received(), 5);
-        assert_eq!(t.record(4), Received::New);
+        assert_eq!(t.highest_received().0, 5);
+        assert_eq!(t.record(Tsn(4)), Received::New);
     }
 
     #[test]
     fn gap_ranges_are_capped_but_runs_and_the_next_tsn_still_come_in() {
-        let mut t = TsnTracker::new(0);
+        let mut t = TsnTracker::new(Tsn(0));
         for k in 1..=MAX_GAP_RANGES as u32 {
-            assert_eq!(t.record(2 * k), Received::New);
+            assert_eq!(t.record(Tsn(2 * k)), Received::New);
         }
         let far = 2 * MAX_GAP_RANGES as u32 + 10;
-        assert_eq!(t.record(far), Received::TooManyGaps);
+        assert_eq!(t.record(Tsn(far)), Received::TooManyGaps);
         // Joining a run or filling the first hole opens no range.
-        assert_eq!(t.record(2 * MAX_GAP_RANGES as u32 + 1), Received::New);
-        assert_eq!(t.record(0), Received::New);
-        assert_eq!(t.record(1), Received::New);
-        assert_eq!(t.cum_tsn(), 2);
+        assert_eq!(t.record(Tsn(2 * MAX_GAP_RANGES as u32 + 1)), Received::New);
+        assert_eq!(t.record(Tsn(0)), Received::New);
+        assert_eq!(t.record(Tsn(1)), Received::New);
+        assert_eq!(t.cum_tsn().0, 2);
     }
 
     #[test]
     fn absurd_tsns_do_not_panic_or_corrupt_state() {
-        let mut t = TsnTracker::new(5);
-        t.record(5);
+        let mut t = TsnTracker::new(Tsn(5));
+        t.record(Tsn(5));
         // Half the serial space away in either direction.
-        assert_eq!(t.record(5u32.wrapping_add(1 << 31)), Received::Duplicate);
         assert_eq!(
-            t.record(5u32.wrapping_add((1 << 31) - 1)),
+            t.record(Tsn(5u32.wrapping_add(1 << 31))),
+            Received::Duplicate
+        );
+        assert_eq!(
+            t.record(Tsn(5u32.wrapping_add((1 << 31) - 1))),
             Received::OutOfWindow
         );
-        assert_eq!(t.record(5u32.wrapping_sub(1 << 30)), Received::Duplicate);
-        assert_eq!(t.cum_tsn(), 5);
+        assert_eq!(
+            t.record(Tsn(5u32.wrapping_sub(1 << 30))),
+            Received::Duplicate
+        );
+        assert_eq!(t.cum_tsn().0, 5);
         assert!(!t.has_gaps());
-        t.skip_to(5u32.wrapping_add(1 << 31)); // behind in serial terms: ignored
-        assert_eq!(t.cum_tsn(), 5);
+        t.skip_to(Tsn(5u32.wrapping_add(1 << 31))); // behind in serial terms: ignored
+        assert_eq!(t.cum_tsn().0, 5);
     }
 
     #[test]
     fn skip_to_advances_cum_and_absorbs_ranges() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [1, 4, 5, 8, 9, 12] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
         // Swallows 4..=5; 8..=9 touches the new point 7 and is absorbed.
-        t.skip_to(7);
-        assert_eq!(t.cum_tsn(), 9);
+        t.skip_to(Tsn(7));
+        assert_eq!(t.cum_tsn().0, 9);
         assert_eq!(t.gap_blocks(4), blocks(&[(3, 3)]));
         // Into the middle of a range: the rest of it is absorbed.
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [5, 6, 7] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
-        t.skip_to(6);
-        assert_eq!(t.cum_tsn(), 7);
+        t.skip_to(Tsn(6));
+        assert_eq!(t.cum_tsn().0, 7);
         assert!(!t.has_gaps());
         // Beyond everything received.
-        t.skip_to(100);
-        assert_eq!(t.cum_tsn(), 100);
-        assert_eq!(t.record(50), Received::Duplicate);
-        assert_eq!(t.record(101), Received::New);
-        assert_eq!(t.cum_tsn(), 101);
+        t.skip_to(Tsn(100));
+        assert_eq!(t.cum_tsn().0, 100);
+        assert_eq!(t.record(Tsn(50)), Received::Duplicate);
+        assert_eq!(t.record(Tsn(101)), Received::New);
+        assert_eq!(t.cum_tsn().0, 101);
     }
 
     #[test]
     fn skip_to_ignores_a_point_not_ahead() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [1, 2, 3, 5] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
-        t.skip_to(2);
-        t.skip_to(3);
-        assert_eq!(t.cum_tsn(), 3);
+        t.skip_to(Tsn(2));
+        t.skip_to(Tsn(3));
+        assert_eq!(t.cum_tsn().0, 3);
         assert_eq!(t.gap_blocks(4), blocks(&[(2, 2)]));
     }
 
     #[test]
     fn sack_carries_cum_window_gaps_and_takes_duplicates() {
-        let mut t = TsnTracker::new(1);
+        let mut t = TsnTracker::new(Tsn(1));
         for tsn in [1, 2, 4, 5, 7, 4] {
-            t.record(tsn);
+            t.record(Tsn(tsn));
         }
         let sack = t.sack(12_345, 1);
         assert_eq!(
@@ -635,10 +641,10 @@ mod tests {
             initial in any::<u32>(),
             offsets in proptest::collection::vec(0u32..300, 0..200),
         ) {
-            let mut t = TsnTracker::new(initial);
+            let mut t = TsnTracker::new(Tsn(initial));
             let mut seen = BTreeSet::new();
             for off in offsets {
-                let got = t.record(initial.wrapping_add(off));
+                let got = t.record(Tsn(initial.wrapping_add(off)));
                 prop_assert_eq!(got == Received::New, seen.insert(off));
             }
             // Model: cum is the end of the run starting at offset 0.
@@ -647,7 +653,7 @@ mod tests {
                 cum_off += 1;
             }
             let expected_cum = initial.wrapping_add_signed(cum_off as i32);
-            prop_assert_eq!(t.cum_tsn(), expected_cum);
+            prop_assert_eq!(t.cum_tsn().0, expected_cum);
             // Model gap blocks from the set.
             let mut expected = Vec::new();
             for &off in seen.iter().filter(|&&o| i64::from(o) > cum_off) {
@@ -660,7 +666,7 @@ mod tests {
             prop_assert_eq!(t.has_gaps(), !expected.is_empty());
             prop_assert_eq!(t.gap_blocks(usize::MAX), expected);
             let highest = seen.last().map_or(expected_cum, |&o| initial.wrapping_add(o));
-            prop_assert_eq!(t.highest_received(), highest);
+            prop_assert_eq!(t.highest_received().0, highest);
         }
     }
 
