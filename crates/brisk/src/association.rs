@@ -240,6 +240,15 @@ impl Association {
         shared.wake.notify_one();
     }
 
+    /// Whether partial reliability was negotiated with the peer (RFC 3758
+    /// 3.1); without it, `SendOptions::reliability` is not applied.
+    pub fn partial_reliability(&self) -> bool {
+        let mut st = self.inner.shared.lock();
+        st.proto
+            .association(self.id)
+            .is_some_and(|a| a.partial_reliability())
+    }
+
     /// Counters and loss-recovery state, while the association exists.
     pub fn stats(&self) -> Option<Stats> {
         let mut st = self.inner.shared.lock();

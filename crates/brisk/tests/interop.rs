@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use brisk::{Association, Config, Endpoint, EndpointConfig, Error, SendOptions};
+use brisk::{Association, Config, Endpoint, EndpointConfig, Error, Reliability, SendOptions};
 use bytes::Bytes;
 
 const COUNT: u64 = 1000;
@@ -86,14 +86,22 @@ async fn brisk_client(assoc: &Association, abort_after: Option<u64>) -> Result<u
     let (mut sent, mut verified) = (0u64, 0u64);
     let mut last_on_stream: HashMap<u16, u64> = HashMap::new();
     let target = abort_after.unwrap_or(COUNT);
+    let pr = assoc.partial_reliability();
     while verified < target {
         while sent < COUNT && sent - verified < window {
             let stream = Gen::stream(sent);
+            // With partial reliability, the unordered streams' messages carry
+            // a policy (RFC 7496); with no loss, each still arrives.
+            let reliability = match (pr && Gen::unordered(stream), sent % 2) {
+                (false, _) => Reliability::Reliable,
+                (true, 0) => Reliability::MaxRetransmits(3),
+                (true, _) => Reliability::Lifetime(Duration::from_secs(30)),
+            };
             let opts = SendOptions {
                 ppid: 1000 + sent as u32,
                 unordered: Gen::unordered(stream),
                 immediate_sack: false,
-                ..Default::default()
+                reliability,
             };
             assoc
                 .send(stream, Bytes::from(Gen::payload(sent, SEED)), opts)
@@ -328,6 +336,17 @@ async fn brisk_low_latency_as_client(peer: &str, end: &str) {
     brisk_as_client_with(peer, end, cfg).await;
 }
 
+/// Partial reliability offered (Forward-TSN-Supported and Supported
+/// Extensions in INIT): the real stacks accept the INIT and agree, and with no
+/// loss every message, sent with a retransmission limit or a lifetime, arrives.
+async fn brisk_partial_reliability_as_client(peer: &str, end: &str) {
+    let cfg = brisk::Config {
+        partial_reliability: true,
+        ..config()
+    };
+    brisk_as_client_with(peer, end, cfg).await;
+}
+
 async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
@@ -344,9 +363,14 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let ep = endpoint(our_port, false).await;
     let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
     let assoc = ep
-        .connect_to_port(remote, 5000, cfg)
+        .connect_to_port(remote, 5000, cfg.clone())
         .await
         .expect("handshake");
+    assert_eq!(
+        assoc.partial_reliability(),
+        cfg.partial_reliability,
+        "{peer} answers Forward-TSN-Supported"
+    );
     let started = Instant::now();
     match end {
         "shutdown" => {
@@ -447,4 +471,6 @@ matrix! {
     pion_client_brisk_server_abort: brisk_as_server("pion", "abort");
     brisk_low_latency_client_usrsctp_server: brisk_low_latency_as_client("usrsctp", "shutdown");
     brisk_low_latency_client_pion_server: brisk_low_latency_as_client("pion", "shutdown");
+    brisk_pr_client_usrsctp_server: brisk_partial_reliability_as_client("usrsctp", "shutdown");
+    brisk_pr_client_pion_server: brisk_partial_reliability_as_client("pion", "shutdown");
 }

@@ -285,6 +285,12 @@ impl Association {
         self.delivery.inbound_streams()
     }
 
+    /// Whether partial reliability was negotiated (RFC 3758 3.1): both ends
+    /// offered it. Without it every message is sent reliably.
+    pub fn partial_reliability(&self) -> bool {
+        self.pr_sctp
+    }
+
     /// Queues a message. It goes out as soon as the association is established
     /// and the windows allow. Fails, queuing nothing, if the association is
     /// shutting down or closed, the stream does not exist, the message is empty
