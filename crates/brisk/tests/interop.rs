@@ -66,12 +66,16 @@ fn config() -> Config {
 }
 
 async fn endpoint(port: u16, accept: bool) -> Endpoint {
+    endpoint_with(port, accept, config()).await
+}
+
+async fn endpoint_with(port: u16, accept: bool, accept_config: Config) -> Endpoint {
     Endpoint::bind(
         format!("127.0.0.1:{port}").parse().unwrap(),
         EndpointConfig {
             port: 5000,
             accept,
-            accept_config: config(),
+            accept_config,
             ..EndpointConfig::default()
         },
     )
@@ -400,10 +404,24 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
 
 /// The peer connects to Brisk's server, which echoes; the peer verifies and ends.
 async fn brisk_as_server(peer: &str, end: &str) {
+    brisk_as_server_with(peer, end, config()).await;
+}
+
+/// Brisk's server offers partial reliability: the real stacks' INIT offers it
+/// too, and both agree.
+async fn brisk_partial_reliability_as_server(peer: &str, end: &str) {
+    let cfg = Config {
+        partial_reliability: true,
+        ..config()
+    };
+    brisk_as_server_with(peer, end, cfg).await;
+}
+
+async fn brisk_as_server_with(peer: &str, end: &str, cfg: Config) {
     let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-client-{end}"), &[peer_port, our_port]);
-    let ep = endpoint(our_port, true).await;
+    let ep = endpoint_with(our_port, true, cfg.clone()).await;
     let mut args = vec![
         "client".to_string(),
         "--bind".into(),
@@ -425,6 +443,11 @@ async fn brisk_as_server(peer: &str, end: &str) {
         .await
         .expect("the peer's INIT")
         .expect("accept");
+    assert_eq!(
+        assoc.partial_reliability(),
+        cfg.partial_reliability,
+        "{peer}'s INIT offers Forward-TSN-Supported"
+    );
     let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
         .await
         .expect("the association ends");
@@ -473,4 +496,6 @@ matrix! {
     brisk_low_latency_client_pion_server: brisk_low_latency_as_client("pion", "shutdown");
     brisk_pr_client_usrsctp_server: brisk_partial_reliability_as_client("usrsctp", "shutdown");
     brisk_pr_client_pion_server: brisk_partial_reliability_as_client("pion", "shutdown");
+    usrsctp_client_brisk_pr_server: brisk_partial_reliability_as_server("usrsctp", "shutdown");
+    pion_client_brisk_pr_server: brisk_partial_reliability_as_server("pion", "shutdown");
 }
