@@ -168,7 +168,7 @@ pub struct Sender<T: Messages = Endpoint> {
     pub retransmissions: Vec<Retransmitted>,
     pub send_errors: u64,
     /// Which messages the transport reported abandoned (partial
-    /// reliability), by message number; tracked with `first_sent`.
+    /// reliability), by message number; empty until one is.
     pub abandoned: Vec<bool>,
     /// How each message is sent (unordered, its reliability).
     options: SendOptions,
@@ -194,7 +194,7 @@ impl<T: Messages> Sender<T> {
             track_first_sent: true,
             retransmissions: Vec::new(),
             send_errors: 0,
-            abandoned: vec![false; n],
+            abandoned: Vec::new(),
             options: SendOptions::default(),
             saturation: None,
             saturated_written: 0,
@@ -341,9 +341,13 @@ impl<T: Messages> App<T> for Sender<T> {
             Happening::Abandoned { message } => {
                 if let Some(at) = self.handles.iter().position(|h| h.0 == message)
                     && let Some((_, i)) = self.handles.remove(at)
-                    && let Some(slot) = self.abandoned.get_mut(i)
                 {
-                    *slot = true;
+                    if self.abandoned.len() < self.written.len() {
+                        self.abandoned.resize(self.written.len(), false);
+                    }
+                    if let Some(slot) = self.abandoned.get_mut(i) {
+                        *slot = true;
+                    }
                 }
             }
             _ => {}

@@ -168,22 +168,14 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
         }
     }
     // Delivered, or reported failed or abandoned.
-    let failed: Vec<MessageId> = p
-        .a_events
-        .iter()
-        .filter_map(|e| match e.2 {
-            Event::SendFailed { id } => Some(id),
-            _ => None,
-        })
-        .collect();
-    let abandoned: Vec<MessageId> = p
-        .a_events
-        .iter()
-        .filter_map(|e| match e.2 {
-            Event::MessageAbandoned { id } => Some(id),
-            _ => None,
-        })
-        .collect();
+    let failed = a_message_events(&p, |e| match e {
+        Event::SendFailed { id } => Some(*id),
+        _ => None,
+    });
+    let abandoned = a_message_events(&p, |e| match e {
+        Event::MessageAbandoned { id } => Some(*id),
+        _ => None,
+    });
     if !cfg.partial_reliability && !abandoned.is_empty() {
         return Err(format!(
             "abandoned without partial reliability: {abandoned:?}"
@@ -239,6 +231,11 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
             .filter(|r| r.2 == brisk_proto::RetransmitCause::FastRetransmit)
             .count() as u64,
     })
+}
+
+/// The messages A's events of one kind name, in order.
+fn a_message_events(p: &Pair, pick: impl Fn(&Event) -> Option<MessageId>) -> Vec<MessageId> {
+    p.a_events.iter().filter_map(|e| pick(&e.2)).collect()
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crate::events::RetransmitCause;
 use crate::message::MessageId;
+use crate::message::Reliability;
 use crate::serial::{Ssn, StreamId, Tsn};
 use crate::time::Time;
 use crate::tx::send_queue::PendingFragment;
@@ -164,6 +165,9 @@ pub struct Outstanding {
     marked: usize,
     gap_acked: usize,
     abandoned: usize,
+    /// Chunks held under a partial-reliability policy (RFC 7496): while
+    /// none is, nothing can be abandoned and nothing is searched.
+    policed: usize,
     packets: VecDeque<PacketRecord>,
     packets_outstanding: u32,
     next_packet_seq: u64,
@@ -185,6 +189,7 @@ impl Outstanding {
             marked: 0,
             gap_acked: 0,
             abandoned: 0,
+            policed: 0,
             packets: VecDeque::new(),
             packets_outstanding: 0,
             next_packet_seq: 0,
@@ -344,6 +349,7 @@ impl Outstanding {
         self.flight_size += chunk.size();
         self.in_flight += 1;
         self.payload_bytes += chunk.frag.payload.len();
+        self.policed += usize::from(is_policed(&chunk));
         self.chunks.push_back(chunk);
         self.join_packet(packet, tsn);
         if self.rtt_probe.is_none() {
@@ -587,6 +593,7 @@ impl Outstanding {
                 break;
             };
             self.payload_bytes -= chunk.frag.payload.len();
+            self.policed -= usize::from(is_policed(&chunk));
             self.retire(&chunk, &mut out);
             if chunk.frag.flags.ending {
                 out.acked_messages.push(AckedMessage {
@@ -749,6 +756,7 @@ impl Outstanding {
     pub fn push_abandoned_end(&mut self, end: PendingFragment, now: Time) -> Tsn {
         let tsn = self.next_tsn;
         self.next_tsn = tsn.next();
+        self.policed += usize::from(end.reliability != Reliability::Reliable);
         self.chunks.push_back(SentChunk {
             tsn,
             frag: end,
@@ -765,6 +773,11 @@ impl Outstanding {
         });
         self.abandoned += 1;
         tsn
+    }
+
+    /// Chunks held under a partial-reliability policy.
+    pub fn policed(&self) -> usize {
+        self.policed
     }
 
     /// Chunks abandoned and not yet passed by the cumulative ack.
@@ -807,11 +820,17 @@ impl Outstanding {
         self.marked = 0;
         self.gap_acked = 0;
         self.abandoned = 0;
+        self.policed = 0;
         self.packets.clear();
         self.packets_outstanding = 0;
         self.rtt_probe = None;
         self.chunks.drain(..).collect()
     }
+}
+
+/// Whether a chunk's message has a partial-reliability policy (RFC 7496).
+fn is_policed(chunk: &SentChunk) -> bool {
+    chunk.frag.reliability != Reliability::Reliable
 }
 
 #[cfg(test)]

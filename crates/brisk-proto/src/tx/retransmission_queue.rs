@@ -724,7 +724,7 @@ impl RetransmissionQueue {
     /// those whose message's policy (RFC 7496) says so are abandoned, whole
     /// messages at a time. Returns the messages abandoned.
     pub fn abandon_due(&mut self, now: Time) -> Vec<MessageId> {
-        if self.outstanding.marked() == 0 {
+        if self.outstanding.marked() == 0 || self.outstanding.policed() == 0 {
             return Vec::new();
         }
         let mut due: Vec<MessageId> = self
