@@ -249,6 +249,13 @@ impl Association {
             .is_some_and(|a| a.partial_reliability())
     }
 
+    /// Streams we may send on (negotiated, RFC 9260 5.1.1), while the
+    /// association exists.
+    pub fn outbound_streams(&self) -> Option<u16> {
+        let mut st = self.inner.shared.lock();
+        st.proto.association(self.id).map(|a| a.outbound_streams())
+    }
+
     /// Counters and loss-recovery state, while the association exists.
     pub fn stats(&self) -> Option<Stats> {
         let mut st = self.inner.shared.lock();

@@ -25,6 +25,7 @@
 //! ```
 
 mod association;
+pub mod datachannel;
 mod driver;
 mod endpoint;
 mod error;

@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/pion/datachannel v1.6.3 // indirect
 	github.com/pion/randutil v0.1.0 // indirect
 	github.com/pion/transport/v5 v5.0.1 // indirect
 )

@@ -1,0 +1,162 @@
+//! One data channel's handle: send, receive, and its identity.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tokio::sync::Notify;
+
+use super::message::Message;
+use super::options::ChannelOptions;
+use super::shared::Guard;
+use super::{CloseReason, Error};
+
+/// A data channel (RFC 8831): a pair of SCTP streams with the same id.
+pub struct DataChannel {
+    guard: Arc<Guard>,
+    stream: u16,
+    generation: u64,
+    label: String,
+    options: ChannelOptions,
+}
+
+impl std::fmt::Debug for DataChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataChannel")
+            .field("stream", &self.stream)
+            .field("label", &self.label)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl DataChannel {
+    pub(crate) fn new(
+        guard: Arc<Guard>,
+        stream: u16,
+        generation: u64,
+        label: String,
+        options: ChannelOptions,
+    ) -> Self {
+        Self {
+            guard,
+            stream,
+            generation,
+            label,
+            options,
+        }
+    }
+
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The SCTP stream id, the same in both directions.
+    pub fn stream_id(&self) -> u16 {
+        self.stream
+    }
+
+    pub fn options(&self) -> &ChannelOptions {
+        &self.options
+    }
+
+    /// The sub-protocol (RFC 8832 5.1).
+    pub fn protocol(&self) -> &str {
+        &self.options.protocol
+    }
+
+    /// Whether the DATA_CHANNEL_ACK has arrived (always, for channels the
+    /// peer opened and negotiated ones).
+    pub fn is_acked(&self) -> bool {
+        let mut reg = self.guard.shared.lock();
+        reg.get(self.stream, self.generation)
+            .is_some_and(|c| c.acked)
+    }
+
+    fn notify(&self) -> Option<Arc<Notify>> {
+        let mut reg = self.guard.shared.lock();
+        reg.get(self.stream, self.generation)
+            .map(|c| c.notify.clone())
+    }
+
+    /// Resolves when the DATA_CHANNEL_ACK has arrived (RFC 8832 6).
+    pub async fn wait_acked(&self) -> Result<(), Error> {
+        let notify = self.notify().ok_or(Error::Closed(CloseReason::Local))?;
+        self.guard
+            .shared
+            .wait(&notify, |reg| {
+                let ended = reg.ended.clone();
+                let Some(ch) = reg.get(self.stream, self.generation) else {
+                    return Some(Err(Error::Closed(CloseReason::Local)));
+                };
+                if ch.acked {
+                    return Some(Ok(()));
+                }
+                if let Some(why) = &ch.closed {
+                    return Some(Err(Error::Closed(why.clone())));
+                }
+                ended.map(|why| Err(Error::Closed(CloseReason::AssociationEnded(why))))
+            })
+            .await
+    }
+
+    /// Sends a text message (PPID 51, or 56 when empty).
+    pub async fn send_text(&self, text: &str) -> Result<(), Error> {
+        self.send(Message::Text(text.to_owned())).await
+    }
+
+    /// Sends a binary message (PPID 53, or 57 when empty).
+    pub async fn send_binary(&self, data: impl Into<Bytes>) -> Result<(), Error> {
+        self.send(Message::Binary(data.into())).await
+    }
+
+    /// Sends one message under the channel's ordering and reliability. Waits
+    /// while the association's send buffer is full.
+    pub async fn send(&self, msg: Message) -> Result<(), Error> {
+        let acked = {
+            let mut reg = self.guard.shared.lock();
+            let ended = reg.ended.clone();
+            let ch = reg
+                .get(self.stream, self.generation)
+                .ok_or(Error::Closed(CloseReason::Local))?;
+            if let Some(why) = &ch.closed {
+                return Err(Error::Closed(why.clone()));
+            }
+            if let Some(why) = ended {
+                return Err(Error::Closed(CloseReason::AssociationEnded(why)));
+            }
+            ch.acked
+        };
+        let (ppid, payload) = msg.to_wire();
+        let opts = self.options.send_options(ppid, acked);
+        self.guard
+            .shared
+            .assoc
+            .send(self.stream, payload, opts)
+            .await?;
+        Ok(())
+    }
+
+    /// The next message. Once the channel is closed, every message received
+    /// before is delivered, then this fails with [`Error::Closed`].
+    pub async fn recv(&self) -> Result<Message, Error> {
+        let notify = self.notify().ok_or(Error::Closed(CloseReason::Local))?;
+        self.guard
+            .shared
+            .wait(&notify, |reg| reg.pop(self.stream, self.generation))
+            .await
+    }
+
+    /// A message if one is queued, without waiting.
+    pub fn try_recv(&self) -> Option<Result<Message, Error>> {
+        self.guard.shared.lock().pop(self.stream, self.generation)
+    }
+}
+
+impl Drop for DataChannel {
+    fn drop(&mut self) {
+        self.guard
+            .shared
+            .lock()
+            .detach(self.stream, self.generation);
+    }
+}
