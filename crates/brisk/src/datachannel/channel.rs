@@ -146,6 +146,13 @@ impl DataChannel {
             .await
     }
 
+    /// Messages and bytes received and not yet read.
+    pub fn queued(&self) -> (usize, usize) {
+        let mut reg = self.guard.shared.lock();
+        reg.get(self.stream, self.generation)
+            .map_or((0, 0), |c| (c.queue.len(), c.queued_bytes))
+    }
+
     /// A message if one is queued, without waiting.
     pub fn try_recv(&self) -> Option<Result<Message, Error>> {
         self.guard.shared.lock().pop(self.stream, self.generation)

@@ -1,0 +1,467 @@
+//! Data channels (RFC 8831, RFC 8832) between two Brisk endpoints on
+//! loopback, and against a peer that speaks raw SCTP to check the wire: the
+//! DCEP bytes, the PPIDs, the ordering rule before the ACK, and what a hostile
+//! peer can and cannot make us do.
+
+use std::time::Duration;
+
+use brisk::datachannel::{
+    ChannelOptions, CloseReason, DataChannelConfig, DataChannels, Error as DcError, Message, Role,
+};
+use brisk::{
+    Association, Config, Endpoint, EndpointConfig, IncomingMessage, Reliability, SendOptions,
+};
+use bytes::Bytes;
+
+const T: Duration = Duration::from_secs(10);
+
+fn config() -> Config {
+    Config {
+        rto_initial: Duration::from_millis(50),
+        rto_min: Duration::from_millis(50),
+        rto_max: Duration::from_millis(200),
+        partial_reliability: true,
+        outbound_streams: 4096,
+        max_inbound_streams: 4096,
+        ..Config::rfc9260()
+    }
+}
+
+/// Two associated endpoints: (client's association, server's association).
+async fn pair() -> (Association, Association, Endpoint, Endpoint) {
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept_config: config(),
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let client = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let a = client.connect(server.local_addr(), config()).await.unwrap();
+    let b = server.accept().await.unwrap();
+    (a, b, client, server)
+}
+
+async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(T, f).await.expect("timed out")
+}
+
+async fn raw_recv(assoc: &Association) -> IncomingMessage {
+    within(assoc.recv()).await.unwrap()
+}
+
+fn dcep() -> SendOptions {
+    SendOptions {
+        ppid: 50,
+        ..SendOptions::default()
+    }
+}
+
+const ACK: &[u8] = &[0x02];
+
+/// A DATA_CHANNEL_OPEN, reliable and ordered, with `label`.
+fn open_bytes(label: &str) -> Vec<u8> {
+    let mut b = vec![0x03, 0x00, 0x01, 0x00, 0, 0, 0, 0];
+    b.extend_from_slice(&(label.len() as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(label.as_bytes());
+    b
+}
+
+#[tokio::test]
+async fn channels_open_from_each_side_and_carry_text_binary_and_empty_messages() {
+    let (a, b, _ea, _eb) = pair().await;
+    let client = DataChannels::new(a, Role::Client);
+    let server = DataChannels::new(b, Role::Server);
+
+    let opts = ChannelOptions {
+        protocol: "chat-v1".into(),
+        priority: 512,
+        ..ChannelOptions::default()
+    };
+    let (c1, s1) = tokio::join!(client.open("from-client", opts.clone()), server.accept());
+    let (c1, s1) = (c1.unwrap(), s1.unwrap());
+    assert_eq!(c1.stream_id(), 0, "the DTLS client opens even ids");
+    assert_eq!(s1.stream_id(), 0);
+    assert_eq!(s1.label(), "from-client");
+    assert_eq!(s1.protocol(), "chat-v1");
+    assert_eq!(s1.options().priority, 512);
+    assert!(s1.options().ordered);
+
+    let (s2, c2) = tokio::join!(
+        server.open("from-server", ChannelOptions::default()),
+        client.accept()
+    );
+    let (s2, c2) = (s2.unwrap(), c2.unwrap());
+    assert_eq!(s2.stream_id(), 1, "the DTLS server opens odd ids");
+    assert_eq!(c2.label(), "from-server");
+
+    let sent = [
+        Message::Text("héllo".into()),
+        Message::Binary(Bytes::from_static(&[0, 1, 2, 255])),
+        Message::Text(String::new()),
+        Message::Binary(Bytes::new()),
+    ];
+    for m in &sent {
+        c1.send(m.clone()).await.unwrap();
+        s2.send(m.clone()).await.unwrap();
+    }
+    for m in &sent {
+        assert_eq!(&within(s1.recv()).await.unwrap(), m);
+        assert_eq!(&within(c2.recv()).await.unwrap(), m);
+    }
+    // And back the other way on the same channels.
+    s1.send_text("reply").await.unwrap();
+    c2.send_binary(&b"bin"[..]).await.unwrap();
+    assert_eq!(
+        within(c1.recv()).await.unwrap(),
+        Message::Text("reply".into())
+    );
+    assert_eq!(
+        within(s2.recv()).await.unwrap(),
+        Message::Binary(Bytes::from_static(b"bin"))
+    );
+    for st in [client.stats(), server.stats()] {
+        assert_eq!((st.opens_received, st.opens_refused), (1, 0), "{st:?}");
+        assert_eq!(st.messages_discarded + st.data_on_unopened_stream, 0);
+    }
+}
+
+/// A raw peer checks every byte: the OPEN (RFC 8832 5.1), that messages sent
+/// before the ACK go ordered and after it unordered (RFC 8832 6), and the
+/// PPIDs of text, binary and empty messages (RFC 8831 6.6).
+#[tokio::test]
+async fn the_wire_carries_rfc_dcep_bytes_ppids_and_the_ordering_rule() {
+    let (a, raw, _ea, _eb) = pair().await;
+    let client = DataChannels::new(a, Role::Client);
+    let opts = ChannelOptions {
+        ordered: false,
+        reliability: Reliability::MaxRetransmits(0),
+        protocol: "p".into(),
+        priority: 128,
+        negotiated: None,
+    };
+    let ch = client.open_unacked("lbl", opts).await.unwrap();
+    assert!(!ch.is_acked());
+    ch.send_text("early").await.unwrap();
+
+    let open = raw_recv(&raw).await;
+    assert_eq!((open.stream_id, open.ppid), (0, 50));
+    assert!(!open.unordered, "DCEP messages are sent ordered");
+    assert_eq!(
+        &open.payload[..],
+        [
+            0x03, 0x81, 0x00, 0x80, 0, 0, 0, 0, 0x00, 0x03, 0x00, 0x01, b'l', b'b', b'l', b'p'
+        ]
+    );
+    let early = raw_recv(&raw).await;
+    assert_eq!((early.ppid, &early.payload[..]), (51, &b"early"[..]));
+    assert!(!early.unordered, "before the ACK, messages go ordered");
+
+    raw.send(0, ACK, dcep()).await.unwrap();
+    within(ch.wait_acked()).await.unwrap();
+    let expected: [(Message, u32, &[u8]); 4] = [
+        (Message::Text("t".into()), 51, b"t"),
+        (Message::Binary(Bytes::from_static(b"b")), 53, b"b"),
+        (Message::Text(String::new()), 56, &[0]),
+        (Message::Binary(Bytes::new()), 57, &[0]),
+    ];
+    for (m, _, _) in &expected {
+        ch.send(m.clone()).await.unwrap();
+    }
+    for (_, ppid, bytes) in expected {
+        let m = raw_recv(&raw).await;
+        assert_eq!((m.stream_id, m.ppid, &m.payload[..]), (0, ppid, bytes));
+        assert!(m.unordered, "after the ACK the channel's own ordering");
+    }
+
+    // Received empty PPIDs ignore their byte; the channel delivers both kinds.
+    for (ppid, payload) in [(56, &b"\x00"[..]), (57, b"\x00"), (51, "ü".as_bytes())] {
+        let opts = SendOptions {
+            ppid,
+            ..SendOptions::default()
+        };
+        raw.send(0, payload, opts).await.unwrap();
+    }
+    assert_eq!(
+        within(ch.recv()).await.unwrap(),
+        Message::Text(String::new())
+    );
+    assert_eq!(
+        within(ch.recv()).await.unwrap(),
+        Message::Binary(Bytes::new())
+    );
+    assert_eq!(within(ch.recv()).await.unwrap(), Message::Text("ü".into()));
+}
+
+/// The raw peer opens a channel: Brisk answers with a one-byte ACK on the
+/// same stream, and `accept` hands over the channel with its options.
+#[tokio::test]
+async fn an_open_from_the_peer_is_acked_on_its_stream() {
+    let (a, raw, _ea, _eb) = pair().await;
+    let client = DataChannels::new(a, Role::Client);
+    let mut open = open_bytes("timed");
+    open[1] = 0x82; // PARTIAL_RELIABLE_TIMED_UNORDERED
+    open[4..8].copy_from_slice(&1500u32.to_be_bytes());
+    raw.send(7, open, dcep()).await.unwrap();
+    let ack = raw_recv(&raw).await;
+    assert_eq!((ack.stream_id, ack.ppid, &ack.payload[..]), (7, 50, ACK));
+    let ch = within(client.accept()).await.unwrap();
+    assert_eq!((ch.stream_id(), ch.label()), (7, "timed"));
+    assert!(!ch.options().ordered);
+    assert_eq!(
+        ch.options().reliability,
+        Reliability::Lifetime(Duration::from_millis(1500))
+    );
+    ch.send_binary(&b"x"[..]).await.unwrap();
+    let m = raw_recv(&raw).await;
+    assert_eq!((m.stream_id, m.ppid, m.unordered), (7, 53, true));
+}
+
+#[tokio::test]
+async fn unreliable_and_timed_channels_carry_messages_both_ways() {
+    let (a, b, _ea, _eb) = pair().await;
+    let client = DataChannels::new(a, Role::Client);
+    let server = DataChannels::new(b, Role::Server);
+    for reliability in [
+        Reliability::MaxRetransmits(0),
+        Reliability::Lifetime(Duration::from_millis(300)),
+    ] {
+        let opts = ChannelOptions {
+            ordered: false,
+            reliability,
+            ..ChannelOptions::default()
+        };
+        let (c, s) = tokio::join!(client.open("pr", opts.clone()), server.accept());
+        let (c, s) = (c.unwrap(), s.unwrap());
+        assert_eq!(s.options(), &opts);
+        for i in 0..50u32 {
+            c.send_binary(Bytes::from(i.to_be_bytes().to_vec()))
+                .await
+                .unwrap();
+            s.send_text(&i.to_string()).await.unwrap();
+        }
+        // No loss on loopback: every message arrives, in any order.
+        let mut got_s: Vec<u32> = Vec::new();
+        let mut got_c: Vec<u32> = Vec::new();
+        for _ in 0..50 {
+            match within(s.recv()).await.unwrap() {
+                Message::Binary(b) => got_s.push(u32::from_be_bytes(b[..].try_into().unwrap())),
+                other => panic!("{other:?}"),
+            }
+            match within(c.recv()).await.unwrap() {
+                Message::Text(t) => got_c.push(t.parse().unwrap()),
+                other => panic!("{other:?}"),
+            }
+        }
+        got_s.sort();
+        got_c.sort();
+        assert_eq!(got_s, (0..50).collect::<Vec<_>>());
+        assert_eq!(got_c, (0..50).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test]
+async fn a_partially_reliable_channel_needs_partial_reliability_negotiated() {
+    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), EndpointConfig::default())
+        .await
+        .unwrap();
+    let client = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        EndpointConfig {
+            accept: false,
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let a = client
+        .connect(server.local_addr(), Config::rfc9260())
+        .await
+        .unwrap();
+    let channels = DataChannels::new(a, Role::Client);
+    let opts = ChannelOptions {
+        reliability: Reliability::MaxRetransmits(0),
+        ..ChannelOptions::default()
+    };
+    let err = channels.open("x", opts).await.unwrap_err();
+    assert!(
+        matches!(err, DcError::PartialReliabilityNotNegotiated),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn negotiated_channels_open_without_dcep() {
+    let (a, b, _ea, _eb) = pair().await;
+    let client = DataChannels::new(a, Role::Client);
+    let server = DataChannels::new(b, Role::Server);
+    let opts = ChannelOptions {
+        negotiated: Some(100),
+        ..ChannelOptions::default()
+    };
+    let c = within(client.open("n", opts.clone())).await.unwrap();
+    let s = within(server.open("n", opts)).await.unwrap();
+    assert!(c.is_acked() && s.is_acked());
+    c.send_text("over").await.unwrap();
+    s.send_text("out").await.unwrap();
+    assert_eq!(
+        within(s.recv()).await.unwrap(),
+        Message::Text("over".into())
+    );
+    assert_eq!(within(c.recv()).await.unwrap(), Message::Text("out".into()));
+    assert_eq!(server.stats().opens_received, 0);
+    assert_eq!(client.stats().opens_received, 0);
+    // The id is taken on this end now.
+    let again = ChannelOptions {
+        negotiated: Some(100),
+        ..ChannelOptions::default()
+    };
+    assert!(matches!(
+        client.open("dup", again).await,
+        Err(DcError::StreamInUse(100))
+    ));
+}
+
+/// A hostile peer: thousands of OPENs, DCEP garbage, data on streams with no
+/// channel, OPENs with our parity or on a used stream, stray ACKs. Each is
+/// refused or discarded as RFC 8832 6 says, counted, and bounded by the
+/// configuration; the association and the channels that were opened properly
+/// carry on.
+#[tokio::test]
+async fn a_hostile_peer_is_refused_counted_and_bounded() {
+    let (a, raw, _ea, _eb) = pair().await;
+    let cfg = DataChannelConfig {
+        max_channels: 40,
+        max_pending_accepts: 8,
+        receive_queue_messages: 16,
+        receive_queue_bytes: 4096,
+    };
+    let victim = DataChannels::with_config(a, Role::Client, cfg);
+    // 2000 OPENs on the peer's (odd) ids: the first 8 wait for accept, the
+    // rest are refused without an ACK.
+    for i in 0..2000u16 {
+        raw.send(2 * i + 1, open_bytes("flood"), dcep())
+            .await
+            .unwrap();
+    }
+    let mut acks = Vec::new();
+    for _ in 0..8 {
+        let m = raw_recv(&raw).await;
+        assert_eq!((m.ppid, &m.payload[..]), (50, ACK));
+        acks.push(m.stream_id);
+    }
+    assert_eq!(acks, [1, 3, 5, 7, 9, 11, 13, 15]);
+    // OPEN with our parity, garbage DCEP on unused and used streams, data
+    // and an ACK on streams with no channel.
+    raw.send(4, open_bytes("wrong parity"), dcep())
+        .await
+        .unwrap();
+    raw.send(4001, &[0x03, 0x00, 0xff][..], dcep())
+        .await
+        .unwrap();
+    raw.send(4003, &[0x77][..], dcep()).await.unwrap();
+    raw.send(1, &[0x03][..], dcep()).await.unwrap();
+    raw.send(4005, &[0x02][..], dcep()).await.unwrap();
+    // RFC 8832 6: an OPEN on a used stream closes the channel there.
+    raw.send(5, open_bytes("again"), dcep()).await.unwrap();
+    let text = SendOptions {
+        ppid: 51,
+        ..SendOptions::default()
+    };
+    for s in [2u16, 4007, 4009] {
+        raw.send(s, &b"nobody"[..], text).await.unwrap();
+    }
+    // A deprecated PPID and invalid UTF-8 on an open channel.
+    raw.send(3, &b"partial"[..], SendOptions { ppid: 54, ..text })
+        .await
+        .unwrap();
+    raw.send(3, &[0xff, 0xfe][..], text).await.unwrap();
+    // Then a marker, so we know all of the above was handled.
+    raw.send(3, &b"marker"[..], text).await.unwrap();
+    // Everything is handled before anything is accepted (accepting makes room).
+    within(async {
+        while victim.stats().opens_received < 2004 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let chans: Vec<_> = {
+        let mut v = Vec::new();
+        for _ in 0..8 {
+            v.push(within(victim.accept()).await.unwrap());
+        }
+        v
+    };
+    let c3 = chans.iter().find(|c| c.stream_id() == 3).unwrap();
+    assert_eq!(
+        within(c3.recv()).await.unwrap(),
+        Message::Text("marker".into())
+    );
+    let st = victim.stats();
+    assert_eq!(st.opens_received, 2000 + 1 + 2 + 1, "{st:?}");
+    assert_eq!(st.opens_refused, 1992 + 1 + 2 + 1, "{st:?}");
+    assert_eq!(st.dcep_malformed, 3, "{st:?}");
+    assert_eq!(st.unexpected_acks, 1, "{st:?}");
+    assert_eq!(st.data_on_unopened_stream, 3, "{st:?}");
+    assert_eq!(st.messages_discarded, 2, "{st:?}");
+    let c5 = chans.iter().find(|c| c.stream_id() == 5).unwrap();
+    assert!(
+        matches!(
+            within(c5.recv()).await,
+            Err(DcError::Closed(CloseReason::ProtocolViolation(_)))
+        ),
+        "the channel on stream 5 is closed"
+    );
+    // No ACK ever went out for a refused OPEN: nothing more is waiting.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(raw.try_recv().is_none(), "an ACK for a refused OPEN");
+
+    // Flood a channel the application does not read: its queue stops at 16
+    // messages; nothing is lost, the rest waits in the association.
+    let c1 = chans.iter().find(|c| c.stream_id() == 1).unwrap();
+    let n = 200u32;
+    let feeder = {
+        let raw = raw.clone();
+        tokio::spawn(async move {
+            for i in 0..n {
+                raw.send(
+                    1,
+                    Bytes::from(i.to_be_bytes().to_vec()),
+                    SendOptions { ppid: 53, ..text },
+                )
+                .await
+                .unwrap();
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        c1.queued(),
+        (16, 64),
+        "the queue is bounded by the configuration"
+    );
+    for i in 0..n {
+        let m = within(c1.recv()).await.unwrap();
+        assert_eq!(m, Message::Binary(Bytes::from(i.to_be_bytes().to_vec())));
+    }
+    feeder.await.unwrap();
+    // The victim still opens channels of its own (even ids).
+    let mine = victim
+        .open_unacked("mine", ChannelOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(mine.stream_id(), 0);
+    let open = raw_recv(&raw).await;
+    assert_eq!((open.stream_id, open.payload[0]), (0, 0x03));
+}
