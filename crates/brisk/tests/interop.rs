@@ -9,9 +9,8 @@
 //! `scripts/test` installs them; a missing one fails the test with its name.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,6 +23,9 @@ const SEED: u64 = 7;
 #[path = "../../../tests/interop/build_peer.rs"]
 mod build_peer;
 use build_peer::build_peer;
+#[path = "common/capture.rs"]
+mod capture;
+use capture::Capture;
 
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
@@ -164,143 +166,6 @@ async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
             Err(Error::Closed(_)) => return (echoed, Ok(())),
             Err(e) => return (echoed, Err(e)),
         }
-    }
-}
-
-/// A tshark capture of loopback UDP on some ports.
-struct Capture {
-    child: Child,
-    file: PathBuf,
-    /// The peer's port, then Brisk's.
-    ports: Vec<u16>,
-}
-
-impl Capture {
-    fn start(name: &str, ports: &[u16]) -> Capture {
-        let uid = Command::new("id")
-            .arg("-u")
-            .output()
-            .map(|o| o.stdout)
-            .unwrap_or_default();
-        assert_eq!(
-            String::from_utf8_lossy(&uid).trim(),
-            "0",
-            "capturing on loopback needs root (CI and scripts/test run as root)"
-        );
-        let file = std::env::temp_dir().join(format!(
-            "brisk-interop-{name}-{}.pcapng",
-            std::process::id()
-        ));
-        let filter = ports
-            .iter()
-            .map(|p| format!("udp port {p}"))
-            .collect::<Vec<_>>()
-            .join(" or ");
-        let mut child = Command::new("tshark")
-            .args(["-i", "lo", "-q", "-f", &filter, "-w"])
-            .arg(&file)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tshark is needed for the interop captures: apt-get install tshark");
-        // Wait until tshark says it is capturing.
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("Capturing on") {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        rx.recv_timeout(Duration::from_secs(20))
-            .expect("tshark did not start capturing on lo within 20 s");
-        std::thread::sleep(Duration::from_millis(200));
-        Capture {
-            child,
-            file,
-            ports: ports.to_vec(),
-        }
-    }
-
-    /// Stops the capture and checks every SCTP packet in it; returns the count.
-    fn finish(mut self) -> usize {
-        std::thread::sleep(Duration::from_millis(300));
-        let _ = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-        let mut cmd = Command::new("tshark");
-        cmd.arg("-r")
-            .arg(&self.file)
-            .args(["-o", "sctp.checksum:CRC 32c"]);
-        for p in &self.ports {
-            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
-        }
-        let out = cmd
-            .args([
-                "-T",
-                "fields",
-                "-e",
-                "frame.number",
-                "-e",
-                "udp.srcport",
-                "-e",
-                "sctp.checksum.status",
-                "-e",
-                "_ws.malformed",
-                "-e",
-                "_ws.expert.severity",
-            ])
-            .output()
-            .expect("tshark");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
-        let ours = self.ports.last().map(u16::to_string).unwrap_or_default();
-        let mut sctp = 0;
-        for line in text.lines() {
-            let f: Vec<&str> = line.split('\t').collect();
-            let status = f.get(2).copied().unwrap_or("");
-            if status.is_empty() {
-                continue;
-            }
-            sctp += 1;
-            assert_eq!(
-                status,
-                "1",
-                "frame {} has a bad checksum in {}",
-                f[0],
-                self.file.display()
-            );
-            let malformed = f.get(3).is_some_and(|m| !m.is_empty());
-            // Ours is the last port; the peer's own quirks (pion v1.11.3
-            // now and then sends a HEARTBEAT without its Heartbeat Info
-            // parameter) are reported, not failed: Brisk must only survive them.
-            if malformed && f[1] == ours {
-                panic!(
-                    "frame {} (sent by Brisk) is malformed in {}",
-                    f[0],
-                    self.file.display()
-                );
-            } else if malformed {
-                eprintln!(
-                    "note: frame {} (sent by the peer) is malformed in {}",
-                    f[0],
-                    self.file.display()
-                );
-            }
-        }
-        assert!(
-            sctp > 0,
-            "no SCTP packets captured in {}",
-            self.file.display()
-        );
-        let _ = std::fs::remove_file(&self.file);
-        sctp
     }
 }
 

@@ -150,6 +150,11 @@ func main() {
 		workloadMain(os.Args[1], os.Args[2:])
 		return
 	}
+	// And the data channel role (datachannel.go).
+	if len(os.Args) >= 2 && os.Args[1] == "dc" {
+		dcMain(os.Args[2:])
+		return
+	}
 	armTimeout()
 	if len(os.Args) < 2 {
 		usage()

@@ -18,7 +18,7 @@ pub const PPID_STRING_EMPTY: u32 = 56;
 pub const PPID_BINARY_EMPTY: u32 = 57;
 
 /// One message on a data channel.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Message {
     Text(String),
     Binary(Bytes),

@@ -1,0 +1,215 @@
+//! A tshark capture of loopback UDP, checked packet by packet: shared by the
+//! interop tests (`interop.rs`, `datachannel_interop.rs`) through `#[path]`.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A tshark capture of loopback UDP on some ports.
+pub struct Capture {
+    child: Child,
+    file: PathBuf,
+    /// The peer's port, then Brisk's.
+    ports: Vec<u16>,
+}
+
+impl Capture {
+    pub fn start(name: &str, ports: &[u16]) -> Capture {
+        let uid = Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default();
+        assert_eq!(
+            String::from_utf8_lossy(&uid).trim(),
+            "0",
+            "capturing on loopback needs root (CI and scripts/test run as root)"
+        );
+        let file = std::env::temp_dir().join(format!(
+            "brisk-interop-{name}-{}.pcapng",
+            std::process::id()
+        ));
+        let filter = ports
+            .iter()
+            .map(|p| format!("udp port {p}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let mut child = Command::new("tshark")
+            .args(["-i", "lo", "-q", "-f", &filter, "-w"])
+            .arg(&file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tshark is needed for the interop captures: apt-get install tshark");
+        // Wait until tshark says it is capturing.
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("Capturing on") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(20))
+            .expect("tshark did not start capturing on lo within 20 s");
+        std::thread::sleep(Duration::from_millis(200));
+        Capture {
+            child,
+            file,
+            ports: ports.to_vec(),
+        }
+    }
+
+    /// Brisk's port: the last one given to `start`.
+    #[allow(dead_code)] // used by datachannel_interop.rs only
+    pub fn ours(&self) -> u16 {
+        self.ports.last().copied().unwrap_or_default()
+    }
+
+    /// Stops capturing (once), leaving the file to read.
+    fn stop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+
+    /// Stops the capture and lists the DCEP messages in it (SCTP PPID 50,
+    /// which tshark dissects as `rtcdc`, RFC 8832): per UDP source port, the
+    /// message types and the OPENs' labels, in capture order. A frame tshark
+    /// finds malformed or flags as an error fails the test when Brisk sent it,
+    /// and is reported when the peer did.
+    #[allow(dead_code)] // used by datachannel_interop.rs only
+    pub fn dcep_messages(&mut self) -> std::collections::HashMap<u16, (Vec<u8>, Vec<String>)> {
+        self.stop();
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r")
+            .arg(&self.file)
+            .args(["-o", "sctp.checksum:CRC 32c", "-Y", "rtcdc"]);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        let out = cmd
+            .args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"])
+            .args(["-e", "frame.number", "-e", "udp.srcport"])
+            .args(["-e", "rtcdc.message_type", "-e", "rtcdc.label"])
+            .args(["-e", "_ws.malformed", "-e", "_ws.expert.severity"])
+            .output()
+            .expect("tshark");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours = self.ports.last().copied().unwrap_or_default();
+        let mut found: std::collections::HashMap<u16, (Vec<u8>, Vec<String>)> = Default::default();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let port: u16 = f.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+            let list = |i: usize| {
+                f.get(i)
+                    .map(|v| v.split(';').filter(|x| !x.is_empty()).collect::<Vec<_>>())
+                    .unwrap_or_default()
+            };
+            let kinds = list(2)
+                .iter()
+                .map(|t| t.parse().unwrap_or(0))
+                .collect::<Vec<u8>>();
+            let labels = list(3).iter().map(|l| l.to_string()).collect::<Vec<_>>();
+            let malformed = f.get(4).is_some_and(|m| !m.is_empty());
+            // Expert severity 8388608 is "error" (4194304 warning).
+            let error = f.get(5).is_some_and(|e| e.contains("8388608"));
+            if (malformed || error) && port == ours {
+                panic!("DCEP frame {} sent by Brisk: {line}", f[0]);
+            } else if malformed || error {
+                eprintln!("note: DCEP frame {} sent by the peer: {line}", f[0]);
+            }
+            let entry = found.entry(port).or_default();
+            entry.0.extend(kinds);
+            entry.1.extend(labels);
+        }
+        found
+    }
+
+    /// Stops the capture and checks every SCTP packet in it; returns the count.
+    pub fn finish(mut self) -> usize {
+        self.stop();
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r")
+            .arg(&self.file)
+            .args(["-o", "sctp.checksum:CRC 32c"]);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        let out = cmd
+            .args([
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+                "-e",
+                "udp.srcport",
+                "-e",
+                "sctp.checksum.status",
+                "-e",
+                "_ws.malformed",
+                "-e",
+                "_ws.expert.severity",
+            ])
+            .output()
+            .expect("tshark");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let ours = self.ports.last().map(u16::to_string).unwrap_or_default();
+        let mut sctp = 0;
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let status = f.get(2).copied().unwrap_or("");
+            if status.is_empty() {
+                continue;
+            }
+            sctp += 1;
+            assert_eq!(
+                status,
+                "1",
+                "frame {} has a bad checksum in {}",
+                f[0],
+                self.file.display()
+            );
+            let malformed = f.get(3).is_some_and(|m| !m.is_empty());
+            // Ours is the last port; the peer's own quirks (pion v1.11.3
+            // now and then sends a HEARTBEAT without its Heartbeat Info
+            // parameter) are reported, not failed: Brisk must only survive them.
+            if malformed && f[1] == ours {
+                panic!(
+                    "frame {} (sent by Brisk) is malformed in {}",
+                    f[0],
+                    self.file.display()
+                );
+            } else if malformed {
+                eprintln!(
+                    "note: frame {} (sent by the peer) is malformed in {}",
+                    f[0],
+                    self.file.display()
+                );
+            }
+        }
+        assert!(
+            sctp > 0,
+            "no SCTP packets captured in {}",
+            self.file.display()
+        );
+        let _ = std::fs::remove_file(&self.file);
+        sctp
+    }
+}

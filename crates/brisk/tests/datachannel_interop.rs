@@ -1,0 +1,366 @@
+//! Data channels against pion: Brisk's `datachannel` module and
+//! github.com/pion/datachannel v1.6.3 over pion/sctp v1.11.3, SCTP over UDP on
+//! loopback, no DTLS. The script is in `tests/interop/pion/datachannel.go`:
+//! each side opens a reliable ordered channel and an unordered channel with
+//! maxRetransmits 0, sends text, binary and empty messages, and verifies the
+//! other side's echoes (bytes and type). Both SCTP directions; every packet
+//! checked by tshark, DCEP included (tshark's `rtcdc` dissector).
+//!
+//! Needs: go, tshark, and root for the loopback capture; a missing one fails
+//! the test with its name.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use brisk::datachannel::{
+    ChannelOptions, DataChannel, DataChannels, Error as DcError, Message, Role,
+};
+use brisk::{Association, Config, Endpoint, EndpointConfig, Reliability};
+use bytes::Bytes;
+
+#[path = "../../../tests/interop/build_peer.rs"]
+mod build_peer;
+use build_peer::build_peer;
+#[path = "common/capture.rs"]
+mod capture;
+use capture::Capture;
+
+const COUNT: usize = 100;
+const T: Duration = Duration::from_secs(30);
+
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// dcMessage(i) of datachannel.go.
+fn message(i: usize) -> Message {
+    match i % 4 {
+        0 => Message::Text(format!("m{i}-{}", "é".repeat(i % 7))),
+        1 => Message::Binary(Bytes::from(
+            (0..(i * 37) % 1500 + 1)
+                .map(|j| ((i + j * 13) % 256) as u8)
+                .collect::<Vec<u8>>(),
+        )),
+        2 => Message::Text(String::new()),
+        _ => Message::Binary(Bytes::new()),
+    }
+}
+
+fn config() -> Config {
+    Config {
+        partial_reliability: true,
+        outbound_streams: 64,
+        max_inbound_streams: 64,
+        rto_min: Duration::from_millis(200),
+        rto_initial: Duration::from_millis(500),
+        ..Config::rfc9260()
+    }
+}
+
+async fn endpoint(port: u16, accept: bool) -> Endpoint {
+    Endpoint::bind(
+        format!("127.0.0.1:{port}").parse().unwrap(),
+        EndpointConfig {
+            port: 5000,
+            accept,
+            accept_config: config(),
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+fn spawn(bin: &Path, args: &[String]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+}
+
+/// Sends the script on one of our channels and verifies pion's echoes: in
+/// order on an ordered channel, as a multiset otherwise.
+async fn send_and_verify(ch: &DataChannel) -> Result<(), String> {
+    let label = ch.label().to_owned();
+    for i in 0..COUNT {
+        ch.send(message(i))
+            .await
+            .map_err(|e| format!("{label}: send {i}: {e}"))?;
+    }
+    let mut want: HashMap<Message, usize> = HashMap::new();
+    for i in 0..COUNT {
+        *want.entry(message(i)).or_default() += 1;
+    }
+    for i in 0..COUNT {
+        let m = tokio::time::timeout(T, ch.recv())
+            .await
+            .map_err(|_| format!("{label}: no echo {i}"))?
+            .map_err(|e| format!("{label}: echo {i}: {e}"))?;
+        if ch.options().ordered {
+            if m != message(i) {
+                return Err(format!("{label}: echo {i} differs: {m:?}"));
+            }
+        } else {
+            match want.get_mut(&m) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => return Err(format!("{label}: unexpected echo {m:?}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Echoes a channel pion opened until pion says DONE (returns true) or the
+/// channel closes (false); returns the messages echoed.
+async fn echo(ch: DataChannel) -> Result<(usize, bool, DataChannel), String> {
+    let mut echoed = 0;
+    loop {
+        match ch.recv().await {
+            Ok(Message::Text(t)) if t == "DONE" => return Ok((echoed, true, ch)),
+            Ok(m) => {
+                ch.send(m)
+                    .await
+                    .map_err(|e| format!("{}: echo: {e}", ch.label()))?;
+                echoed += 1;
+            }
+            Err(DcError::Closed(_)) => return Ok((echoed, false, ch)),
+            Err(e) => return Err(format!("{}: {e}", ch.label())),
+        }
+    }
+}
+
+async fn run(assoc: Association, role: Role, close: bool) {
+    assert!(assoc.partial_reliability(), "pion agrees to FORWARD TSN");
+    let channels = DataChannels::new(assoc.clone(), role);
+    let rel_opts = ChannelOptions {
+        protocol: "interop".into(),
+        priority: 512,
+        ..ChannelOptions::default()
+    };
+    let unrel_opts = ChannelOptions {
+        ordered: false,
+        reliability: Reliability::MaxRetransmits(0),
+        ..rel_opts.clone()
+    };
+    let rel = tokio::time::timeout(T, channels.open("brisk-reliable", rel_opts))
+        .await
+        .expect("pion's ACK")
+        .unwrap();
+    let unrel = tokio::time::timeout(T, channels.open("brisk-unreliable", unrel_opts))
+        .await
+        .expect("pion's ACK")
+        .unwrap();
+    let first = match role {
+        Role::Client => 0,
+        Role::Server => 1,
+    };
+    assert_eq!((rel.stream_id(), unrel.stream_id()), (first, first + 2));
+
+    // pion's two channels, echoed until pion is done.
+    let mut echoes: HashMap<String, Echo> = HashMap::new();
+    for _ in 0..2 {
+        let ch = tokio::time::timeout(T, channels.accept())
+            .await
+            .expect("pion's OPEN")
+            .unwrap();
+        let (ordered, reliability) = match ch.label() {
+            "pion-reliable" => (true, Reliability::Reliable),
+            "pion-unreliable" => (false, Reliability::MaxRetransmits(0)),
+            other => panic!("unexpected channel {other}"),
+        };
+        assert_eq!(
+            (ch.options().ordered, ch.options().reliability),
+            (ordered, reliability)
+        );
+        assert_eq!(
+            ch.stream_id() % 2,
+            1 - first % 2,
+            "pion uses the other parity"
+        );
+        echoes.insert(ch.label().to_owned(), tokio::spawn(echo(ch)));
+    }
+    let (a, b) = tokio::join!(send_and_verify(&rel), send_and_verify(&unrel));
+    a.unwrap();
+    b.unwrap();
+    // pion sends DONE once it has verified every echo.
+    let (n_rel, done, rel_pion) = wait_echo(echoes.remove("pion-reliable").unwrap()).await;
+    assert!(done, "DONE arrives on pion-reliable");
+    let unrel_echo = echoes.remove("pion-unreliable").unwrap();
+    let n_unrel = if close {
+        // pion closed it by resetting its stream (RFC 8831 6.7) before DONE.
+        let (n, done, _) = wait_echo(unrel_echo).await;
+        assert!(!done);
+        n
+    } else {
+        tokio::time::timeout(T, assoc.close())
+            .await
+            .expect("shutdown completes")
+            .unwrap();
+        // The association's end closes the channel.
+        let (n, done, _) = wait_echo(unrel_echo).await;
+        assert!(!done);
+        n
+    };
+    assert_eq!((n_rel, n_unrel), (COUNT, COUNT));
+    drop(rel_pion);
+    if close {
+        tokio::time::timeout(T, assoc.close())
+            .await
+            .expect("shutdown completes")
+            .unwrap();
+    }
+}
+
+type Echo = tokio::task::JoinHandle<Result<(usize, bool, DataChannel), String>>;
+
+async fn wait_echo(e: Echo) -> (usize, bool, DataChannel) {
+    tokio::time::timeout(T, e)
+        .await
+        .expect("the echo ends")
+        .unwrap()
+        .unwrap()
+}
+
+fn pion_args(mode: &[String], close: bool) -> Vec<String> {
+    let mut args = vec!["dc".to_string()];
+    args.extend(mode.iter().cloned());
+    args.extend(["--count".into(), COUNT.to_string()]);
+    if close {
+        args.push("--close".into());
+    }
+    args
+}
+
+/// tshark dissects the DCEP messages (PPID 50 as `rtcdc`): two OPENs with
+/// their labels and two ACKs from each side.
+fn check_dcep(capture: &mut Capture) {
+    let ours = capture.ours();
+    let (mut brisk, mut pion) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    for (port, (types, labels)) in capture.dcep_messages() {
+        let side = if port == ours { &mut brisk } else { &mut pion };
+        side.0.extend(types);
+        side.1.extend(labels);
+    }
+    for (side, name) in [(&mut brisk, "brisk"), (&mut pion, "pion")] {
+        let count = |t: u8| side.0.iter().filter(|x| **x == t).count();
+        assert_eq!(
+            (count(3), count(2)),
+            (2, 2),
+            "{name}'s OPENs and ACKs: {:?}",
+            side.0
+        );
+        side.1.sort();
+        assert_eq!(
+            side.1,
+            [format!("{name}-reliable"), format!("{name}-unreliable")]
+        );
+    }
+}
+
+fn peer_line(child: Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        out.status.success(),
+        "pion dc failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Brisk starts the association (DTLS-client role: even ids); pion waits.
+async fn brisk_connects(close: bool) {
+    let bin = build_peer("pion", &[]);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let mut capture = Capture::start("dc-pion-server", &[peer_port, our_port]);
+    let pion = spawn(
+        &bin,
+        &pion_args(
+            &[
+                "--bind".into(),
+                format!("127.0.0.1:{peer_port}"),
+                "--dtls-role".into(),
+                "server".into(),
+            ],
+            close,
+        ),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let ep = endpoint(our_port, false).await;
+    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
+    let assoc = ep
+        .connect_to_port(remote, 5000, config())
+        .await
+        .expect("handshake");
+    run(assoc, Role::Client, close).await;
+    let line = peer_line(pion);
+    let closed = if close { "brisk-reliable" } else { "" };
+    assert_eq!(
+        line,
+        format!(
+            "OK verified={} echoed={} peer_closed={closed}",
+            2 * COUNT,
+            2 * COUNT
+        )
+    );
+    check_dcep(&mut capture);
+    assert!(capture.finish() > 50);
+}
+
+/// pion starts the association (DTLS-client role: even ids); Brisk accepts.
+async fn pion_connects(close: bool) {
+    let bin = build_peer("pion", &[]);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let mut capture = Capture::start("dc-pion-client", &[peer_port, our_port]);
+    let ep = endpoint(our_port, true).await;
+    let pion = spawn(
+        &bin,
+        &pion_args(
+            &[
+                "--bind".into(),
+                format!("127.0.0.1:{peer_port}"),
+                "--connect".into(),
+                format!("127.0.0.1:{our_port}"),
+                "--dtls-role".into(),
+                "client".into(),
+            ],
+            close,
+        ),
+    );
+    let assoc = tokio::time::timeout(T, ep.accept())
+        .await
+        .expect("pion's INIT")
+        .unwrap();
+    run(assoc, Role::Server, close).await;
+    let line = peer_line(pion);
+    let closed = if close { "brisk-reliable" } else { "" };
+    assert_eq!(
+        line,
+        format!(
+            "OK verified={} echoed={} peer_closed={closed}",
+            2 * COUNT,
+            2 * COUNT
+        )
+    );
+    check_dcep(&mut capture);
+    assert!(capture.finish() > 50);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_opens_and_accepts_channels_with_pion_as_sctp_server() {
+    brisk_connects(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_opens_and_accepts_channels_with_pion_as_sctp_client() {
+    pion_connects(false).await;
+}
