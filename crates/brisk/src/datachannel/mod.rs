@@ -30,6 +30,7 @@
 //! receives. A channel whose handle was dropped discards what arrives.
 
 mod channel;
+mod closing;
 pub mod dcep;
 mod demux;
 mod message;
@@ -113,6 +114,13 @@ pub struct DataChannelStats {
 pub enum CloseReason {
     /// This end closed it (or dropped its handle).
     Local,
+    /// The peer closed it: it reset its outgoing stream (RFC 8831 6.7).
+    PeerClosed,
+    /// The peer reset the stream before its DATA_CHANNEL_ACK arrived: it
+    /// refused the channel (RFC 8832 6).
+    Refused,
+    /// Our stream reset was refused or failed; the channel cannot be used.
+    ResetFailed,
     /// The peer violated RFC 8832 on the channel's stream.
     ProtocolViolation(&'static str),
     /// The association ended.
@@ -123,6 +131,9 @@ impl std::fmt::Display for CloseReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CloseReason::Local => write!(f, "closed by this end"),
+            CloseReason::PeerClosed => write!(f, "closed by the peer"),
+            CloseReason::Refused => write!(f, "the peer refused the channel"),
+            CloseReason::ResetFailed => write!(f, "the stream reset failed"),
             CloseReason::ProtocolViolation(what) => write!(f, "peer violated RFC 8832: {what}"),
             CloseReason::AssociationEnded(why) => write!(f, "association ended: {why}"),
         }

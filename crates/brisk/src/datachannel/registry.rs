@@ -32,6 +32,9 @@ pub(crate) struct Channel {
     pub closed: Option<CloseReason>,
     /// The application dropped its handle: what arrives is discarded.
     pub detached: bool,
+    /// Where closing by stream reset stands (RFC 8831 6.7).
+    #[allow(dead_code)] // read once stream reset is wired
+    pub reset: ResetState,
     /// Woken on every change: a message queued or read, the ACK, the close.
     pub notify: Arc<Notify>,
 }
@@ -54,9 +57,24 @@ impl Channel {
             queued_bytes: 0,
             closed: None,
             detached: false,
+            reset: ResetState::default(),
             notify: Arc::new(Notify::new()),
         }
     }
+}
+
+/// RFC 8831 6.7: a channel is closed by resetting its outgoing stream at
+/// each end; it is gone, and its stream id free, once both are reset.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ResetState {
+    /// We asked to reset our outgoing stream.
+    pub requested: bool,
+    /// Our outgoing stream was reset (the peer performed our request).
+    pub outgoing: bool,
+    /// The peer reset its outgoing stream, our incoming one.
+    pub incoming: bool,
+    /// The peer refused or could not perform our request.
+    pub failed: bool,
 }
 
 /// What to do with a DATA_CHANNEL_OPEN (or an unreadable DCEP message).
@@ -91,6 +109,10 @@ pub(crate) struct Registry {
     pub ended: Option<String>,
     pub stats: DataChannelStats,
     next_generation: u64,
+    /// Channels closed in both directions whose handle is still held: out of
+    /// the stream table (the id is free again), kept so the handle can drain
+    /// its queue and learn why. At most one per live handle.
+    pub retired: HashMap<u64, Channel>,
 }
 
 impl Registry {
@@ -103,6 +125,7 @@ impl Registry {
             ended: None,
             stats: DataChannelStats::default(),
             next_generation: 0,
+            retired: HashMap::new(),
         }
     }
 
@@ -122,9 +145,10 @@ impl Registry {
     /// The channel a handle (`stream`, `generation`) refers to, if it is
     /// still in the table.
     pub fn get(&mut self, stream: u16, generation: u64) -> Option<&mut Channel> {
-        self.channels
-            .get_mut(&stream)
-            .filter(|c| c.generation == generation)
+        match self.channels.get_mut(&stream) {
+            Some(c) if c.generation == generation => Some(c),
+            _ => self.retired.get_mut(&generation),
+        }
     }
 
     /// Forgets a channel we failed to open.
@@ -306,6 +330,9 @@ impl Registry {
 
     /// The application dropped a channel's handle.
     pub fn detach(&mut self, stream: u16, generation: u64) {
+        if self.retired.remove(&generation).is_some() {
+            return;
+        }
         if let Some(ch) = self.get(stream, generation) {
             ch.detached = true;
             let dropped = ch.queue.len() as u64;
