@@ -352,6 +352,13 @@ declare_config! {
         #[unit = "true|false"]
         #[default = false]
         pub partial_reliability: bool,
+        /// Stream reconfiguration (RFC 6525): RE-CONFIG listed in Supported
+        /// Extensions in INIT/INIT ACK. Streams are reset or added
+        /// (`Association::reset_streams`, `add_streams`) only with a peer
+        /// that lists it too; otherwise its requests are denied.
+        #[unit = "true|false"]
+        #[default = false]
+        pub stream_reconfig: bool,
 
         // --- Observability ---
         /// Record per-message and per-retransmission events (`Event::MessageAcked`,
@@ -1002,6 +1009,7 @@ mod tests {
                 | "tail_loss_probe"
                 | "pktdrop"
                 | "partial_reliability"
+                | "stream_reconfig"
                 | "early_retransmit_delay"
                 | "spurious_timeout_undo"
                 | "lost_retransmission_detection"
@@ -1124,7 +1132,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 42);
+        assert_eq!(KNOBS.len(), 43);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1287,6 +1295,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+stream_reconfig=false
 events=true
 [lksctp-2.6.15]
 rto_initial=1s
@@ -1330,6 +1339,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+stream_reconfig=false
 events=true
 [signaling]
 rto_initial=200ms
@@ -1373,6 +1383,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+stream_reconfig=false
 events=true
 [thin-stream]
 rto_initial=1s
@@ -1416,6 +1427,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+stream_reconfig=false
 events=true
 [low-latency]
 rto_initial=1s
@@ -1459,6 +1471,7 @@ tail_loss_probe=true
 nagle=off
 pktdrop=true
 partial_reliability=false
+stream_reconfig=false
 events=true
 ";
 

@@ -32,6 +32,8 @@ const BODY_LEN: usize =
 const EXT_PKTDROP: u8 = 0x01;
 /// Extension bit: the peer offered partial reliability (RFC 3758).
 const EXT_PR_SCTP: u8 = 0x02;
+/// Extension bit: the peer listed RE-CONFIG (RFC 6525). (0x04 is I-DATA's.)
+const EXT_RECONFIG: u8 = 0x08;
 const MAC_LEN: usize = 32;
 /// Bytes of an encoded cookie.
 pub const COOKIE_LEN: usize = BODY_LEN + MAC_LEN;
@@ -62,6 +64,8 @@ pub struct CookieContents {
     pub peer_pktdrop: bool,
     /// The peer offered partial reliability (Forward-TSN-Supported, RFC 3758).
     pub peer_pr_sctp: bool,
+    /// The peer listed RE-CONFIG in its Supported Extensions (RFC 6525 3.1).
+    pub peer_reconfig: bool,
 }
 
 impl CookieContents {
@@ -158,6 +162,9 @@ impl CookieSealer {
         if c.peer_pr_sctp {
             ext |= EXT_PR_SCTP;
         }
+        if c.peer_reconfig {
+            ext |= EXT_RECONFIG;
+        }
         out.push(ext);
         debug_assert_eq!(out.len(), BODY_LEN);
         let tag = mac(&self.key, &out).finalize().into_bytes();
@@ -231,10 +238,12 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
         peer_tie_tag: u32_at(take(4)?)?,
         peer_pktdrop: false,
         peer_pr_sctp: false,
+        peer_reconfig: false,
     };
     let ext = take(1)?[0];
     contents.peer_pktdrop = ext & EXT_PKTDROP != 0;
     contents.peer_pr_sctp = ext & EXT_PR_SCTP != 0;
+    contents.peer_reconfig = ext & EXT_RECONFIG != 0;
     Some(contents)
 }
 
@@ -263,6 +272,7 @@ mod tests {
             peer_tie_tag: 0,
             peer_pktdrop: true,
             peer_pr_sctp: true,
+            peer_reconfig: true,
         }
     }
 

@@ -6,6 +6,18 @@ use std::time::Duration;
 
 use crate::message::MessageId;
 use crate::time::Time;
+use crate::wire::chunk::ReconfigResult;
+
+/// Which way a stream reset went (RFC 6525).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResetDirection {
+    /// Our request was performed: our outgoing streams number their
+    /// messages from SSN 0 again.
+    Outgoing,
+    /// The peer reset its outgoing streams, our incoming ones: the next
+    /// message on each has SSN 0.
+    Incoming,
+}
 
 /// Why a DATA chunk was sent again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,6 +114,34 @@ pub enum Event {
     /// The peer started a graceful shutdown: no more messages will arrive
     /// after the ones already queued (SHUTDOWN received, RFC 9260 9.2).
     PeerShutdown,
+    /// Streams were reset (RFC 6525 5.1.2, 5.2.2): every message sent on
+    /// them before the reset was delivered (or abandoned) first.
+    StreamsReset {
+        direction: ResetDirection,
+        streams: Vec<u16>,
+    },
+    /// The peer refused, or could not perform, our request to reset these
+    /// streams (our outgoing ones, or for an incoming reset request its
+    /// outgoing ones); outgoing streams resume with their SSNs unchanged.
+    StreamResetFailed {
+        streams: Vec<u16>,
+        result: ReconfigResult,
+    },
+    /// Streams were added, by either side (RFC 6525 5.1.5, 5.2.5): the new
+    /// numbers of outgoing and incoming streams.
+    StreamsAdded { outgoing: u16, incoming: u16 },
+    /// The peer refused our request to add streams (`outgoing` and
+    /// `incoming` are the numbers we asked to add).
+    StreamsAddFailed {
+        outgoing: u16,
+        incoming: u16,
+        result: ReconfigResult,
+    },
+    /// An SSN/TSN reset was performed (RFC 6525 5.1.4, 5.2.4): every stream
+    /// both ways numbers from SSN 0 again, and TSNs start afresh.
+    AssociationReset,
+    /// The peer refused our SSN/TSN reset request.
+    AssociationResetFailed { result: ReconfigResult },
     /// The association ended; its id is no longer valid after this event.
     Closed(CloseReason),
 }
@@ -171,6 +211,14 @@ pub struct Stats {
     /// PKTDROP reports sent for corrupted packets, and received.
     pub pktdrops_sent: u64,
     pub pktdrops_received: u64,
+    /// RE-CONFIG requests sent (RFC 6525), retransmissions not counted.
+    pub reconfig_requests_sent: u64,
+    /// RE-CONFIG requests received, repeats and refused ones included.
+    pub reconfig_requests_received: u64,
+    /// RE-CONFIG requests retransmitted after the RE-CONFIG timer expired.
+    pub reconfig_retransmissions: u64,
+    /// Streams reset, either way (outgoing and incoming, each counted).
+    pub streams_reset: u64,
 }
 
 impl Stats {

@@ -133,6 +133,7 @@ pub(crate) fn build_init_ack(
         peer_tie_tag: i.peer_tie_tag,
         peer_pktdrop: i.init.supports(crate::wire::chunk::types::PKTDROP),
         peer_pr_sctp: offers_pr_sctp(i.init),
+        peer_reconfig: i.init.supports(crate::wire::chunk::types::RECONFIG),
     };
     let mut params = vec![Param::StateCookie(sealer.seal(&contents).into())];
     // 3.3.3: each reported parameter is copied whole; with its padding, so
@@ -161,7 +162,7 @@ pub(crate) fn build_init_ack(
 /// Forward-TSN-Supported (RFC 3758 3.1) for partial reliability, and RFC
 /// 5061 4.2.7's Supported Extensions listing FORWARD TSN and PKTDROP.
 pub(crate) fn extension_params(cfg: &Config) -> Vec<Param<'static>> {
-    use crate::wire::chunk::types::{FORWARD_TSN, PKTDROP};
+    use crate::wire::chunk::types::{FORWARD_TSN, PKTDROP, RECONFIG};
     let mut params = Vec::new();
     if cfg.partial_reliability {
         params.push(Param::ForwardTsnSupported);
@@ -169,6 +170,8 @@ pub(crate) fn extension_params(cfg: &Config) -> Vec<Param<'static>> {
     let listed: Vec<u8> = [
         (cfg.partial_reliability, FORWARD_TSN),
         (cfg.pktdrop, PKTDROP),
+        // RFC 6525 3.1 (RFC 5061 4.2.7): RE-CONFIG is offered by listing it.
+        (cfg.stream_reconfig, RECONFIG),
     ]
     .into_iter()
     .filter_map(|(on, typ)| on.then_some(typ))

@@ -74,6 +74,9 @@ pub enum TimerKind {
     ShutdownGuard,
     /// The heartbeat of the idle path (8.3).
     Heartbeat,
+    /// The RE-CONFIG timer: a stream reconfiguration request awaits its
+    /// response (RFC 6525 5.1.1).
+    Reconfig,
     /// The delayed SACK (6.2). Its expiry does nothing by itself: it makes a
     /// SACK due, and the next packet carries it, which disarms it.
     DelayedSack,
@@ -81,7 +84,7 @@ pub enum TimerKind {
 
 impl TimerKind {
     /// Every kind, in the order expiries are handled when several are due.
-    pub const ALL: [TimerKind; 8] = [
+    pub const ALL: [TimerKind; 9] = [
         TimerKind::T1,
         TimerKind::T3Rtx,
         TimerKind::EarlyRetransmit,
@@ -89,6 +92,7 @@ impl TimerKind {
         TimerKind::T2Shutdown,
         TimerKind::ShutdownGuard,
         TimerKind::Heartbeat,
+        TimerKind::Reconfig,
         TimerKind::DelayedSack,
     ];
 

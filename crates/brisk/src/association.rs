@@ -4,13 +4,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use brisk_proto::{
-    AssocId, IncomingMessage, MessageId, OutgoingMessage, Reliability, SendError, Stats,
+    AssocId, IncomingMessage, MessageId, OutgoingMessage, ReconfigError, Reliability, SendError,
+    Stats,
 };
 use bytes::Bytes;
 use tokio::sync::Notify;
 
 use crate::error::Error;
 use crate::shared::{Handle, State};
+use crate::stream_events::StreamEvent;
 
 /// How to send one message.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -249,11 +251,112 @@ impl Association {
             .is_some_and(|a| a.partial_reliability())
     }
 
-    /// Streams we may send on (negotiated, RFC 9260 5.1.1), while the
-    /// association exists.
+    /// Streams we may send on (negotiated, RFC 9260 5.1.1; more once streams
+    /// are added, RFC 6525), while the association exists.
     pub fn outbound_streams(&self) -> Option<u16> {
         let mut st = self.inner.shared.lock();
         st.proto.association(self.id).map(|a| a.outbound_streams())
+    }
+
+    /// Whether stream reconfiguration (RFC 6525) was negotiated: both ends
+    /// set `Config::stream_reconfig`.
+    pub fn stream_reconfig(&self) -> bool {
+        let mut st = self.inner.shared.lock();
+        st.proto
+            .association(self.id)
+            .is_some_and(|a| a.stream_reconfig())
+    }
+
+    /// Runs `f` on the protocol association, then wakes the driver.
+    fn reconfigure(
+        &self,
+        f: impl FnOnce(&mut brisk_proto::Association, brisk_proto::Time) -> Result<(), ReconfigError>,
+    ) -> Result<(), Error> {
+        let shared = &self.inner.shared;
+        {
+            let mut st = shared.lock();
+            if let Some(e) = self.closed_error(&st) {
+                return Err(e);
+            }
+            let now = shared.now();
+            let assoc = st
+                .proto
+                .association(self.id)
+                .ok_or_else(|| Error::Closed("association is gone".into()))?;
+            f(assoc, now)?;
+        }
+        shared.wake.notify_one();
+        Ok(())
+    }
+
+    /// Resets outgoing streams (RFC 6525 Outgoing SSN Reset Request).
+    /// Returns once the request is queued; messages sent on the streams
+    /// before this call are delivered first, messages sent after it wait
+    /// and go with SSNs from 0 once the peer performed the reset. The
+    /// outcome is a [`StreamEvent`]: `Reset { direction: Outgoing, .. }`
+    /// or `ResetFailed`.
+    pub fn reset_streams(&self, streams: &[u16]) -> Result<(), Error> {
+        self.reconfigure(|a, now| a.reset_streams(now, streams))
+    }
+
+    /// Adds `outgoing` and `incoming` streams (RFC 6525 Add Outgoing and
+    /// Add Incoming Streams Requests). Returns once the request is queued;
+    /// the outcome is a [`StreamEvent`]: `Added` with the new numbers, or
+    /// `AddFailed`.
+    pub fn add_streams(&self, outgoing: u16, incoming: u16) -> Result<(), Error> {
+        self.reconfigure(|a, now| a.add_streams(now, outgoing, incoming))
+    }
+
+    /// Asks the peer to reset its outgoing streams that are our incoming
+    /// `streams` (RFC 6525 Incoming SSN Reset Request).
+    pub fn request_incoming_reset(&self, streams: &[u16]) -> Result<(), Error> {
+        self.reconfigure(|a, now| a.request_incoming_reset(now, streams))
+    }
+
+    /// Resets every stream's SSN both ways and the TSNs (RFC 6525 SSN/TSN
+    /// Reset Request); `StreamEvent::AssociationReset` reports it.
+    pub fn reset_ssn_tsn(&self) -> Result<(), Error> {
+        self.reconfigure(|a, now| a.reset_ssn_tsn(now))
+    }
+
+    /// The next stream reconfiguration event. Waits for one; fails once
+    /// the association has ended and every event was read. Events wait in
+    /// a queue of [`STREAM_EVENT_QUEUE`](crate::STREAM_EVENT_QUEUE): if
+    /// the application never reads them, the oldest are dropped
+    /// ([`stream_events_dropped`](Self::stream_events_dropped) counts them).
+    pub async fn stream_event(&self) -> Result<StreamEvent, Error> {
+        self.wait(|st| {
+            if let Some(e) = st
+                .slots
+                .get_mut(&self.id)
+                .and_then(|s| s.stream_events.pop())
+            {
+                return Some(Ok(e));
+            }
+            self.closed_error(st).map(Err)
+        })
+        .await
+    }
+
+    /// The next stream reconfiguration event, if one is waiting.
+    pub fn try_stream_event(&self) -> Option<StreamEvent> {
+        self.inner
+            .shared
+            .lock()
+            .slots
+            .get_mut(&self.id)?
+            .stream_events
+            .pop()
+    }
+
+    /// Stream reconfiguration events dropped because the queue was full.
+    pub fn stream_events_dropped(&self) -> u64 {
+        self.inner
+            .shared
+            .lock()
+            .slots
+            .get(&self.id)
+            .map_or(0, |s| s.stream_events.dropped)
     }
 
     /// Counters and loss-recovery state, while the association exists.

@@ -132,6 +132,16 @@ fn dispatch(shared: &Shared, st: &mut State) {
             Event::MessageAbandoned { .. } => slot.abandoned += 1,
             Event::Closed(reason) => slot.closed = Some(reason),
             Event::MessageReady | Event::PeerShutdown | Event::Restarted => {}
+            Event::StreamsReset { .. }
+            | Event::StreamResetFailed { .. }
+            | Event::StreamsAdded { .. }
+            | Event::StreamsAddFailed { .. }
+            | Event::AssociationReset
+            | Event::AssociationResetFailed { .. } => {
+                if let Some(e) = crate::stream_events::StreamEvent::from_event(&event) {
+                    slot.stream_events.push(e);
+                }
+            }
             Event::MessageAcked { .. } | Event::Retransmission { .. } => continue,
         }
         if let Some(slot) = st.slots.get(&id) {

@@ -1,6 +1,6 @@
 //! Errors that say what happened.
 
-use brisk_proto::{CloseReason, ConfigError, ConnectError, SendError};
+use brisk_proto::{CloseReason, ConfigError, ConnectError, ReconfigError, SendError};
 
 /// Why an operation on an endpoint or an association failed.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +32,9 @@ pub enum Error {
     /// The association has ended (gracefully, or by our own abort).
     #[error("association closed: {0}")]
     Closed(String),
+    /// A stream reconfiguration request was refused before anything was sent.
+    #[error(transparent)]
+    Reconfig(#[from] ReconfigError),
     /// The endpoint's driver has stopped.
     #[error("the endpoint has been closed")]
     EndpointClosed,

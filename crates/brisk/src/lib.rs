@@ -31,12 +31,15 @@ mod endpoint;
 mod error;
 mod shared;
 mod socket_buffer;
+mod stream_events;
 mod timer;
 
 pub use association::{Association, SendOptions};
+pub use brisk_proto::wire::chunk::ReconfigResult;
 pub use brisk_proto::{
-    CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, Reliability,
-    Stats,
+    CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, ReconfigError,
+    Reliability, ResetDirection, Stats,
 };
 pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
 pub use error::Error;
+pub use stream_events::{STREAM_EVENT_QUEUE, StreamEvent};

@@ -23,6 +23,8 @@ pub(crate) struct Slot {
     pub failed_sends: u64,
     /// Messages abandoned under partial reliability.
     pub abandoned: u64,
+    /// Stream reconfiguration events not yet read (bounded).
+    pub stream_events: crate::stream_events::StreamEvents,
 }
 
 impl Slot {
@@ -33,6 +35,7 @@ impl Slot {
             notify: Arc::new(Notify::new()),
             failed_sends: 0,
             abandoned: 0,
+            stream_events: Default::default(),
         }
     }
 }

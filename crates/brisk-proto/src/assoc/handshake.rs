@@ -92,6 +92,7 @@ impl Association {
     fn adopt_cookie_peer(&mut self, c: &CookieContents) {
         self.pktdrop = self.cfg.pktdrop && c.peer_pktdrop;
         self.pr_sctp = self.cfg.partial_reliability && c.peer_pr_sctp;
+        self.reconfig.negotiated = self.cfg.stream_reconfig && c.peer_reconfig;
         self.adopt_peer(
             c.peer_tag,
             c.peer_initial_tsn,
@@ -118,6 +119,8 @@ impl Association {
             self.emit(Event::SendFailed { id });
         }
         self.tracker = TsnTracker::new(Tsn(peer_initial_tsn));
+        // RFC 6525 5.2.1: the peer's requests are numbered from its initial TSN.
+        self.reconfig.set_peer_initial_tsn(peer_initial_tsn);
         // 6.2.1 A.
         self.rtx.on_peer_window(peer_rwnd);
         self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
@@ -168,6 +171,9 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     };
     a.pktdrop = a.cfg.pktdrop && ack.supports(crate::wire::chunk::types::PKTDROP);
     a.pr_sctp = a.cfg.partial_reliability && init::offers_pr_sctp(ack);
+    // RFC 6525 3.1: both list RE-CONFIG in Supported Extensions.
+    a.reconfig.negotiated =
+        a.cfg.stream_reconfig && ack.supports(crate::wire::chunk::types::RECONFIG);
     a.adopt_peer(
         ack.initiate_tag,
         ack.initial_tsn,

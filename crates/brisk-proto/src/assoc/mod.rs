@@ -9,6 +9,7 @@
 mod handshake;
 mod heartbeat;
 mod receive;
+mod reconfig;
 mod sack;
 mod shutdown;
 mod timers;
@@ -37,6 +38,7 @@ use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
 pub use crate::tx::stream_scheduler::SchedulingError;
+pub use reconfig::ReconfigError;
 pub use transmit::Transmit;
 
 use handshake::Handshake;
@@ -142,6 +144,8 @@ pub struct Association {
     pktdrop: bool,
     /// Partial reliability was negotiated (RFC 3758 3.1): both offered it.
     pr_sctp: bool,
+    /// Stream reconfiguration (RFC 6525): negotiation, requests both ways.
+    reconfig: reconfig::Reconfig,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
     next_message_id: u64,
@@ -197,6 +201,10 @@ struct Counters {
     messages_abandoned: u64,
     forward_tsns_sent: u64,
     forward_tsns_received: u64,
+    reconfig_requests_sent: u64,
+    reconfig_requests_received: u64,
+    reconfig_retransmissions: u64,
+    streams_reset: u64,
 }
 
 impl Association {
@@ -234,6 +242,7 @@ impl Association {
             rtx: RetransmissionQueue::new(crate::serial::Tsn(local_initial_tsn)),
             pktdrop: false,
             pr_sctp: false,
+            reconfig: reconfig::Reconfig::new(local_initial_tsn),
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
@@ -449,6 +458,10 @@ impl Association {
             messages_abandoned: c.messages_abandoned,
             forward_tsns_sent: c.forward_tsns_sent,
             forward_tsns_received: c.forward_tsns_received,
+            reconfig_requests_sent: c.reconfig_requests_sent,
+            reconfig_requests_received: c.reconfig_requests_received,
+            reconfig_retransmissions: c.reconfig_retransmissions,
+            streams_reset: c.streams_reset,
         }
     }
 
@@ -545,9 +558,10 @@ impl Association {
     /// each with its bookkeeping overhead (`rx::window`). Never more than the
     /// receive buffer plus `rx::window::NEXT_TSN_ALLOWANCE`.
     pub fn receive_held(&self) -> usize {
+        let (reset_bytes, reset_messages) = self.reconfig.held();
         crate::rx::window::held(
-            self.delivery.buffered_bytes() + self.reassembly.buffered_bytes(),
-            self.delivery.message_count() + self.reassembly.fragment_count(),
+            self.delivery.buffered_bytes() + self.reassembly.buffered_bytes() + reset_bytes,
+            self.delivery.message_count() + self.reassembly.fragment_count() + reset_messages,
         )
     }
 
@@ -786,6 +800,7 @@ impl Association {
                 Chunk::ForwardTsn(f) if self.pr_sctp => {
                     receive::on_forward_tsn(self, now, f, &mut data_seen);
                 }
+                Chunk::ReConfig(r) => reconfig::on_reconfig(self, now, r),
                 Chunk::Unknown(u) => {
                     let action = u.action();
                     if action.reports() {
@@ -808,6 +823,8 @@ impl Association {
                 }
             }
         }
+        // RFC 6525 5.2.2: a deferred reset waits for the cumulative TSN.
+        reconfig::after_packet(self, now);
         if data_seen.any {
             receive::after_data_packet(self, now, &data_seen);
             // 9.2: in SHUTDOWN-SENT, every packet with DATA is answered by SHUTDOWN.

@@ -96,7 +96,7 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
     };
     match a.reassembly.push(fragment) {
         Ok(Some(message)) => {
-            a.delivery.push(message, now);
+            super::reconfig::deliver(a, message, now);
             seen.ready |= a.delivery.has_ready();
         }
         Ok(None) => {}

@@ -1,7 +1,7 @@
 //! What each timer's expiry does: one dispatch over the timer table, in
 //! [`TimerKind::ALL`] order.
 
-use super::{Association, Ctx, handshake, heartbeat, shutdown};
+use super::{Association, Ctx, handshake, heartbeat, reconfig, shutdown};
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::tx::retransmission_queue::T3Expiry;
@@ -28,6 +28,7 @@ pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
             TimerKind::T2Shutdown => shutdown::on_t2(a, now),
             TimerKind::ShutdownGuard => shutdown::on_guard(a),
             TimerKind::Heartbeat => heartbeat::on_timer(a, now, ctx.rng),
+            TimerKind::Reconfig => reconfig::on_timer(a, now),
             TimerKind::DelayedSack => {}
         }
     }

@@ -62,6 +62,8 @@ impl Association {
         {
             self.abandon_and_forward(now);
         }
+        // RFC 6525 5.1.1: the next stream reconfiguration request, if due.
+        super::reconfig::poll_request(self, now);
         let mtu = self.path.mtu;
         // A chunk with its own verification tag, or one that must be alone
         // (INIT, INIT ACK, SHUTDOWN COMPLETE: 6.10), goes in a packet of its own.
@@ -168,12 +170,19 @@ impl Association {
         let retransmit =
             self.rtx.outstanding().marked() > 0 && (self.rtx.may_bypass_cwnd() || cwnd_open);
         let new = !self.send_queue.is_empty()
+            && !self.new_data_held()
             && cwnd_open
             && self.burst_budget > 0
             && self
                 .rtx
                 .window_allows(self.send_queue.peek_len(self.max_payload()).unwrap_or(0));
         retransmit || new
+    }
+
+    /// RFC 6525 5.1.4: an SSN/TSN reset holds new messages back (a message
+    /// already started finishes).
+    fn new_data_held(&self) -> bool {
+        self.reconfig.holds_new_data() && !self.send_queue.is_mid_message()
     }
 
     pub(super) fn max_payload(&self) -> usize {
@@ -296,7 +305,8 @@ impl Association {
         let max_payload = self.max_payload();
         let cwnd_open = |a: &Self| a.path.cc.allows_new_data(a.flight_size());
         let next_new = self.send_queue.peek_len(max_payload).filter(|len| {
-            self.burst_budget > 0
+            !self.new_data_held()
+                && self.burst_budget > 0
                 && cwnd_open(self)
                 && self.rtx.window_allows(*len)
                 && p.fits(chunk_size(*len) as usize)

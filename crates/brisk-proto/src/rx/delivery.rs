@@ -121,6 +121,40 @@ impl Delivery {
         self.advance(stream_id, ssn.wrapping_add(1), now);
     }
 
+    /// RFC 6525 5.2.2 E3: the peer reset its outgoing `stream_id`: the
+    /// next expected SSN is 0. Whole messages of the old numbering still
+    /// waiting (their predecessors were abandoned without notice) are
+    /// delivered first, in SSN order. Ignored for an unknown stream.
+    pub fn reset_stream(&mut self, stream_id: u16, now: Time) {
+        let Some(&next) = self.next_ssn.get(usize::from(stream_id)) else {
+            return;
+        };
+        let mut stranded: Vec<(u16, u16)> = self
+            .waiting
+            .range((stream_id, 0)..=(stream_id, u16::MAX))
+            .map(|(&(_, s), _)| (s.wrapping_sub(next), s))
+            .collect();
+        stranded.sort_unstable();
+        for (_, s) in stranded {
+            if let Some(w) = self.waiting.remove(&(stream_id, s)) {
+                self.waiting_bytes = self.waiting_bytes.saturating_sub(w.msg.payload.len());
+                self.make_ready(w.msg, w.completed_at, now);
+            }
+        }
+        if let Some(slot) = self.next_ssn.get_mut(usize::from(stream_id)) {
+            *slot = 0;
+        }
+    }
+
+    /// RFC 6525 5.2.5: the peer added `added` outgoing streams; they expect
+    /// SSN 0. Returns the new number of inbound streams; the caller checks
+    /// the limit first.
+    pub fn add_streams(&mut self, added: u16) -> u16 {
+        let total = self.inbound_streams().saturating_add(added);
+        self.next_ssn.resize(usize::from(total), 0);
+        total
+    }
+
     /// The next deliverable message, in the order messages became deliverable.
     pub fn pop(&mut self) -> Option<IncomingMessage> {
         let msg = self.ready.pop_front()?;
@@ -328,6 +362,26 @@ mod tests {
         assert_eq!((b.completed_at, b.deliverable_at), (Time(10), Time(25)));
         let u = d.pop().unwrap();
         assert_eq!((u.completed_at, u.deliverable_at), (Time(30), Time(30)));
+    }
+
+    #[test]
+    fn reset_stream_delivers_stranded_messages_then_expects_ssn_zero() {
+        let mut d = Delivery::new(2);
+        d.push(msg(0, 0, b"a"), Time(1));
+        d.push(msg(0, 3, b"d"), Time(1));
+        d.push(msg(0, 2, b"c"), Time(1));
+        d.push(msg(1, 4, b"other"), Time(1));
+        assert_eq!(drain(&mut d), vec![(0, 0)]);
+        d.reset_stream(0, Time(5));
+        assert_eq!(drain(&mut d), vec![(0, 2), (0, 3)]);
+        assert_eq!(d.next_ssn(0), Some(0));
+        assert_eq!(d.next_ssn(1), Some(0)); // untouched, still waiting for 0..=3
+        assert_eq!(d.buffered_bytes(), 5);
+        d.push(msg(0, 0, b"new"), Time(6));
+        assert_eq!(drain(&mut d), vec![(0, 0)]);
+        assert_eq!(d.add_streams(3), 5);
+        assert_eq!(d.next_ssn(4), Some(0));
+        d.reset_stream(9, Time(7)); // unknown: ignored
     }
 
     #[test]

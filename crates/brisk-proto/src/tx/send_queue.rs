@@ -120,6 +120,10 @@ struct Stream {
     next_ssn: Ssn,
     /// Messages of which nothing was handed out, oldest first.
     messages: VecDeque<Queued>,
+    /// RFC 6525 5.1.2 A1: while the stream's reset is requested, messages
+    /// sent after the request wait here, unscheduled and without an SSN,
+    /// until the reset ends (`None`: not paused).
+    held: Option<VecDeque<Queued>>,
 }
 
 /// `slot_of` entry of a stream that has no state yet.
@@ -214,7 +218,7 @@ impl SendQueue {
         let slot = self.slot(msg.stream_id);
         let stream = &mut self.streams[slot as usize];
         let was_idle = stream.messages.is_empty();
-        stream.messages.push_back(Queued {
+        let queued = Queued {
             id,
             ppid: msg.ppid,
             unordered: msg.unordered,
@@ -222,9 +226,15 @@ impl SendQueue {
             payload: msg.payload,
             queued_at: now,
             reliability: msg.reliability,
-        });
-        let head_len = stream.messages.front().map_or(size, |m| m.payload.len());
-        self.sched.on_push(slot, was_idle, head_len);
+        };
+        if let Some(held) = stream.held.as_mut() {
+            // RFC 6525 5.1.2 A1: queued until the stream's reset ends.
+            held.push_back(queued);
+        } else {
+            stream.messages.push_back(queued);
+            let head_len = stream.messages.front().map_or(size, |m| m.payload.len());
+            self.sched.on_push(slot, was_idle, head_len);
+        }
         self.buffered += size;
         self.len += 1;
         self.timed += usize::from(is_timed(msg.reliability));
@@ -327,6 +337,9 @@ impl SendQueue {
         }
         for stream in &mut self.streams {
             ids.extend(stream.messages.drain(..).map(|m| (m.id, false)));
+            if let Some(held) = stream.held.as_mut() {
+                ids.extend(held.drain(..).map(|m| (m.id, false)));
+            }
         }
         self.sched.clear();
         ids.sort_unstable_by_key(|&(id, _)| id);
@@ -344,14 +357,18 @@ impl SendQueue {
         }
         let mut gone = Vec::new();
         for stream in &mut self.streams {
-            stream.messages.retain(|m| {
+            let mut keep = |m: &Queued| {
                 let expired =
                     is_timed(m.reliability) && m.reliability.abandons(m.queued_at, 0, now);
                 if expired {
                     gone.push((m.id, m.payload.len()));
                 }
                 !expired
-            });
+            };
+            stream.messages.retain(&mut keep);
+            if let Some(held) = stream.held.as_mut() {
+                held.retain(&mut keep);
+            }
         }
         if gone.is_empty() {
             return Vec::new();
@@ -402,8 +419,12 @@ impl SendQueue {
         let mut removed = Vec::new();
         if outbound_streams < self.outbound_streams {
             for (slot, stream) in self.streams.iter_mut().enumerate() {
-                if stream.id.0 >= outbound_streams && !stream.messages.is_empty() {
-                    for m in stream.messages.drain(..) {
+                if stream.id.0 >= outbound_streams {
+                    let held = stream.held.take().unwrap_or_default();
+                    if stream.messages.is_empty() && held.is_empty() {
+                        continue;
+                    }
+                    for m in stream.messages.drain(..).chain(held) {
                         self.buffered -= m.payload.len();
                         self.len -= 1;
                         self.timed -= usize::from(is_timed(m.reliability));
@@ -495,6 +516,76 @@ impl SendQueue {
         )
     }
 
+    /// RFC 6525 5.1.2 A1: pauses `stream_id` for a reset: the messages
+    /// queued on it now still go first; those sent from now on wait,
+    /// without an SSN, until [`resume`](Self::resume). Ignored for a stream
+    /// that does not exist.
+    pub fn pause(&mut self, stream_id: u16) {
+        if stream_id >= self.outbound_streams {
+            return;
+        }
+        let slot = self.slot(stream_id);
+        let stream = &mut self.streams[slot as usize];
+        if stream.held.is_none() {
+            stream.held = Some(VecDeque::new());
+        }
+    }
+
+    /// Whether `stream_id` is paused and has handed out every message
+    /// queued before the pause (its reset request may go: RFC 6525 5.1.2
+    /// A3, every TSN of the stream's old numbering is assigned).
+    pub fn is_drained(&self, stream_id: u16) -> bool {
+        let Some(slot) = self.known_slot(stream_id) else {
+            return false;
+        };
+        let stream = &self.streams[slot as usize];
+        stream.held.is_some()
+            && stream.messages.is_empty()
+            && self
+                .current
+                .as_ref()
+                .is_none_or(|cur| cur.stream_id.0 != stream_id)
+    }
+
+    /// Ends the pause of `stream_id`: with `reset_ssn` (RFC 6525 5.1.2: the
+    /// reset was performed) its next SSN is 0; the messages held since the
+    /// pause are scheduled in order.
+    pub fn resume(&mut self, stream_id: u16, reset_ssn: bool) {
+        let Some(slot) = self.known_slot(stream_id) else {
+            return;
+        };
+        let stream = &mut self.streams[slot as usize];
+        if reset_ssn {
+            stream.next_ssn = Ssn(0);
+        }
+        let Some(held) = stream.held.take() else {
+            return;
+        };
+        for m in held {
+            let was_idle = stream.messages.is_empty();
+            let len = m.payload.len();
+            stream.messages.push_back(m);
+            let head_len = stream.messages.front().map_or(len, |m| m.payload.len());
+            self.sched.on_push(slot, was_idle, head_len);
+        }
+    }
+
+    /// RFC 6525 5.1.2: the reset of `stream_id` was performed while it stays
+    /// paused for another: it numbers from SSN 0.
+    pub fn reset_ssn(&mut self, stream_id: u16) {
+        if let Some(slot) = self.known_slot(stream_id) {
+            self.streams[slot as usize].next_ssn = Ssn(0);
+        }
+    }
+
+    /// RFC 6525 5.1.4 (SSN/TSN reset): every stream numbers its ordered
+    /// messages from 0 again.
+    pub fn reset_all_ssns(&mut self) {
+        for stream in &mut self.streams {
+            stream.next_ssn = Ssn(0);
+        }
+    }
+
     /// The slot of a stream below the outbound count that has state.
     fn known_slot(&self, stream_id: u16) -> Option<u32> {
         if stream_id >= self.outbound_streams {
@@ -544,6 +635,7 @@ impl SendQueue {
                 id: StreamId(stream_id),
                 next_ssn: Ssn(0),
                 messages: VecDeque::new(),
+                held: None,
             });
             self.sched.add_stream();
         }
