@@ -9,7 +9,8 @@ use brisk::datachannel::{
     ChannelOptions, CloseReason, DataChannelConfig, DataChannels, Error as DcError, Message, Role,
 };
 use brisk::{
-    Association, Config, Endpoint, EndpointConfig, IncomingMessage, Reliability, SendOptions,
+    Association, Config, Endpoint, EndpointConfig, IncomingMessage, Reliability, ResetDirection,
+    SendOptions, StreamEvent,
 };
 use bytes::Bytes;
 
@@ -21,6 +22,7 @@ fn config() -> Config {
         rto_min: Duration::from_millis(50),
         rto_max: Duration::from_millis(200),
         partial_reliability: true,
+        stream_reconfig: true,
         outbound_streams: 4096,
         max_inbound_streams: 4096,
         ..Config::rfc9260()
@@ -299,6 +301,15 @@ async fn a_partially_reliable_channel_needs_partial_reliability_negotiated() {
         matches!(err, DcError::PartialReliabilityNotNegotiated),
         "{err}"
     );
+    // Nor can a channel be closed without stream reconfiguration.
+    let ch = channels
+        .open_unacked("y", ChannelOptions::default())
+        .await
+        .unwrap();
+    assert!(matches!(
+        ch.close().await,
+        Err(DcError::StreamResetNotNegotiated)
+    ));
 }
 
 #[tokio::test]
@@ -464,4 +475,122 @@ async fn a_hostile_peer_is_refused_counted_and_bounded() {
     assert_eq!(mine.stream_id(), 0);
     let open = raw_recv(&raw).await;
     assert_eq!((open.stream_id, open.payload[0]), (0, 0x03));
+}
+
+/// RFC 8831 6.7: the closing side resets its outgoing stream, the other
+/// resets its own in turn; messages sent before the close all arrive, then
+/// `recv` says closed; the stream id is free again afterwards.
+#[tokio::test]
+async fn closing_from_either_side_resets_both_streams_and_frees_the_id() {
+    let (a, b, _ea, _eb) = pair().await;
+    let client = DataChannels::new(a, Role::Client);
+    let server = DataChannels::new(b, Role::Server);
+    for closer_is_client in [true, false] {
+        let (opener, acceptor) = if closer_is_client {
+            (&client, &server)
+        } else {
+            (&server, &client)
+        };
+        let (mine, theirs) = tokio::join!(
+            opener.open("c", ChannelOptions::default()),
+            acceptor.accept()
+        );
+        let (mine, theirs) = (mine.unwrap(), theirs.unwrap());
+        let id = mine.stream_id();
+        for i in 0..100u32 {
+            mine.send_text(&i.to_string()).await.unwrap();
+        }
+        theirs.send_text("from the other side").await.unwrap();
+        within(mine.close()).await.unwrap();
+        assert!(matches!(
+            mine.send_text("late").await,
+            Err(DcError::Closed(CloseReason::Local))
+        ));
+        for i in 0..100u32 {
+            assert_eq!(
+                within(theirs.recv()).await.unwrap(),
+                Message::Text(i.to_string())
+            );
+        }
+        assert!(matches!(
+            within(theirs.recv()).await,
+            Err(DcError::Closed(CloseReason::PeerClosed))
+        ));
+        assert!(matches!(
+            theirs.send_text("after").await,
+            Err(DcError::Closed(CloseReason::PeerClosed))
+        ));
+        // What the peer sent before its reset still reaches the closer.
+        assert_eq!(
+            within(mine.recv()).await.unwrap(),
+            Message::Text("from the other side".into())
+        );
+        assert!(matches!(
+            within(mine.recv()).await,
+            Err(DcError::Closed(CloseReason::Local))
+        ));
+        // The id is free again, on both ends.
+        let (again, accepted) = tokio::join!(
+            opener.open("again", ChannelOptions::default()),
+            acceptor.accept()
+        );
+        let (again, accepted) = (again.unwrap(), accepted.unwrap());
+        assert_eq!((again.stream_id(), accepted.label()), (id, "again"));
+        again.send_binary(&b"new"[..]).await.unwrap();
+        assert_eq!(
+            within(accepted.recv()).await.unwrap(),
+            Message::Binary(Bytes::from_static(b"new"))
+        );
+        // The old handles still say closed, not the new channel's messages.
+        assert!(theirs.try_recv().is_some_and(|r| r.is_err()));
+    }
+}
+
+/// A peer that refuses our OPEN resets the stream instead of ACKing (RFC
+/// 8832 6): `open` fails saying so. An OPEN we refuse gets a reset too.
+#[tokio::test]
+async fn refusals_are_stream_resets_both_ways() {
+    let (a, raw, _ea, _eb) = pair().await;
+    let client = DataChannels::new(a, Role::Client);
+    let opening = tokio::spawn({
+        let client = client.clone();
+        async move { client.open("no", ChannelOptions::default()).await }
+    });
+    let open = raw_recv(&raw).await;
+    assert_eq!((open.stream_id, open.ppid), (0, 50));
+    raw.reset_streams(&[0]).unwrap();
+    let refused = within(opening).await.unwrap();
+    assert!(
+        matches!(refused, Err(DcError::Closed(CloseReason::Refused))),
+        "{refused:?}"
+    );
+    // We answered by resetting ours: the raw peer sees both resets.
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match within(raw.stream_event()).await.unwrap() {
+            StreamEvent::Reset { direction, streams } => seen.push((direction, streams)),
+            other => panic!("{other:?}"),
+        }
+    }
+    seen.sort_by_key(|(d, _)| *d == ResetDirection::Incoming);
+    assert_eq!(
+        seen,
+        [
+            (ResetDirection::Outgoing, vec![0]),
+            (ResetDirection::Incoming, vec![0])
+        ]
+    );
+
+    // An OPEN with our parity: no ACK, the stream is reset.
+    raw.send(2, open_bytes("wrong parity"), dcep())
+        .await
+        .unwrap();
+    match within(raw.stream_event()).await.unwrap() {
+        StreamEvent::Reset { direction, streams } => {
+            assert_eq!((direction, streams), (ResetDirection::Incoming, vec![2]))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(raw.try_recv().is_none(), "no ACK");
+    assert_eq!(client.stats().opens_refused, 1);
 }

@@ -121,6 +121,9 @@ impl DataChannel {
             if let Some(why) = &ch.closed {
                 return Err(Error::Closed(why.clone()));
             }
+            if ch.reset.requested {
+                return Err(Error::Closed(CloseReason::Local));
+            }
             if let Some(why) = ended {
                 return Err(Error::Closed(CloseReason::AssociationEnded(why)));
             }
@@ -153,17 +156,50 @@ impl DataChannel {
             .map_or((0, 0), |c| (c.queue.len(), c.queued_bytes))
     }
 
+    /// Closes the channel (RFC 8831 6.7): resets our outgoing stream, after
+    /// every message sent before has been delivered or abandoned; the peer
+    /// resets its own in turn. Resolves once both are reset: the stream id
+    /// is then free for a new channel. Messages the peer sent before its
+    /// reset can still be read with `recv`. Needs `Config::stream_reconfig`
+    /// on both ends.
+    pub async fn close(&self) -> Result<(), Error> {
+        let sh = &self.guard.shared;
+        if !sh.assoc.stream_reconfig() {
+            return Err(Error::StreamResetNotNegotiated);
+        }
+        let notify = self.notify().ok_or(Error::Closed(CloseReason::Local))?;
+        if sh.lock().begin_close(self.stream, self.generation) {
+            sh.reset(&[self.stream]);
+        }
+        sh.wait(&notify, |reg| {
+            reg.close_outcome(self.stream, self.generation)
+        })
+        .await
+        .map_err(Error::Closed)
+    }
+
     /// A message if one is queued, without waiting.
     pub fn try_recv(&self) -> Option<Result<Message, Error>> {
         self.guard.shared.lock().pop(self.stream, self.generation)
     }
 }
 
+/// Dropping a channel closes it (as `close`, without waiting) and discards
+/// what arrives on it from then on.
 impl Drop for DataChannel {
     fn drop(&mut self) {
-        self.guard
-            .shared
-            .lock()
-            .detach(self.stream, self.generation);
+        let sh = &self.guard.shared;
+        let reset = {
+            let mut reg = sh.lock();
+            reg.detach(self.stream, self.generation);
+            let open = reg.ended.is_none()
+                && reg
+                    .get(self.stream, self.generation)
+                    .is_some_and(|c| c.closed.is_none());
+            open && reg.begin_close(self.stream, self.generation)
+        };
+        if reset && sh.assoc.stream_reconfig() {
+            let _ = sh.assoc.reset_streams(&[self.stream]);
+        }
     }
 }

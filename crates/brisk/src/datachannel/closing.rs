@@ -7,8 +7,6 @@
 use super::CloseReason;
 use super::registry::Registry;
 
-// Wired to stream reset (RFC 6525) once the association offers it.
-#[allow(dead_code)]
 impl Registry {
     /// This end closes the channel (or drops it, or refuses it). Returns true
     /// when our outgoing stream is to be reset now (not asked before).

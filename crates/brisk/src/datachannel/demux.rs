@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use brisk_proto::IncomingMessage;
+use brisk_proto::{IncomingMessage, ResetDirection};
+
+use crate::StreamEvent;
 
 use super::dcep::{self, PPID_DCEP};
 use super::message::Message;
@@ -12,14 +14,55 @@ use super::registry::{OpenVerdict, Route};
 use super::shared::Shared;
 
 pub(crate) async fn run(shared: Arc<Shared>) {
+    let mut events = true;
     loop {
-        match shared.assoc.recv().await {
-            Ok(m) => on_message(&shared, m).await,
-            Err(e) => {
-                shared.end(e.to_string());
-                return;
+        tokio::select! {
+            // Stream events first: a peer that reuses a stream id sends its
+            // OPEN after answering our reset, and the reset must be seen
+            // first for the id to be free.
+            biased;
+            ev = shared.assoc.stream_event(), if events => match ev {
+                Ok(ev) => on_stream_event(&shared, ev).await,
+                // The association ended; its messages may still be queued.
+                Err(_) => events = false,
+            },
+            m = shared.assoc.recv() => match m {
+                Ok(m) => on_message(&shared, m).await,
+                Err(e) => {
+                    shared.end(e.to_string());
+                    return;
+                }
+            },
+        }
+    }
+}
+
+/// Stream resets (RFC 6525) close channels (RFC 8831 6.7).
+async fn on_stream_event(shared: &Shared, ev: StreamEvent) {
+    match ev {
+        StreamEvent::Reset {
+            direction: ResetDirection::Incoming,
+            streams,
+        } => {
+            // The peer performed the reset only after every message it sent
+            // before had arrived (RFC 6525 5.2.2): deliver those first.
+            while let Some(m) = shared.assoc.try_recv() {
+                on_message(shared, m).await;
+            }
+            let ours = shared.lock().on_incoming_reset(&streams);
+            if !ours.is_empty() {
+                shared.reset(&ours);
             }
         }
+        StreamEvent::Reset {
+            direction: ResetDirection::Outgoing,
+            streams,
+        } => shared.lock().on_outgoing_reset(&streams),
+        StreamEvent::ResetFailed { streams, .. } => shared.lock().on_reset_failed(&streams),
+        StreamEvent::Added { .. }
+        | StreamEvent::AddFailed { .. }
+        | StreamEvent::AssociationReset
+        | StreamEvent::AssociationResetFailed { .. } => {}
     }
 }
 
@@ -66,10 +109,19 @@ async fn on_dcep(shared: &Shared, stream: u16, payload: &[u8]) {
             let _ = shared.send_dcep(stream, &dcep::Message::Ack).await;
             shared.accept.notify_waiters();
         }
-        Some(OpenVerdict::Refuse { .. }) => {
+        Some(OpenVerdict::Refuse { existing }) => {
             // RFC 8832 6: no ACK, and the channel is closed by resetting the
             // stream (RFC 8831 6.7).
-            // TODO(reconfig): reset the stream once stream reset is merged.
+            let reset = if existing {
+                let mut reg = shared.lock();
+                let generation = reg.channels.get(&stream).map(|c| c.generation);
+                generation.is_some_and(|g| reg.begin_close(stream, g))
+            } else {
+                true
+            };
+            if reset {
+                shared.reset(&[stream]);
+            }
         }
         None => {}
     }

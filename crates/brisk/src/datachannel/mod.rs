@@ -28,6 +28,12 @@
 //! closes, which slows the peer. The price is head-of-line blocking across
 //! channels: while one channel's queue is full, no channel of the association
 //! receives. A channel whose handle was dropped discards what arrives.
+//!
+//! **Closing** (RFC 8831 6.7) resets the channel's stream, so it needs
+//! stream reconfiguration (RFC 6525, `Config::stream_reconfig`) on both
+//! ends. Without it channels open and carry messages but cannot be closed
+//! (`close` fails with [`Error::StreamResetNotNegotiated`]); OPENs that RFC
+//! 8832 6 says to refuse then get no ACK and nothing more.
 
 mod channel;
 mod closing;
@@ -164,6 +170,10 @@ pub enum Error {
     /// both ends; it was not negotiated.
     #[error("partial reliability was not negotiated on this association")]
     PartialReliabilityNotNegotiated,
+    /// Closing a channel resets its stream (RFC 8831 6.7): both ends must
+    /// set `Config::stream_reconfig`.
+    #[error("stream reconfiguration (RFC 6525) was not negotiated: channels cannot be closed")]
+    StreamResetNotNegotiated,
     /// The label or protocol is too long for DATA_CHANNEL_OPEN.
     #[error(transparent)]
     Encode(#[from] dcep::EncodeError),

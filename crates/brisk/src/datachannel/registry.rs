@@ -33,7 +33,6 @@ pub(crate) struct Channel {
     /// The application dropped its handle: what arrives is discarded.
     pub detached: bool,
     /// Where closing by stream reset stands (RFC 8831 6.7).
-    #[allow(dead_code)] // read once stream reset is wired
     pub reset: ResetState,
     /// Woken on every change: a message queued or read, the ACK, the close.
     pub notify: Arc<Notify>,

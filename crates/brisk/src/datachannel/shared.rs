@@ -69,6 +69,16 @@ impl Shared {
         })
     }
 
+    /// Resets our outgoing `streams` (RFC 6525), when stream reconfiguration
+    /// was negotiated. A request that cannot be made (not negotiated, a
+    /// stream we cannot send on, the association ending) fails the close of
+    /// the channels on those streams.
+    pub fn reset(&self, streams: &[u16]) {
+        if !self.assoc.stream_reconfig() || self.assoc.reset_streams(streams).is_err() {
+            self.lock().on_reset_failed(streams);
+        }
+    }
+
     /// Sends one DCEP message on `stream`: ordered and reliable (RFC 8832 6).
     pub async fn send_dcep(&self, stream: u16, msg: &dcep::Message) -> Result<(), Error> {
         let bytes = msg.encode()?;
