@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use brisk::datachannel::{
-    ChannelOptions, DataChannel, DataChannels, Error as DcError, Message, Role,
+    ChannelOptions, CloseReason, DataChannel, DataChannels, Error as DcError, Message, Role,
 };
 use brisk::{Association, Config, Endpoint, EndpointConfig, Reliability};
 use bytes::Bytes;
@@ -56,6 +56,7 @@ fn message(i: usize) -> Message {
 fn config() -> Config {
     Config {
         partial_reliability: true,
+        stream_reconfig: true,
         outbound_streams: 64,
         max_inbound_streams: 64,
         rto_min: Duration::from_millis(200),
@@ -140,6 +141,7 @@ async fn echo(ch: DataChannel) -> Result<(usize, bool, DataChannel), String> {
 
 async fn run(assoc: Association, role: Role, close: bool) {
     assert!(assoc.partial_reliability(), "pion agrees to FORWARD TSN");
+    assert!(assoc.stream_reconfig(), "pion agrees to RE-CONFIG");
     let channels = DataChannels::new(assoc.clone(), role);
     let rel_opts = ChannelOptions {
         protocol: "interop".into(),
@@ -191,14 +193,29 @@ async fn run(assoc: Association, role: Role, close: bool) {
     let (a, b) = tokio::join!(send_and_verify(&rel), send_and_verify(&unrel));
     a.unwrap();
     b.unwrap();
+    if close {
+        // RFC 8831 6.7: pion, reading, sees our reset and resets its own.
+        tokio::time::timeout(T, rel.close())
+            .await
+            .expect("pion resets its stream in turn")
+            .unwrap();
+        assert!(matches!(
+            rel.recv().await,
+            Err(DcError::Closed(CloseReason::Local))
+        ));
+    }
     // pion sends DONE once it has verified every echo.
     let (n_rel, done, rel_pion) = wait_echo(echoes.remove("pion-reliable").unwrap()).await;
     assert!(done, "DONE arrives on pion-reliable");
     let unrel_echo = echoes.remove("pion-unreliable").unwrap();
     let n_unrel = if close {
         // pion closed it by resetting its stream (RFC 8831 6.7) before DONE.
-        let (n, done, _) = wait_echo(unrel_echo).await;
+        let (n, done, ch) = wait_echo(unrel_echo).await;
         assert!(!done);
+        assert!(matches!(
+            ch.recv().await,
+            Err(DcError::Closed(CloseReason::PeerClosed))
+        ));
         n
     } else {
         tokio::time::timeout(T, assoc.close())
@@ -266,6 +283,24 @@ fn check_dcep(capture: &mut Capture) {
     }
 }
 
+/// With closing, each side sent RE-CONFIG chunks (type 130: its request and
+/// its response to the other's); without, none.
+fn check_reconfig(capture: &mut Capture, close: bool) {
+    let ours = capture.ours();
+    let reconfig = capture.chunks(130);
+    let brisk = reconfig.get(&ours).copied().unwrap_or(0);
+    let pion: usize = reconfig
+        .iter()
+        .filter(|(p, _)| **p != ours)
+        .map(|(_, n)| n)
+        .sum();
+    if close {
+        assert!(brisk >= 2 && pion >= 2, "RE-CONFIG chunks: {reconfig:?}");
+    } else {
+        assert_eq!((brisk, pion), (0, 0), "RE-CONFIG chunks: {reconfig:?}");
+    }
+}
+
 fn peer_line(child: Child) -> String {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -313,6 +348,7 @@ async fn brisk_connects(close: bool) {
         )
     );
     check_dcep(&mut capture);
+    check_reconfig(&mut capture, close);
     assert!(capture.finish() > 50);
 }
 
@@ -352,6 +388,7 @@ async fn pion_connects(close: bool) {
         )
     );
     check_dcep(&mut capture);
+    check_reconfig(&mut capture, close);
     assert!(capture.finish() > 50);
 }
 
@@ -363,4 +400,14 @@ async fn brisk_opens_and_accepts_channels_with_pion_as_sctp_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn brisk_opens_and_accepts_channels_with_pion_as_sctp_client() {
     pion_connects(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn channels_close_both_ways_with_pion_as_sctp_server() {
+    brisk_connects(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn channels_close_both_ways_with_pion_as_sctp_client() {
+    pion_connects(true).await;
 }

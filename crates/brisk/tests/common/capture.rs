@@ -137,6 +137,36 @@ impl Capture {
         found
     }
 
+    /// Stops the capture and counts the SCTP chunks of `chunk_type` in it,
+    /// per UDP source port.
+    #[allow(dead_code)] // used by datachannel_interop.rs only
+    pub fn chunks(&mut self, chunk_type: u8) -> std::collections::HashMap<u16, usize> {
+        self.stop();
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r").arg(&self.file);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        let out = cmd
+            .args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"])
+            .args(["-e", "udp.srcport", "-e", "sctp.chunk_type"])
+            .output()
+            .expect("tshark");
+        let mut found: std::collections::HashMap<u16, usize> = Default::default();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let mut f = line.split('\t');
+            let port = f.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+            let n = f
+                .next()
+                .unwrap_or("")
+                .split(';')
+                .filter(|t| t.parse() == Ok(chunk_type))
+                .count();
+            *found.entry(port).or_default() += n;
+        }
+        found
+    }
+
     /// Stops the capture and checks every SCTP packet in it; returns the count.
     pub fn finish(mut self) -> usize {
         self.stop();
