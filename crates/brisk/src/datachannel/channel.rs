@@ -185,7 +185,8 @@ impl DataChannel {
 }
 
 /// Dropping a channel closes it (as `close`, without waiting) and discards
-/// what arrives on it from then on.
+/// what arrives on it from then on. Without stream reconfiguration it cannot
+/// be closed: its stream id then stays taken for the association's life.
 impl Drop for DataChannel {
     fn drop(&mut self) {
         let sh = &self.guard.shared;

@@ -195,9 +195,10 @@ impl std::fmt::Debug for DataChannels {
 }
 
 impl DataChannels {
-    /// Takes over the association's receiving (its `recv` must not be called
-    /// elsewhere): starts the task that routes messages to channels, on the
-    /// current tokio runtime.
+    /// Takes over the association's receiving: its `recv` and
+    /// `stream_event` must not be called elsewhere. Starts the task that
+    /// routes messages to channels, on the current tokio runtime; it stops
+    /// when this value and every channel handle are dropped.
     pub fn new(assoc: Association, role: Role) -> Self {
         Self::with_config(assoc, role, DataChannelConfig::default())
     }
