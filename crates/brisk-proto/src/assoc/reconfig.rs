@@ -841,14 +841,13 @@ fn on_response(
     match request {
         Request::ResetOutgoing { streams, .. } => {
             for &s in &streams {
-                if a.reconfig.pending_reset.contains(&s) {
-                    // Asked again meanwhile: stays paused for the next
-                    // request, numbering from 0 if this one was performed.
-                    if ok {
-                        a.send_queue.reset_ssn(s);
-                    }
+                a.send_queue.resume(s, ok);
+                // Asked again after messages were held: another reset is
+                // owed, once they went.
+                if a.send_queue.is_paused(s) {
+                    a.reconfig.pending_reset.insert(s);
                 } else {
-                    a.send_queue.resume(s, ok);
+                    a.reconfig.pending_reset.remove(&s);
                 }
             }
             if ok {
