@@ -4,8 +4,14 @@
 //! (the association failed and said so), or, with partial reliability (RFC
 //! 3758), it was reported abandoned. A failure names its seed.
 //!
+//! With stream reconfiguration (RFC 6525) on, A resets random streams
+//! mid-traffic: each ordered stream still delivers in send order, and its
+//! SSNs run consecutively within each reset epoch and restart at 0 after a
+//! reset.
+//!
 //! `BRISK_DEEP=1` runs ten times as many scenarios; `BRISK_SEED=N` replays one,
-//! `BRISK_PR_SEED=N` one with partial reliability.
+//! `BRISK_PR_SEED=N` one with partial reliability, `BRISK_RESET_SEED=N` one
+//! with stream resets.
 
 mod harness;
 
@@ -107,7 +113,19 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
     // Messages: (id, stream, unordered), payload = id, then filler.
     let count = rng.random_range(1..40u64);
     let mut sent: BTreeMap<MessageId, (u64, u16, bool)> = BTreeMap::new();
+    // Resets asked on each stream so far, and each message's count then.
+    let mut epochs = [0u32; 4];
+    let mut epoch_of: BTreeMap<u64, u32> = BTreeMap::new();
     for n in 0..count {
+        if cfg.stream_reconfig && rng.random_bool(0.15) {
+            let stream = rng.random_range(0..4u16);
+            let now = p.now;
+            if let Some(assoc) = p.a.association(a)
+                && assoc.reset_streams(now, &[stream]).is_ok()
+            {
+                epochs[usize::from(stream)] += 1;
+            }
+        }
         let stream = rng.random_range(0..4u16);
         let unordered = rng.random_bool(0.25);
         let size = rng.random_range(8..3000usize);
@@ -123,11 +141,12 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
         }
         if let Ok(id) = assoc.send(now, msg) {
             sent.insert(id, (n, stream, unordered));
+            epoch_of.insert(n, epochs[usize::from(stream)]);
         }
         p.run_for(ms(rng.random_range(0..30)));
     }
     // Read as things arrive, until everything is in or the association died.
-    let mut received: Vec<(u64, u16, bool, usize)> = Vec::new();
+    let mut received: Vec<(u64, u16, bool, usize, u16)> = Vec::new();
     let rounds: u64 = std::env::var("BRISK_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -136,7 +155,7 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
         p.run_for(ms(100));
         for m in p.b_recv_all() {
             let n = u64::from_be_bytes(m.payload[..8].try_into().map_err(|_| "short payload")?);
-            received.push((n, m.stream_id, m.unordered, m.payload.len()));
+            received.push((n, m.stream_id, m.unordered, m.payload.len(), m.ssn));
         }
         let a_closed = p.a_events.iter().any(|e| matches!(e.2, Event::Closed(_)));
         let settled = p.a.association(a).is_none_or(|assoc| assoc.all_acked());
@@ -146,7 +165,7 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
     }
     for m in p.b_recv_all() {
         let n = u64::from_be_bytes(m.payload[..8].try_into().map_err(|_| "short payload")?);
-        received.push((n, m.stream_id, m.unordered, m.payload.len()));
+        received.push((n, m.stream_id, m.unordered, m.payload.len(), m.ssn));
     }
 
     // Exactly once.
@@ -165,6 +184,9 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
             .collect();
         if order.windows(2).any(|w| w[0] > w[1]) {
             return Err(format!("stream {stream} out of order: {order:?}"));
+        }
+        if cfg.stream_reconfig {
+            check_epochs(&received, stream, &epoch_of, cfg.partial_reliability)?;
         }
     }
     // Delivered, or reported failed or abandoned.
@@ -233,6 +255,45 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
     })
 }
 
+/// RFC 6525: on an ordered stream, SSNs rise within a reset epoch (by one
+/// without abandonment) and the first message after a reset has SSN 0
+/// (or, with partial reliability, whatever follows the abandoned ones).
+fn check_epochs(
+    received: &[(u64, u16, bool, usize, u16)],
+    stream: u16,
+    epoch_of: &BTreeMap<u64, u32>,
+    partial: bool,
+) -> Result<(), String> {
+    let ordered: Vec<(u64, u32, u16)> = received
+        .iter()
+        .filter(|r| r.1 == stream && !r.2)
+        .map(|r| (r.0, epoch_of.get(&r.0).copied().unwrap_or(0), r.4))
+        .collect();
+    let mut prev: Option<(u32, u16)> = None;
+    for &(n, epoch, ssn) in &ordered {
+        let ok = match prev {
+            None if epoch == 0 => partial || ssn == 0,
+            None => true,
+            Some((e, s)) if e == epoch => {
+                if partial {
+                    brisk_proto::serial::lt16(s, ssn)
+                } else {
+                    ssn == s.wrapping_add(1)
+                }
+            }
+            Some((e, _)) if e < epoch => partial || ssn == 0,
+            Some(_) => false,
+        };
+        if !ok {
+            return Err(format!(
+                "stream {stream}: message {n} (epoch {epoch}) has SSN {ssn} after {prev:?}:                  {ordered:?}"
+            ));
+        }
+        prev = Some((epoch, ssn));
+    }
+    Ok(())
+}
+
 /// The messages A's events of one kind name, in order.
 fn a_message_events(p: &Pair, pick: impl Fn(&Event) -> Option<MessageId>) -> Vec<MessageId> {
     p.a_events.iter().filter_map(|e| pick(&e.2)).collect()
@@ -294,6 +355,39 @@ fn with_partial_reliability_every_message_is_delivered_once_or_reported_abandone
     // The policies really abandon, and most messages still get through.
     assert!(abandoned * 20 >= sent, "{abandoned} of {sent} abandoned");
     assert!(delivered * 2 >= sent, "{delivered} of {sent} delivered");
+}
+
+/// Stream resets mid-traffic (RFC 6525), reliable and with partial
+/// reliability: the guarantees above hold, and SSNs restart at each reset.
+#[test]
+fn with_random_stream_resets_mid_traffic_streams_stay_in_order_within_each_epoch() {
+    let cfg = Config {
+        stream_reconfig: true,
+        ..config()
+    };
+    let pr = Config {
+        partial_reliability: true,
+        ..cfg.clone()
+    };
+    if let Some(seed) = std::env::var("BRISK_RESET_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        for c in [&cfg, &pr] {
+            if let Err(e) = run(seed, c) {
+                panic!("seed {seed}: {e}");
+            }
+        }
+        return;
+    }
+    check_many(&cfg, scenarios() / 2);
+    let mut failures = Vec::new();
+    for seed in 0..scenarios() / 4 {
+        if let Err(e) = run(seed, &pr) {
+            failures.push(format!("seed {seed} (partial reliability): {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 fn check_many(cfg: &Config, n: u64) {

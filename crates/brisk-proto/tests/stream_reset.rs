@@ -417,3 +417,466 @@ fn an_incoming_reset_request_makes_the_peer_reset_its_outgoing_streams() {
         .collect();
     assert_eq!(got, vec![(0, 1), (0, 2)]);
 }
+
+/// Drops the first `n` packets in `dir` that carry a RE-CONFIG chunk.
+fn drop_reconfigs(p: &mut Pair, dir: Dir, n: u32) {
+    let mut left = n;
+    p.rule(move |s| {
+        if s.dir == dir && s.has(brisk_proto::wire::chunk::types::RECONFIG) && left > 0 {
+            left -= 1;
+            return Some(harness::Fate::Drop);
+        }
+        None
+    });
+}
+
+#[test]
+fn a_lost_request_is_retransmitted_by_the_reconfig_timer_with_the_same_number() {
+    let mut p = pair();
+    drop_reconfigs(&mut p, Dir::AtoB, 1);
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[3]).unwrap();
+    p.run_for(ms(3000));
+    let sent: Vec<(u64, u32)> = reconfigs(&p, Dir::AtoB)
+        .into_iter()
+        .filter_map(|(t, r)| match r {
+            ReconfigParam::OutgoingSsnReset { request_seq, .. } => Some((t, request_seq)),
+            _ => None,
+        })
+        .collect();
+    // At once, then after the RTO (RTO.Initial, 1 s: no RTT measured yet on
+    // a quiet association), same number.
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0].1, sent[1].1);
+    assert_eq!(sent[1].0 - sent[0].0, 1000);
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(
+            _,
+            Event::StreamsReset {
+                direction: ResetDirection::Outgoing,
+                ..
+            }
+        )]
+    ));
+    assert_eq!(a_assoc(&mut p).stats().reconfig_retransmissions, 1);
+}
+
+#[test]
+fn a_lost_response_makes_the_peer_repeat_its_answer_without_resetting_twice() {
+    let mut p = pair();
+    drop_reconfigs(&mut p, Dir::BtoA, 1);
+    p.a_send(msg(3, 1));
+    p.run_for(ms(100));
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[3]).unwrap();
+    p.run_for(ms(100));
+    // B reset stream 3 and answered; the answer was lost.
+    assert_eq!(events(&p.b_events).len(), 1);
+    // B meanwhile gets a message on stream 3 with SSN 0 from the new numbering:
+    // impossible before A learns, so nothing is sent yet.
+    p.a_send(msg(3, 2));
+    p.run_for(ms(3000));
+    // A's retransmission (same number) is answered as before (5.2.1), and
+    // the stream is not reset a second time.
+    assert_eq!(
+        responses(&p, Dir::BtoA)
+            .iter()
+            .map(|r| r.1)
+            .collect::<Vec<_>>(),
+        vec![
+            ReconfigResult::SuccessPerformed,
+            ReconfigResult::SuccessPerformed
+        ]
+    );
+    assert_eq!(events(&p.b_events).len(), 1, "{:?}", events(&p.b_events));
+    let got: Vec<(u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect();
+    assert_eq!(got, vec![(0, 1), (0, 2)]);
+    assert_eq!(b_assoc(&mut p).stats().reconfig_requests_received, 2);
+}
+
+/// A RE-CONFIG chunk from A injected into B.
+fn inject(p: &mut Pair, params: Vec<ReconfigParam<'static>>) {
+    p.inject_to_b(vec![Chunk::ReConfig(ReConfig { params })]);
+    p.run_for(ms(20));
+}
+
+/// A's next request number as B expects it: A's initial TSN.
+fn a_first_seq(p: &Pair) -> u32 {
+    // A sent no data and no request: its next TSN is still its initial TSN.
+    p.a_next_tsn()
+}
+
+#[test]
+fn bad_sequence_numbers_are_answered_as_such_and_change_nothing() {
+    let mut p = pair();
+    let seq = a_first_seq(&p);
+    let reset = |request_seq| ReconfigParam::OutgoingSsnReset {
+        request_seq,
+        response_seq: 0,
+        last_tsn: seq.wrapping_sub(1),
+        streams: vec![2],
+    };
+    // Too far ahead, and behind: Bad Sequence Number, nothing reset.
+    inject(&mut p, vec![reset(seq.wrapping_add(5))]);
+    inject(&mut p, vec![reset(seq.wrapping_sub(3))]);
+    assert!(events(&p.b_events).is_empty());
+    // The expected one is performed; its repeat answered the same, not redone.
+    inject(&mut p, vec![reset(seq)]);
+    inject(&mut p, vec![reset(seq)]);
+    assert_eq!(
+        responses(&p, Dir::BtoA),
+        vec![
+            (seq.wrapping_add(5), ReconfigResult::ErrorBadSequenceNumber),
+            (seq.wrapping_sub(3), ReconfigResult::ErrorBadSequenceNumber),
+            (seq, ReconfigResult::SuccessPerformed),
+            (seq, ReconfigResult::SuccessPerformed),
+        ]
+    );
+    assert_eq!(events(&p.b_events).len(), 1);
+}
+
+#[test]
+fn requests_for_unknown_streams_too_many_streams_or_far_tsns_are_denied() {
+    let mut p = pair();
+    let seq = a_first_seq(&p);
+    let cum = seq.wrapping_sub(1);
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq,
+            response_seq: 0,
+            last_tsn: cum,
+            streams: vec![1, 16],
+        }],
+    );
+    // A Sender's Last Assigned TSN further than any gap block reaches.
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq.wrapping_add(1),
+            response_seq: 0,
+            last_tsn: cum.wrapping_add(1 << 20),
+            streams: vec![1],
+        }],
+    );
+    // Adding 65535 streams either way.
+    inject(
+        &mut p,
+        vec![
+            ReconfigParam::AddOutgoingStreams {
+                request_seq: seq.wrapping_add(2),
+                new_streams: u16::MAX,
+            },
+            ReconfigParam::AddIncomingStreams {
+                request_seq: seq.wrapping_add(3),
+                new_streams: u16::MAX,
+            },
+        ],
+    );
+    assert_eq!(
+        responses(&p, Dir::BtoA)
+            .iter()
+            .map(|r| r.1)
+            .collect::<Vec<_>>(),
+        vec![ReconfigResult::Denied; 4]
+    );
+    assert!(events(&p.b_events).is_empty());
+    let b = b_assoc(&mut p);
+    assert_eq!((b.inbound_streams(), b.outbound_streams()), (16, 16));
+    assert_eq!(b.receive_held(), 0);
+    // A response to a request B never sent: ignored.
+    inject(
+        &mut p,
+        vec![ReconfigParam::Response {
+            response_seq: 12345,
+            result: ReconfigResult::SuccessPerformed,
+            next_tsns: Some((1, 2)),
+        }],
+    );
+    assert!(events(&p.b_events).is_empty());
+    assert!(!b_assoc(&mut p).is_closed());
+    // Every one of them took a number: the next is performed.
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq.wrapping_add(4),
+            response_seq: 0,
+            last_tsn: cum,
+            streams: vec![1],
+        }],
+    );
+    assert_eq!(
+        responses(&p, Dir::BtoA).last(),
+        Some(&(seq.wrapping_add(4), ReconfigResult::SuccessPerformed))
+    );
+}
+
+#[test]
+fn a_storm_of_requests_in_one_packet_draws_at_most_four_answers() {
+    let mut p = pair();
+    let seq = a_first_seq(&p);
+    let chunks: Vec<Chunk<'static>> = (0..40u32)
+        .map(|i| {
+            Chunk::ReConfig(ReConfig {
+                params: vec![ReconfigParam::SsnTsnReset {
+                    request_seq: seq.wrapping_add(1000 + i),
+                }],
+            })
+        })
+        .collect();
+    p.inject_to_b(chunks);
+    p.run_for(ms(20));
+    assert_eq!(
+        responses(&p, Dir::BtoA),
+        (0..4u32)
+            .map(|i| (
+                seq.wrapping_add(1000 + i),
+                ReconfigResult::ErrorBadSequenceNumber
+            ))
+            .collect::<Vec<_>>()
+    );
+    let b = b_assoc(&mut p).stats();
+    assert_eq!(b.reconfig_requests_received, 40);
+    assert_eq!(b.errors_suppressed, 36);
+}
+
+#[test]
+fn a_deferred_reset_holds_new_numbering_data_within_the_receive_window() {
+    // A lying peer: a reset whose last TSN is ahead, then data on the reset
+    // stream beyond it, as if the reset had happened: held, charged to the
+    // window, released in order once the TSNs before it arrive.
+    let b_cfg = Config {
+        receive_buffer: 8000,
+        ..reconfig_config()
+    };
+    let mut p = connected(reconfig_config(), b_cfg);
+    let seq = a_first_seq(&p);
+    let first = p.a_next_tsn();
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq,
+            response_seq: 0,
+            last_tsn: first, // one DATA chunk before the reset
+            streams: vec![5],
+        }],
+    );
+    assert_eq!(
+        responses(&p, Dir::BtoA),
+        vec![(seq, ReconfigResult::InProgress)]
+    );
+    let data = |tsn: u32, ssn: u16, tag: u8| {
+        Chunk::Data(Data {
+            flags: brisk_proto::wire::chunk::DataFlags::UNFRAGMENTED,
+            tsn,
+            stream_id: 5,
+            ssn,
+            ppid: 0,
+            payload: vec![tag; 1000].into(),
+        })
+    };
+    // New numbering first: SSN 0.. after the reset's TSN, far more than fits.
+    for i in 0..20u32 {
+        p.inject_to_b(vec![data(first + 1 + i, i as u16, 10 + i as u8)]);
+    }
+    let held = b_assoc(&mut p).receive_held();
+    assert!(held <= 8000 + 2000, "held {held}");
+    assert!(p.b_recv_all().is_empty(), "nothing before the reset");
+    // The old numbering's last message (SSN 7 of the old count) arrives.
+    p.inject_to_b(vec![data(first, 7, 1)]);
+    p.run_for(ms(20));
+    let got: Vec<(u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect();
+    // SSN 7 is not the expected 0 of the old numbering: it waits until the
+    // reset, which delivers it first, then the new numbering in order.
+    assert!(got.len() >= 2, "{got:?}");
+    assert_eq!(got[0], (7, 1));
+    for (i, m) in got[1..].iter().enumerate() {
+        assert_eq!(*m, (i as u16, 10 + i as u8));
+    }
+    assert_eq!(
+        responses(&p, Dir::BtoA).last(),
+        Some(&(seq, ReconfigResult::SuccessPerformed))
+    );
+}
+
+#[test]
+fn a_forward_tsn_past_the_reset_tsn_completes_a_deferred_reset() {
+    let cfg = Config {
+        partial_reliability: true,
+        ..reconfig_config()
+    };
+    let mut p = connected(cfg.clone(), cfg);
+    // Two messages on stream 1; the first is lost and may not be resent.
+    p.drop_data_packet(Dir::AtoB, 1);
+    let lost = p.a_send(msg(1, 1).with_max_retransmits(0));
+    p.run_for(ms(1));
+    p.a_send(msg(1, 2));
+    p.run_for(ms(1));
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[1]).unwrap();
+    p.a_send(msg(1, 3));
+    p.run_for(ms(5000));
+    // B defers (TSN 1 missing); A abandons message 1 and its FORWARD TSN
+    // moves B past the reset's TSN: performed, answered, and message 3
+    // goes with SSN 0.
+    let mut answers = responses(&p, Dir::BtoA);
+    answers.dedup();
+    assert_eq!(
+        answers.iter().map(|r| r.1).collect::<Vec<_>>(),
+        vec![ReconfigResult::InProgress, ReconfigResult::SuccessPerformed]
+    );
+    assert!(
+        p.a_events
+            .iter()
+            .any(|(_, _, e)| matches!(e, Event::MessageAbandoned { id } if *id == lost))
+    );
+    let got: Vec<(u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect();
+    assert_eq!(got, vec![(1, 2), (0, 3)]);
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(
+            _,
+            Event::StreamsReset {
+                direction: ResetDirection::Outgoing,
+                ..
+            }
+        )]
+    ));
+}
+
+#[test]
+fn an_ssn_tsn_reset_restarts_every_stream_and_the_tsns_both_ways() {
+    let mut p = pair();
+    for s in 0..3 {
+        p.a_send(msg(s, s as u8));
+    }
+    p.run_for(ms(100));
+    let b_cum_before = p.a_next_tsn().wrapping_sub(1);
+    let now = p.now;
+    a_assoc(&mut p).reset_ssn_tsn(now).unwrap();
+    assert_eq!(
+        a_assoc(&mut p).reset_ssn_tsn(now),
+        Err(ReconfigError::AlreadyRequested)
+    );
+    // Sent while the reset is asked: waits for it. The request itself
+    // waits for B's delayed SACK (200 ms) of the three messages.
+    p.a_send(msg(0, 9));
+    p.run_for(ms(500));
+    let resp: Vec<_> = reconfigs(&p, Dir::BtoA);
+    let [
+        (
+            _,
+            ReconfigParam::Response {
+                result,
+                next_tsns: Some((_, receiver_next)),
+                ..
+            },
+        ),
+    ] = &resp[..]
+    else {
+        panic!("{resp:?}")
+    };
+    assert_eq!(*result, ReconfigResult::SuccessPerformed);
+    // 5.2.4 G1: the first TSN B did not acknowledge, plus 2^31.
+    assert_eq!(
+        *receiver_next,
+        b_cum_before.wrapping_add(1).wrapping_add(1 << 31)
+    );
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(_, Event::AssociationReset)]
+    ));
+    assert!(matches!(
+        &events(&p.b_events)[..],
+        [(_, Event::AssociationReset)]
+    ));
+    // The held message goes with the new TSN and SSN 0.
+    let last = *data_chunks(&p, Dir::AtoB).last().unwrap();
+    assert_eq!((last.1, last.3, last.4), (*receiver_next, 0, 9));
+    let got: Vec<(u16, u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.stream_id, m.ssn, m.payload[0]))
+        .collect();
+    assert_eq!(got, vec![(0, 0, 0), (1, 0, 1), (2, 0, 2), (0, 0, 9)]);
+    p.run_for(ms(300));
+    assert!(a_assoc(&mut p).all_acked());
+}
+
+#[test]
+fn adding_incoming_streams_makes_the_peer_add_outgoing_ones_it_then_uses() {
+    let a_cfg = Config {
+        max_inbound_streams: 32,
+        ..reconfig_config()
+    };
+    let mut p = connected(a_cfg.clone(), a_cfg);
+    let now = p.now;
+    assert!(matches!(
+        a_assoc(&mut p).add_streams(now, 0, 17),
+        Err(ReconfigError::TooManyStreams { limit: 32, .. })
+    ));
+    a_assoc(&mut p).add_streams(now, 2, 4).unwrap();
+    p.run_for(ms(200));
+    // A's pair of requests (5.1.5, 5.1.6); B adds A's 2 outgoing streams at
+    // once and asks A to add 4 incoming ones by its own Add Outgoing Streams.
+    assert!(
+        reconfigs(&p, Dir::BtoA)
+            .iter()
+            .any(|(_, r)| matches!(r, ReconfigParam::AddOutgoingStreams { new_streams: 4, .. }))
+    );
+    assert_eq!(
+        events(&p.a_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![
+            Event::StreamsAdded {
+                outgoing: 18,
+                incoming: 16
+            },
+            Event::StreamsAdded {
+                outgoing: 18,
+                incoming: 20
+            }
+        ]
+    );
+    assert_eq!(
+        events(&p.b_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![
+            Event::StreamsAdded {
+                outgoing: 16,
+                incoming: 18
+            },
+            Event::StreamsAdded {
+                outgoing: 20,
+                incoming: 18
+            }
+        ]
+    );
+    // The new streams carry messages both ways.
+    p.a_send(msg(17, 1));
+    let now = p.now;
+    b_assoc(&mut p).send(now, msg(19, 2)).unwrap();
+    p.run_for(ms(100));
+    let got = p.b_recv_all();
+    assert_eq!((got[0].stream_id, got[0].payload[0]), (17, 1));
+    let a_id = p.a_id.unwrap();
+    let m = p.a.association(a_id).unwrap().recv().unwrap();
+    assert_eq!((m.stream_id, m.payload[0]), (19, 2));
+}

@@ -366,7 +366,16 @@ impl Association {
 /// is ready (RFC 6525 5.1.1: one request in flight at a time).
 pub(super) fn poll_request(a: &mut Association, now: Time) {
     let r = &a.reconfig;
-    if !r.negotiated || r.in_flight.is_some() || !r.has_pending() || a.state != State::Established {
+    // Also while shutting down: the streams paused for a reset hold
+    // messages that the shutdown waits for.
+    if !r.negotiated
+        || r.in_flight.is_some()
+        || !r.has_pending()
+        || !matches!(
+            a.state,
+            State::Established | State::ShutdownPending | State::ShutdownReceived
+        )
+    {
         return;
     }
     // Stream lists that fit one packet, both of them with the chunk.
@@ -755,9 +764,11 @@ fn restart_receiving(a: &mut Association, now: Time, peer_next: Tsn) {
         a.delivery.reset_stream(s, now);
     }
     if let Some(d) = a.reconfig.deferred.take() {
+        // The deferred reset is overtaken: every stream was reset.
         for m in d.held {
             a.delivery.push(m, now);
         }
+        answer_performed(a, d.request_seq);
     }
     a.tracker = TsnTracker::new(peer_next);
     a.reassembly = Reassembly::new(peer_next.0, a.cfg.largest_message_received());
@@ -830,14 +841,13 @@ fn on_response(
     match request {
         Request::ResetOutgoing { streams, .. } => {
             for &s in &streams {
-                if a.reconfig.pending_reset.contains(&s) {
-                    // Asked again meanwhile: stays paused for the next
-                    // request, numbering from 0 if this one was performed.
-                    if ok {
-                        a.send_queue.reset_ssn(s);
-                    }
+                a.send_queue.resume(s, ok);
+                // Asked again after messages were held: another reset is
+                // owed, once they went.
+                if a.send_queue.is_paused(s) {
+                    a.reconfig.pending_reset.insert(s);
                 } else {
-                    a.send_queue.resume(s, ok);
+                    a.reconfig.pending_reset.remove(&s);
                 }
             }
             if ok {
@@ -930,9 +940,15 @@ pub(super) fn after_packet(a: &mut Association, now: Time) {
     if a.delivery.has_ready() {
         a.emit(Event::MessageReady);
     }
-    let answer = response(d.request_seq, ReconfigResult::SuccessPerformed);
+    answer_performed(a, d.request_seq);
+}
+
+/// The deferred request `seq` is performed: it is answered so, now and to
+/// any repeat.
+fn answer_performed(a: &mut Association, seq: u32) {
+    let answer = response(seq, ReconfigResult::SuccessPerformed);
     for slot in a.reconfig.answered.iter_mut().flatten() {
-        if request_seq(slot) == d.request_seq {
+        if request_seq(slot) == seq {
             *slot = answer.clone();
         }
     }

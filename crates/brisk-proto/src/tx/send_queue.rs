@@ -122,8 +122,11 @@ struct Stream {
     messages: VecDeque<Queued>,
     /// RFC 6525 5.1.2 A1: while the stream's reset is requested, messages
     /// sent after the request wait here, unscheduled and without an SSN,
-    /// until the reset ends (`None`: not paused).
-    held: Option<VecDeque<Queued>>,
+    /// until the reset ends. One segment per reset owed: a reset asked for
+    /// again after messages were held ends the segment, and those messages
+    /// go (with the numbering the first reset gives) before the second
+    /// reset. Empty: not paused.
+    held: VecDeque<VecDeque<Queued>>,
 }
 
 /// `slot_of` entry of a stream that has no state yet.
@@ -227,7 +230,7 @@ impl SendQueue {
             queued_at: now,
             reliability: msg.reliability,
         };
-        if let Some(held) = stream.held.as_mut() {
+        if let Some(held) = stream.held.back_mut() {
             // RFC 6525 5.1.2 A1: queued until the stream's reset ends.
             held.push_back(queued);
         } else {
@@ -337,8 +340,8 @@ impl SendQueue {
         }
         for stream in &mut self.streams {
             ids.extend(stream.messages.drain(..).map(|m| (m.id, false)));
-            if let Some(held) = stream.held.as_mut() {
-                ids.extend(held.drain(..).map(|m| (m.id, false)));
+            for held in stream.held.drain(..) {
+                ids.extend(held.into_iter().map(|m| (m.id, false)));
             }
         }
         self.sched.clear();
@@ -366,7 +369,7 @@ impl SendQueue {
                 !expired
             };
             stream.messages.retain(&mut keep);
-            if let Some(held) = stream.held.as_mut() {
+            for held in &mut stream.held {
                 held.retain(&mut keep);
             }
         }
@@ -420,7 +423,7 @@ impl SendQueue {
         if outbound_streams < self.outbound_streams {
             for (slot, stream) in self.streams.iter_mut().enumerate() {
                 if stream.id.0 >= outbound_streams {
-                    let held = stream.held.take().unwrap_or_default();
+                    let held: Vec<Queued> = stream.held.drain(..).flatten().collect();
                     if stream.messages.is_empty() && held.is_empty() {
                         continue;
                     }
@@ -518,17 +521,25 @@ impl SendQueue {
 
     /// RFC 6525 5.1.2 A1: pauses `stream_id` for a reset: the messages
     /// queued on it now still go first; those sent from now on wait,
-    /// without an SSN, until [`resume`](Self::resume). Ignored for a stream
-    /// that does not exist.
+    /// without an SSN, until [`resume`](Self::resume). A stream already
+    /// paused with messages held owes one more reset after the first (they
+    /// go between the two); without messages held the two resets are one.
+    /// Ignored for a stream that does not exist.
     pub fn pause(&mut self, stream_id: u16) {
         if stream_id >= self.outbound_streams {
             return;
         }
         let slot = self.slot(stream_id);
         let stream = &mut self.streams[slot as usize];
-        if stream.held.is_none() {
-            stream.held = Some(VecDeque::new());
+        if stream.held.back().is_none_or(|last| !last.is_empty()) {
+            stream.held.push_back(VecDeque::new());
         }
+    }
+
+    /// Whether `stream_id` waits for a reset (5.1.2 A1).
+    pub fn is_paused(&self, stream_id: u16) -> bool {
+        self.known_slot(stream_id)
+            .is_some_and(|slot| !self.streams[slot as usize].held.is_empty())
     }
 
     /// Whether `stream_id` is paused and has handed out every message
@@ -539,7 +550,7 @@ impl SendQueue {
             return false;
         };
         let stream = &self.streams[slot as usize];
-        stream.held.is_some()
+        !stream.held.is_empty()
             && stream.messages.is_empty()
             && self
                 .current
@@ -547,9 +558,10 @@ impl SendQueue {
                 .is_none_or(|cur| cur.stream_id.0 != stream_id)
     }
 
-    /// Ends the pause of `stream_id`: with `reset_ssn` (RFC 6525 5.1.2: the
-    /// reset was performed) its next SSN is 0; the messages held since the
-    /// pause are scheduled in order.
+    /// Ends the pause of `stream_id` for one reset: with `reset_ssn` (RFC
+    /// 6525 5.1.2: the reset was performed) its next SSN is 0; the messages
+    /// held for that reset are scheduled in order. If another reset is owed
+    /// the stream stays paused for it.
     pub fn resume(&mut self, stream_id: u16, reset_ssn: bool) {
         let Some(slot) = self.known_slot(stream_id) else {
             return;
@@ -558,7 +570,7 @@ impl SendQueue {
         if reset_ssn {
             stream.next_ssn = Ssn(0);
         }
-        let Some(held) = stream.held.take() else {
+        let Some(held) = stream.held.pop_front() else {
             return;
         };
         for m in held {
@@ -567,14 +579,6 @@ impl SendQueue {
             stream.messages.push_back(m);
             let head_len = stream.messages.front().map_or(len, |m| m.payload.len());
             self.sched.on_push(slot, was_idle, head_len);
-        }
-    }
-
-    /// RFC 6525 5.1.2: the reset of `stream_id` was performed while it stays
-    /// paused for another: it numbers from SSN 0.
-    pub fn reset_ssn(&mut self, stream_id: u16) {
-        if let Some(slot) = self.known_slot(stream_id) {
-            self.streams[slot as usize].next_ssn = Ssn(0);
         }
     }
 
@@ -635,7 +639,7 @@ impl SendQueue {
                 id: StreamId(stream_id),
                 next_ssn: Ssn(0),
                 messages: VecDeque::new(),
-                held: None,
+                held: VecDeque::new(),
             });
             self.sched.add_stream();
         }
@@ -700,6 +704,36 @@ mod tests {
     /// Everything the queue reports, to check that a failed push changed nothing.
     fn snapshot(q: &SendQueue) -> (usize, usize, bool, Option<usize>) {
         (q.len(), q.buffered_bytes(), q.is_empty(), q.peek_len(BIG))
+    }
+
+    #[test]
+    fn a_paused_stream_sends_what_was_queued_then_holds_until_each_reset() {
+        let mut q = queue();
+        push(&mut q, 1, msg(2, 10));
+        q.pause(2);
+        push(&mut q, 2, msg(2, 10));
+        assert!(!q.is_drained(2));
+        assert_eq!(q.next_fragment(100).unwrap().msg, MessageId(1));
+        assert!(q.is_drained(2) && q.next_fragment(100).is_none());
+        // Reset asked again with message 2 held: message 3 waits for a second reset.
+        q.pause(2);
+        push(&mut q, 3, msg(2, 10));
+        q.resume(2, true);
+        assert!(q.is_paused(2) && !q.is_drained(2));
+        let f = q.next_fragment(100).unwrap();
+        assert_eq!((f.msg, f.ssn.0), (MessageId(2), 0));
+        assert!(q.is_drained(2) && q.next_fragment(100).is_none());
+        // Refused: the old numbering goes on.
+        q.resume(2, false);
+        assert!(!q.is_paused(2));
+        let f = q.next_fragment(100).unwrap();
+        assert_eq!((f.msg, f.ssn.0), (MessageId(3), 1));
+        // Asked twice with nothing held in between: one reset.
+        q.pause(2);
+        q.pause(2);
+        q.resume(2, true);
+        assert!(!q.is_paused(2));
+        assert_eq!(q.len(), 0);
     }
 
     #[test]
