@@ -219,7 +219,8 @@ declare_config! {
         /// Largest SCTP packet (common header included) we send: the path MTU less
         /// the IP and, with RFC 6951 encapsulation, UDP headers. The default, 1452,
         /// fits a 1500-byte path with IPv6 and UDP headers (1472 would be the IPv4
-        /// figure, which usrsctp assumes).
+        /// figure, which usrsctp assumes). Under DTLS (RFC 8261), or any datagram
+        /// transport that wraps each packet, subtract its per-record overhead too.
         #[unit = "bytes"]
         #[default = 1452]
         pub mtu: usize,

@@ -237,6 +237,24 @@ fn a_peer_whose_udp_port_changes_keeps_its_association_and_replies_follow_it() {
 }
 
 #[test]
+fn without_port_learning_a_packet_from_a_new_port_is_out_of_the_blue() {
+    // Port learning is RFC 6951's: over another transport (DTLS) a peer's
+    // address names one connection, and a packet with the right tag that
+    // arrives on another one does not take the association over.
+    let mut p = Pair::new(ms(10), Config::rfc9260());
+    let (_, b) = p.connect(Config::rfc9260());
+    p.b.set_peer_port_learning(false);
+    let ootb = p.b.stats().out_of_the_blue;
+    let original = p.a_addr;
+    p.a_addr = "10.0.0.1:40000".parse().unwrap();
+    p.a_send(brisk_proto::OutgoingMessage::new(0, &b"from elsewhere"[..]));
+    p.run_for(ms(500));
+    assert!(p.b_recv_all().is_empty());
+    assert!(p.b.stats().out_of_the_blue > ootb);
+    assert_eq!(p.b.association(b).unwrap().remote(), original);
+}
+
+#[test]
 fn a_packet_from_a_new_port_with_a_wrong_tag_is_out_of_the_blue() {
     let mut p = Pair::new(ms(10), Config::rfc9260());
     let (_, b) = p.connect(Config::rfc9260());

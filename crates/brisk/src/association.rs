@@ -67,7 +67,7 @@ impl Association {
         self.id
     }
 
-    /// The peer's UDP address.
+    /// The peer's address: its UDP address, or the key its transport names it by.
     pub fn remote(&self) -> SocketAddr {
         self.remote
     }
@@ -89,7 +89,7 @@ impl Association {
                     return result;
                 }
                 if st.stopped.is_some() {
-                    return Err(Error::EndpointClosed);
+                    return Err(st.stop_error());
                 }
             }
             notified.await;

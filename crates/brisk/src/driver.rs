@@ -1,5 +1,6 @@
-//! The driver task: moves datagrams between the UDP socket and the protocol
-//! endpoint, fires its timers, and wakes the handles its events concern.
+//! The driver task: moves datagrams between the transport (the UDP socket,
+//! or the application's) and the protocol endpoint, fires its timers, and
+//! wakes the handles its events concern.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use brisk_proto::Event;
 
 use crate::shared::{Shared, Slot, State};
 use crate::timer::Timer;
+use crate::transport::{DatagramTransport, RecvErrors};
 
 /// Datagrams read per wake-up before the replies go out.
 const READ_BATCH: usize = 64;
@@ -16,7 +18,24 @@ const READ_BATCH: usize = 64;
 /// The shortest wait after a pass whose past deadline produced no work.
 const STALL_WAIT: Duration = Duration::from_millis(1);
 
-pub(crate) async fn run(shared: Arc<Shared>) {
+/// Runs the endpoint over `transport` until it is closed or dropped, or the
+/// transport fails (where `recv_errors` says its errors are fatal). Generic,
+/// so the UDP socket's calls are direct: no boxing per datagram.
+pub(crate) async fn run<T: DatagramTransport>(
+    shared: Arc<Shared>,
+    transport: T,
+    recv_errors: RecvErrors,
+) {
+    drive(&shared, &transport, recv_errors).await;
+    // Whatever stopped the driver, no call may wait for it any longer.
+    let st = shared.lock();
+    for slot in st.slots.values() {
+        slot.notify.notify_waiters();
+    }
+    shared.accept.notify_waiters();
+}
+
+async fn drive<T: DatagramTransport>(shared: &Shared, transport: &T, recv_errors: RecvErrors) {
     let timer = match Timer::new() {
         Ok(t) => t,
         Err(e) => {
@@ -50,7 +69,14 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         tokio::select! {
             biased;
             _ = shared.wake.notified() => {}
-            r = shared.socket.recv_from(&mut rx) => {
+            r = transport.recv_from(&mut rx) => {
+                if let (Err(e), RecvErrors::Fatal) = (&r, recv_errors) {
+                    // The application's transport has ended: stop, and say why.
+                    let mut st = shared.lock();
+                    st.stopped = Some(format!("the datagram transport failed: {e}"));
+                    st.transport_failed = Some(e.to_string());
+                    return;
+                }
                 if let Ok((n, from)) = r {
                     let mut st = shared.lock();
                     let now = shared.now();
@@ -61,7 +87,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                     // which would hide miss indications from the sender.
                     collect(&mut st, now, &mut tx, &mut out);
                     for _ in 1..READ_BATCH {
-                        match shared.socket.try_recv_from(&mut rx) {
+                        match transport.try_recv_from(&mut rx) {
                             Ok((n, from)) => {
                                 st.proto.handle_datagram(now, from, &rx[..n]);
                                 collect(&mut st, now, &mut tx, &mut out);
@@ -80,7 +106,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             let now = shared.now();
             st.proto.handle_timeout(now);
             collect(&mut st, now, &mut tx, &mut out);
-            dispatch(&shared, &mut st);
+            dispatch(shared, &mut st);
             stalled = out.is_empty() && st.proto.poll_timeout().is_some_and(|t| t < now);
             if stalled {
                 st.stalled_wakeups += 1;
@@ -88,10 +114,10 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         }
         for &(dest, start, len) in &out {
             let packet = &tx[start..start + len];
-            if shared.socket.try_send_to(packet, dest).is_err() {
+            if transport.try_send_to(packet, dest).is_err() {
                 // The socket buffer is full (or the destination unreachable):
                 // wait for room once; a datagram that still fails is a loss.
-                let _ = shared.socket.send_to(packet, dest).await;
+                let _ = transport.send_to(packet, dest).await;
             }
         }
     }

@@ -1,4 +1,5 @@
-//! The endpoint handle: one UDP socket, one SCTP port, many associations.
+//! The endpoint handle: one UDP socket (or another datagram transport), one
+//! SCTP port, many associations.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use tokio::net::UdpSocket;
 use crate::association::Association;
 use crate::error::Error;
 use crate::shared::{Handle, Shared, Slot};
+use crate::transport::{DatagramTransport, RecvErrors, Udp};
 
 /// RFC 6951: the registered UDP port for SCTP encapsulation.
 pub const DEFAULT_UDP_PORT: u16 = 9899;
@@ -19,7 +21,8 @@ pub const UDP_IPV4_OVERHEAD: usize = 28;
 /// IPv6 (40) and UDP (8) headers.
 pub const UDP_IPV6_OVERHEAD: usize = 48;
 
-/// An SCTP endpoint over UDP. Cloning it gives another handle to the same endpoint.
+/// An SCTP endpoint over UDP, or over a [`DatagramTransport`] of the
+/// application's. Cloning it gives another handle to the same endpoint.
 #[derive(Clone)]
 pub struct Endpoint {
     pub(crate) inner: Arc<Handle>,
@@ -48,18 +51,81 @@ impl Endpoint {
         seed: [u8; 32],
     ) -> Result<Self, Error> {
         cfg.accept_config.validate()?;
-        let socket = UdpSocket::bind(addr).await?;
-        crate::socket_buffer::raise(&socket, cfg.accept_config.receive_buffer as usize);
+        let socket = Arc::new(UdpSocket::bind(addr).await?);
+        crate::socket_buffer::raise(&*socket, cfg.accept_config.receive_buffer as usize);
         let local_addr = socket.local_addr()?;
+        // RFC 6951 5.4: over UDP a peer's port may change under an association.
         let proto = brisk_proto::Endpoint::new(cfg, seed);
-        let shared = Arc::new(Shared::new(proto, socket, local_addr));
-        tokio::spawn(crate::driver::run(shared.clone()));
-        Ok(Endpoint {
-            inner: Arc::new(Handle { shared }),
-        })
+        let shared = Arc::new(Shared::new(proto, Some(socket.clone()), local_addr));
+        tokio::spawn(crate::driver::run(
+            shared.clone(),
+            Udp(socket),
+            RecvErrors::Transient,
+        ));
+        Ok(Self::from_shared(shared))
     }
 
-    /// The local UDP address.
+    /// Starts an endpoint over the application's datagram transport (a DTLS
+    /// connection, say, for SCTP over DTLS as in RFC 8261) on the current
+    /// tokio runtime, with randomness from the operating system.
+    ///
+    /// A peer is the address `transport` names it by: [`connect`](Self::connect)
+    /// to that address. Unlike over UDP, nothing here is UDP's: a packet
+    /// with an association's tag from another address does not move the
+    /// association there (RFC 6951 5.4 is off), and no socket buffer is
+    /// sized. Lower `Config::mtu` (and `EndpointConfig::accept_config.mtu`)
+    /// by the transport's per-datagram overhead. When `transport` fails or
+    /// ends, the endpoint stops and its calls fail with
+    /// [`Error::TransportFailed`].
+    ///
+    /// ```
+    /// # fn demo(transport: impl brisk::DatagramTransport) -> Result<(), brisk::Error> {
+    /// use brisk::{Config, Endpoint, EndpointConfig};
+    ///
+    /// // DTLS 1.2 with AES-GCM adds 37 bytes to each packet.
+    /// let cfg = Config { mtu: 1200 - 37, ..Config::rfc9260() };
+    /// let ep = Endpoint::with_transport(
+    ///     transport,
+    ///     EndpointConfig { accept_config: cfg, ..EndpointConfig::default() },
+    /// )?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_transport(
+        transport: impl DatagramTransport,
+        cfg: EndpointConfig,
+    ) -> Result<Self, Error> {
+        Self::with_transport_and_seed(transport, cfg, rand::random())
+    }
+
+    /// As [`with_transport`](Self::with_transport), with the protocol's
+    /// randomness from `seed`.
+    pub fn with_transport_and_seed(
+        transport: impl DatagramTransport,
+        cfg: EndpointConfig,
+        seed: [u8; 32],
+    ) -> Result<Self, Error> {
+        cfg.accept_config.validate()?;
+        let local_addr = transport.local_addr()?;
+        let mut proto = brisk_proto::Endpoint::new(cfg, seed);
+        // A peer's address is the transport's key for one connection.
+        proto.set_peer_port_learning(false);
+        let shared = Arc::new(Shared::new(proto, None, local_addr));
+        tokio::spawn(crate::driver::run(
+            shared.clone(),
+            transport,
+            RecvErrors::Fatal,
+        ));
+        Ok(Self::from_shared(shared))
+    }
+
+    fn from_shared(shared: Arc<Shared>) -> Self {
+        Endpoint {
+            inner: Arc::new(Handle { shared }),
+        }
+    }
+
+    /// The local address: the UDP socket's, or what the transport reports.
     pub fn local_addr(&self) -> SocketAddr {
         self.inner.shared.local_addr
     }
@@ -67,9 +133,13 @@ impl Endpoint {
     /// The UDP socket's receive buffer as the kernel accounts it (about
     /// twice the datagram bytes it holds): sized at bind and at each connect
     /// for the window advertised, within what the kernel allows (`rmem_max`, or
-    /// any size with CAP_NET_ADMIN).
+    /// any size with CAP_NET_ADMIN). 0 over a transport of the application's.
     pub fn socket_receive_buffer(&self) -> usize {
-        crate::socket_buffer::current(&self.inner.shared.socket)
+        self.inner
+            .shared
+            .udp
+            .as_deref()
+            .map_or(0, crate::socket_buffer::current)
     }
 
     /// Times the driver woke for a protocol deadline already past that
@@ -85,8 +155,8 @@ impl Endpoint {
         self.inner.shared.lock().proto.stats().clone()
     }
 
-    /// Associates with the peer at the UDP address `remote`, whose SCTP port is
-    /// the same as ours. Resolves once the handshake completes.
+    /// Associates with the peer at the UDP address (or transport address)
+    /// `remote`, whose SCTP port is the same as ours. Resolves once the handshake completes.
     pub async fn connect(&self, remote: SocketAddr, cfg: Config) -> Result<Association, Error> {
         let port = self.inner.shared.lock().proto.config().port;
         self.connect_to_port(remote, port, cfg).await
@@ -101,11 +171,16 @@ impl Endpoint {
     ) -> Result<Association, Error> {
         let shared = &self.inner.shared;
         // A window larger than the accepted associations' needs room too.
-        crate::socket_buffer::raise(&shared.socket, cfg.receive_buffer as usize);
+        if let Some(socket) = &shared.udp {
+            crate::socket_buffer::raise(&**socket, cfg.receive_buffer as usize);
+        }
         let (id, notify) = {
             let mut st = shared.lock();
             if let Some(why) = &st.stopped {
-                return Err(Error::Closed(why.clone()));
+                return Err(match st.transport_failed {
+                    Some(_) => st.stop_error(),
+                    None => Error::Closed(why.clone()),
+                });
             }
             let now = shared.now();
             let id = st.proto.connect_to_port(now, remote, port, cfg)?;
@@ -136,7 +211,7 @@ impl Endpoint {
                     continue;
                 }
                 if st.stopped.is_some() {
-                    return Err(Error::EndpointClosed);
+                    return Err(st.stop_error());
                 }
             }
             notified.await;

@@ -5,9 +5,14 @@ use brisk_proto::{CloseReason, ConfigError, ConnectError, ReconfigError, SendErr
 /// Why an operation on an endpoint or an association failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The UDP socket failed.
-    #[error("UDP socket: {0}")]
+    /// The UDP socket or the datagram transport failed to open.
+    #[error("socket: {0}")]
     Io(#[from] std::io::Error),
+    /// The datagram transport under the endpoint failed or ended
+    /// ([`DatagramTransport::recv_from`](crate::DatagramTransport::recv_from)
+    /// returned this error): the endpoint and its associations have stopped.
+    #[error("the datagram transport failed: {0}")]
+    TransportFailed(String),
     /// A configuration value is out of range.
     #[error(transparent)]
     Config(#[from] ConfigError),

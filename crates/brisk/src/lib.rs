@@ -2,7 +2,10 @@
 //!
 //! Brisk over real networks: a tokio driver around one
 //! [`brisk_proto::Endpoint`] and one UDP socket, speaking SCTP over UDP
-//! (RFC 6951), with an async API.
+//! (RFC 6951), with an async API. Under the endpoint, a
+//! [`DatagramTransport`] of the application's may take the socket's place:
+//! a DTLS connection, for SCTP over DTLS (RFC 8261), as WebRTC data channels
+//! ([`datachannel`]) run ([`Endpoint::with_transport`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), brisk::Error> {
@@ -33,6 +36,7 @@ mod shared;
 mod socket_buffer;
 mod stream_events;
 mod timer;
+mod transport;
 
 pub use association::{Association, SendOptions};
 pub use brisk_proto::wire::chunk::ReconfigResult;
@@ -43,3 +47,4 @@ pub use brisk_proto::{
 pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
 pub use error::Error;
 pub use stream_events::{STREAM_EVENT_QUEUE, StreamEvent};
+pub use transport::DatagramTransport;

@@ -47,12 +47,25 @@ pub(crate) struct State {
     pub accepted: VecDeque<AssocId>,
     /// Associations whose `send` waits for room in the send buffer.
     pub blocked_senders: HashSet<AssocId>,
-    /// The endpoint was closed, or the driver stopped on a socket error.
+    /// The endpoint was closed, or the driver stopped.
     pub stopped: Option<String>,
+    /// The driver stopped because the datagram transport failed or ended
+    /// (it is then also `stopped`): why, for every waiting call.
+    pub transport_failed: Option<String>,
     /// Wake-ups on a deadline already past that handling the timeout did not
     /// move: the protocol promised work and had none. Each would be a busy
     /// loop; the driver waits a millisecond instead, and tests check this is 0.
     pub stalled_wakeups: u64,
+}
+
+impl State {
+    /// The error for a call on a stopped endpoint.
+    pub fn stop_error(&self) -> crate::Error {
+        match &self.transport_failed {
+            Some(why) => crate::Error::TransportFailed(why.clone()),
+            None => crate::Error::EndpointClosed,
+        }
+    }
 }
 
 pub(crate) struct Shared {
@@ -61,13 +74,19 @@ pub(crate) struct Shared {
     pub wake: Notify,
     /// Wakes `accept`.
     pub accept: Notify,
-    pub socket: UdpSocket,
+    /// The UDP socket under an endpoint that [`bind`](crate::Endpoint::bind)
+    /// opened, for sizing its receive buffer; `None` over a user's transport.
+    pub udp: Option<Arc<UdpSocket>>,
     pub local_addr: SocketAddr,
     epoch: Instant,
 }
 
 impl Shared {
-    pub fn new(proto: brisk_proto::Endpoint, socket: UdpSocket, local_addr: SocketAddr) -> Self {
+    pub fn new(
+        proto: brisk_proto::Endpoint,
+        udp: Option<Arc<UdpSocket>>,
+        local_addr: SocketAddr,
+    ) -> Self {
         Self {
             state: Mutex::new(State {
                 proto,
@@ -75,11 +94,12 @@ impl Shared {
                 accepted: VecDeque::new(),
                 blocked_senders: HashSet::new(),
                 stopped: None,
+                transport_failed: None,
                 stalled_wakeups: 0,
             }),
             wake: Notify::new(),
             accept: Notify::new(),
-            socket,
+            udp,
             local_addr,
             epoch: Instant::now(),
         }

@@ -9,6 +9,9 @@
 //! acknowledged as RFC 9260 6.2 asks). So the driver asks for a buffer that
 //! holds the advertised window: `SO_RCVBUF`, which the kernel caps at
 //! `net.core.rmem_max`, then `SO_RCVBUFFORCE` where we may (CAP_NET_ADMIN).
+//!
+//! Only for the socket [`Endpoint::bind`](crate::Endpoint::bind) opens: an
+//! endpoint over the application's transport leaves its buffers to it.
 
 use std::os::fd::AsFd;
 

@@ -103,6 +103,9 @@ pub struct Endpoint {
     responses: VecDeque<(SocketAddr, Vec<u8>)>,
     events: VecDeque<(AssocId, Event)>,
     stats: EndpointStats,
+    /// Whether peers' addresses are UDP addresses (RFC 6951) whose port may
+    /// change under an association (5.4). See [`Endpoint::set_peer_port_learning`].
+    learn_peer_ports: bool,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -141,7 +144,18 @@ impl Endpoint {
             responses: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
+            learn_peer_ports: true,
         }
+    }
+
+    /// Whether a packet from a peer's IP address with a new port and an
+    /// association's own tag moves that association to the new port (RFC
+    /// 6951 5.4, on by default). It belongs to UDP encapsulation: a driver
+    /// whose datagrams travel another way (DTLS, an in-memory pipe), where a
+    /// peer's address is a key naming one connection, turns it off, so a
+    /// packet arriving on another connection never takes an association over.
+    pub fn set_peer_port_learning(&mut self, learn: bool) {
+        self.learn_peer_ports = learn;
     }
 
     pub fn config(&self) -> &EndpointConfig {
@@ -388,7 +402,7 @@ impl Endpoint {
     /// SCTP port whose verification tag is an association's own tag belongs to
     /// it; the association learns the new UDP port.
     fn moved_peer(&mut self, from: SocketAddr, header: &CommonHeader) -> Option<AssocId> {
-        if header.verification_tag == 0 {
+        if !self.learn_peer_ports || header.verification_tag == 0 {
             return None;
         }
         let id = self.lookup.by_tag(header.verification_tag)?;
