@@ -140,6 +140,10 @@ impl Association {
                 if let Some(e) = self.closed_error(st) {
                     return Some(Err(e));
                 }
+                if st.stopped.is_some() {
+                    // Nothing would carry it: the driver has stopped.
+                    return Some(Err(st.stop_error()));
+                }
                 let now = shared.now();
                 let assoc = match st.proto.association(self.id) {
                     Some(a) => a,
