@@ -79,15 +79,18 @@ impl Endpoint {
     /// [`Error::TransportFailed`].
     ///
     /// ```
-    /// # fn demo(transport: impl brisk::DatagramTransport) -> Result<(), brisk::Error> {
+    /// # async fn demo(transport: impl brisk::DatagramTransport) -> Result<(), brisk::Error> {
     /// use brisk::{Config, Endpoint, EndpointConfig};
     ///
     /// // DTLS 1.2 with AES-GCM adds 37 bytes to each packet.
     /// let cfg = Config { mtu: 1200 - 37, ..Config::rfc9260() };
-    /// let ep = Endpoint::with_transport(
+    /// let endpoint = Endpoint::with_transport(
     ///     transport,
-    ///     EndpointConfig { accept_config: cfg, ..EndpointConfig::default() },
+    ///     EndpointConfig { accept_config: cfg.clone(), ..EndpointConfig::default() },
     /// )?;
+    /// // The peer: whatever address the transport names it by.
+    /// let peer = "192.0.2.1:5000".parse().unwrap();
+    /// let assoc = endpoint.connect(peer, cfg).await?;
     /// # Ok(())
     /// # }
     /// ```
