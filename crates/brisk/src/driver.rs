@@ -80,7 +80,9 @@ async fn drive<T: DatagramTransport>(shared: &Shared, transport: &T, recv_errors
                 if let Ok((n, from)) = r {
                     let mut st = shared.lock();
                     let now = shared.now();
-                    st.proto.handle_datagram(now, from, &rx[..n]);
+                    // A transport's length is believed only as far as the
+                    // buffer goes: a bug there must not panic the driver.
+                    st.proto.handle_datagram(now, from, &rx[..n.min(rx.len())]);
                     // Each datagram's answer is taken before the next is read:
                     // a batch of out-of-order packets gets a SACK each (RFC
                     // 9260 6.7), as a kernel stack sends them, not one for all,
@@ -89,7 +91,7 @@ async fn drive<T: DatagramTransport>(shared: &Shared, transport: &T, recv_errors
                     for _ in 1..READ_BATCH {
                         match transport.try_recv_from(&mut rx) {
                             Ok((n, from)) => {
-                                st.proto.handle_datagram(now, from, &rx[..n]);
+                                st.proto.handle_datagram(now, from, &rx[..n.min(rx.len())]);
                                 collect(&mut st, now, &mut tx, &mut out);
                             }
                             Err(_) => break,

@@ -78,6 +78,8 @@ impl Endpoint {
     /// ends, the endpoint stops and its calls fail with
     /// [`Error::TransportFailed`].
     ///
+    /// Panics outside a tokio runtime (the endpoint's driver is a task).
+    ///
     /// ```
     /// # async fn demo(transport: impl brisk::DatagramTransport) -> Result<(), brisk::Error> {
     /// use brisk::{Config, Endpoint, EndpointConfig};

@@ -43,7 +43,8 @@ use tokio::net::UdpSocket;
 /// waiting methods works, one datagram per wake-up.
 pub trait DatagramTransport: Send + Sync + 'static {
     /// Waits for the next datagram, copies it into `buf` and returns its length
-    /// and its sender. Cancel safe; an error ends the endpoint.
+    /// (at most `buf.len()`; more is taken as `buf.len()`) and its sender.
+    /// Cancel safe; an error ends the endpoint.
     fn recv_from(
         &self,
         buf: &mut [u8],

@@ -179,6 +179,9 @@ struct RecordCounters {
     /// Flip a bit in the last byte of the next record's SCTP packet (a
     /// mutation the record layer does not detect, so SCTP's CRC32c must).
     corrupt_next: AtomicBool,
+    /// Report the next record's length as `usize::MAX` (a bug in the
+    /// transport, which the endpoint must survive).
+    misreport_next: AtomicBool,
 }
 
 /// The toy record layer over a transport: every datagram becomes MAGIC then
@@ -203,6 +206,15 @@ impl<T: DatagramTransport> ToyRecords<T> {
         record
     }
 
+    /// The length to report for a packet of `len` bytes.
+    fn reported(&self, len: usize) -> usize {
+        if self.counters.misreport_next.swap(false, Relaxed) {
+            usize::MAX
+        } else {
+            len
+        }
+    }
+
     /// Opens the record of `n` bytes in `buf` in place; its packet's length.
     fn open(&self, buf: &mut [u8], n: usize) -> Option<usize> {
         if n < MAGIC.len() || buf[..MAGIC.len()] != MAGIC {
@@ -222,7 +234,7 @@ impl<T: DatagramTransport> DatagramTransport for ToyRecords<T> {
         loop {
             let (n, from) = self.inner.recv_from(buf).await?;
             if let Some(len) = self.open(buf, n) {
-                return Ok((len, from));
+                return Ok((self.reported(len), from));
             }
         }
     }
@@ -231,7 +243,7 @@ impl<T: DatagramTransport> DatagramTransport for ToyRecords<T> {
         loop {
             let (n, from) = self.inner.try_recv_from(buf)?;
             if let Some(len) = self.open(buf, n) {
-                return Ok((len, from));
+                return Ok((self.reported(len), from));
             }
         }
     }
@@ -447,6 +459,17 @@ async fn a_record_corrupted_under_the_layer_is_dropped_by_the_checksum_and_resen
     settle("the garbage packet was counted", || {
         let s = eb.stats();
         s.packets_received == before + 1 && s.bad_checksum + s.malformed == 2
+    })
+    .await;
+    // A transport that misreports a datagram's length does not crash the
+    // endpoint: the length is cut to the buffer, and the bytes are garbage.
+    let mut record = MAGIC.to_vec();
+    record.extend(b"misreported".iter().map(|b| b ^ KEY));
+    taps.records_b.misreport_next.store(true, Relaxed);
+    taps.inject_b.send(Item::Datagram(record)).await.unwrap();
+    settle("the overlong datagram was counted", || {
+        let s = eb.stats();
+        s.packets_received == before + 2 && s.bad_checksum + s.malformed == 3
     })
     .await;
     // The association carries on.
