@@ -54,7 +54,8 @@ impl Endpoint {
         let socket = Arc::new(UdpSocket::bind(addr).await?);
         crate::socket_buffer::raise(&*socket, cfg.accept_config.receive_buffer as usize);
         let local_addr = socket.local_addr()?;
-        // RFC 6951 5.4: over UDP a peer's port may change under an association.
+        // UDP: a peer's port may change under an association, and the
+        // protocol endpoint follows it (RFC 6951 5.4, on by default).
         let proto = brisk_proto::Endpoint::new(cfg, seed);
         let shared = Arc::new(Shared::new(proto, Some(socket.clone()), local_addr));
         tokio::spawn(crate::driver::run(
@@ -70,10 +71,9 @@ impl Endpoint {
     /// tokio runtime, with randomness from the operating system.
     ///
     /// A peer is the address `transport` names it by: [`connect`](Self::connect)
-    /// to that address. Unlike over UDP, nothing here is UDP's: a packet
-    /// with an association's tag from another address does not move the
-    /// association there (RFC 6951 5.4 is off), and no socket buffer is
-    /// sized. Lower `Config::mtu` (and `EndpointConfig::accept_config.mtu`)
+    /// to that address. Nothing of UDP's applies: a packet with an
+    /// association's tag from another address does not move the association
+    /// there (RFC 6951 5.4 is off), and no socket buffer is sized. Lower `Config::mtu` (and `EndpointConfig::accept_config.mtu`)
     /// by the transport's per-datagram overhead. When `transport` fails or
     /// ends, the endpoint stops and its calls fail with
     /// [`Error::TransportFailed`].
@@ -161,7 +161,8 @@ impl Endpoint {
     }
 
     /// Associates with the peer at the UDP address (or transport address)
-    /// `remote`, whose SCTP port is the same as ours. Resolves once the handshake completes.
+    /// `remote`, whose SCTP port is the same as ours. Resolves once the
+    /// handshake completes.
     pub async fn connect(&self, remote: SocketAddr, cfg: Config) -> Result<Association, Error> {
         let port = self.inner.shared.lock().proto.config().port;
         self.connect_to_port(remote, port, cfg).await
