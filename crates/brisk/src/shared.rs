@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use brisk_proto::{AssocId, CloseReason, Time};
+use brisk_proto::{AssocId, CloseReason, MessageId, Time};
 use tokio::net::UdpSocket;
 use tokio::sync::Notify;
 
@@ -23,7 +23,13 @@ pub(crate) struct Slot {
     pub failed_sends: u64,
     /// Messages abandoned under partial reliability.
     pub abandoned: u64,
+    /// The latest abandoned messages not yet taken by the application, at
+    /// most [`ABANDONED_IDS_KEPT`] (older ones are only counted).
+    pub abandoned_ids: VecDeque<MessageId>,
 }
+
+/// How many abandoned message ids a slot keeps for `take_abandoned`.
+pub(crate) const ABANDONED_IDS_KEPT: usize = 4096;
 
 impl Slot {
     pub fn new() -> Self {
@@ -33,6 +39,7 @@ impl Slot {
             notify: Arc::new(Notify::new()),
             failed_sends: 0,
             abandoned: 0,
+            abandoned_ids: VecDeque::new(),
         }
     }
 }

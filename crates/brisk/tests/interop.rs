@@ -25,6 +25,9 @@ const SEED: u64 = 7;
 mod build_peer;
 use build_peer::build_peer;
 
+#[path = "../../../tests/interop/relay.rs"]
+mod relay;
+
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
         .unwrap()
@@ -225,6 +228,47 @@ impl Capture {
 
     /// Stops the capture and checks every SCTP packet in it; returns the count.
     fn finish(mut self) -> usize {
+        let sctp = self.stop_and_check();
+        let _ = std::fs::remove_file(&self.file);
+        sctp
+    }
+
+    /// Like `finish`, and also counts, for each `(chunk type, UDP source
+    /// port)`, the packets from that port carrying a chunk of that type.
+    fn finish_counting(mut self, queries: &[(u8, u16)]) -> (usize, Vec<usize>) {
+        let sctp = self.stop_and_check();
+        let counts = queries
+            .iter()
+            .map(|&(typ, port)| {
+                self.count(&format!("sctp.chunk_type == {typ} && udp.srcport == {port}"))
+            })
+            .collect();
+        let _ = std::fs::remove_file(&self.file);
+        (sctp, counts)
+    }
+
+    /// How many captured packets match a tshark display filter.
+    fn count(&self, filter: &str) -> usize {
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r").arg(&self.file);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        let out = cmd
+            .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+            .output()
+            .expect("tshark");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    }
+
+    /// Stops the capture and checks every SCTP packet in it; returns the
+    /// count and keeps the file.
+    fn stop_and_check(&mut self) -> usize {
         std::thread::sleep(Duration::from_millis(300));
         let _ = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
@@ -299,7 +343,6 @@ impl Capture {
             "no SCTP packets captured in {}",
             self.file.display()
         );
-        let _ = std::fs::remove_file(&self.file);
         sctp
     }
 }
@@ -498,4 +541,328 @@ matrix! {
     brisk_pr_client_pion_server: brisk_partial_reliability_as_client("pion", "shutdown");
     usrsctp_client_brisk_pr_server: brisk_partial_reliability_as_server("usrsctp", "shutdown");
     pion_client_brisk_pr_server: brisk_partial_reliability_as_server("pion", "shutdown");
+}
+
+// ---------------------------------------------------------------------------
+// Partial reliability under loss (RFC 3758, RFC 7496): the `pr-send` and
+// `pr-recv` roles of PROTOCOL.md through a lossy relay (tests/interop/relay.rs)
+// that drops chosen DATA packets of one side. Message i is PRGEN(i), one DATA
+// chunk, so the side's i-th new TSN carries message i.
+// ---------------------------------------------------------------------------
+
+use std::collections::BTreeSet;
+
+use relay::{Relay, Rule, Side};
+
+/// FORWARD TSN (RFC 3758 3.2).
+const FORWARD_TSN: u8 = 192;
+
+/// PRGEN(i) of PROTOCOL.md: stream 0, unordered, PPID 1000 + i, 100 bytes.
+fn pr_payload(i: u64) -> Vec<u8> {
+    (0..100u64).map(|j| ((i * 131 + j * 7) % 256) as u8).collect()
+}
+
+fn pr_config() -> Config {
+    Config {
+        partial_reliability: true,
+        ..config()
+    }
+}
+
+/// The ids of a peer's `RECEIVED count=<n> ids=<list>` or `abandoned=<list>` field.
+fn id_list(line: &str, field: &str) -> BTreeSet<u64> {
+    let list = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(field))
+        .unwrap_or_else(|| panic!("no {field} in {line:?}"));
+    if list == "-" {
+        return BTreeSet::new();
+    }
+    list.split(',')
+        .map(|i| i.parse().unwrap_or_else(|_| panic!("bad id in {line:?}")))
+        .collect()
+}
+
+fn all(n: u64) -> BTreeSet<u64> {
+    (0..n).collect()
+}
+
+/// The usrsctp peer's RTO: 200 ms .. 2 s rather than 1 s .. 60 s, so that
+/// tail losses are found in a fraction of a second.
+fn peer_rto(peer: &str) -> Vec<String> {
+    match peer {
+        "usrsctp" => ["--rto-min", "200", "--rto-initial", "500", "--rto-max", "2000"]
+            .map(String::from)
+            .to_vec(),
+        _ => Vec::new(),
+    }
+}
+
+/// How the chosen messages are lost, and under which policy.
+#[derive(Clone, Copy, Debug)]
+enum PrCase {
+    /// `MaxRetransmits(0)` / `rtx:0`: the first transmission of the chosen
+    /// messages is dropped; they are never retransmitted, only abandoned.
+    Rtx0,
+    /// `Lifetime(ms)` / `ttl:MS`: every transmission of the chosen messages
+    /// is dropped until they expire and are abandoned.
+    Ttl(u64),
+}
+
+impl PrCase {
+    fn rule(self, side: Side, chosen: &[u64]) -> Rule {
+        match self {
+            PrCase::Rtx0 => Rule::first_transmission(side, chosen),
+            PrCase::Ttl(_) => Rule::every_transmission(side, chosen),
+        }
+    }
+
+    fn peer_arg(self) -> String {
+        match self {
+            PrCase::Rtx0 => "rtx:0".into(),
+            PrCase::Ttl(ms) => format!("ttl:{ms}"),
+        }
+    }
+
+    fn reliability(self) -> Reliability {
+        match self {
+            PrCase::Rtx0 => Reliability::MaxRetransmits(0),
+            PrCase::Ttl(ms) => Reliability::Lifetime(Duration::from_millis(ms)),
+        }
+    }
+}
+
+/// (a), (c): Brisk sends `n` PRGEN messages, one every `every`, through the
+/// relay dropping the chosen ones; the peer (`pr-recv`) reports what arrived.
+async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chosen: &[u64]) {
+    let bin = build_peer(peer, &[]);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let relay = Relay::start(
+        format!("127.0.0.1:{our_port}").parse().unwrap(),
+        format!("127.0.0.1:{peer_port}").parse().unwrap(),
+        case.rule(Side::A, chosen),
+    );
+    let capture = Capture::start(
+        &format!("{peer}-pr-recv"),
+        &[peer_port, relay.addr().port(), our_port],
+    );
+    let mut args = vec![
+        "pr-recv".to_string(),
+        "--bind".into(),
+        format!("127.0.0.1:{peer_port}"),
+        "--count".into(),
+        n.to_string(),
+    ];
+    args.extend(peer_rto(peer));
+    let receiver = spawn(&bin, &args);
+    std::thread::sleep(Duration::from_millis(300));
+    let ep = endpoint(our_port, false).await;
+    let assoc = ep
+        .connect_to_port(relay.addr(), 5000, pr_config())
+        .await
+        .expect("handshake through the relay");
+    assert!(assoc.partial_reliability(), "{peer} agrees to PR-SCTP");
+
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let opts = SendOptions {
+            ppid: 1000 + i as u32,
+            unordered: true,
+            immediate_sack: false,
+            reliability: case.reliability(),
+        };
+        ids.push(
+            assoc
+                .send(0, Bytes::from(pr_payload(i)), opts)
+                .await
+                .expect("send"),
+        );
+        tokio::time::sleep(every).await;
+    }
+    // Everything acknowledged, or abandoned and skipped by FORWARD TSN: no stall.
+    tokio::time::timeout(Duration::from_secs(30), assoc.flush())
+        .await
+        .expect("every message acknowledged or abandoned within 30 s")
+        .expect("flush");
+    let stats = assoc.stats().expect("stats");
+    let abandoned: BTreeSet<u64> = assoc
+        .take_abandoned()
+        .iter()
+        .map(|id| ids.iter().position(|x| x == id).expect("an id we sent") as u64)
+        .collect();
+    assert_eq!(assoc.abandoned_messages(), abandoned.len() as u64);
+    assoc.close().await.expect("graceful close");
+    let line = peer_output(receiver, &format!("{peer} pr-recv"));
+    let received = id_list(&line, "ids=");
+
+    let chosen: BTreeSet<u64> = chosen.iter().copied().collect();
+    let dropped_first = relay.dropped_first();
+    let dropped_any: BTreeSet<u64> = relay.dropped().iter().map(|d| d.ordinal).collect();
+    eprintln!(
+        "brisk -> {peer} {case:?}: dropped {:?}, abandoned {abandoned:?}, received {} of {n}, \
+         {} FORWARD TSN sent",
+        relay.dropped(),
+        received.len(),
+        stats.forward_tsns_sent
+    );
+    assert_eq!(relay.new_tsns(), n, "one DATA chunk per message");
+    assert!(chosen.is_subset(&dropped_first), "{chosen:?} all dropped");
+    match case {
+        PrCase::Rtx0 => {
+            // Never retransmitted: exactly the dropped ones are abandoned.
+            assert_eq!(relay.retransmitted(), Vec::<u32>::new());
+            assert_eq!(abandoned, dropped_first);
+        }
+        PrCase::Ttl(_) => {
+            // The chosen ones can only expire; a message dropped with them
+            // (bundled) may have been retransmitted in time.
+            assert!(chosen.is_subset(&abandoned), "{abandoned:?}");
+            assert!(abandoned.is_subset(&dropped_any), "{abandoned:?}");
+        }
+    }
+    // The peer got every other message exactly once (it fails on a
+    // duplicate), and never an abandoned one: messages after the holes too.
+    assert_eq!(
+        received,
+        all(n).difference(&abandoned).copied().collect(),
+        "{line}"
+    );
+    assert_eq!(stats.messages_abandoned, abandoned.len() as u64);
+    assert!(stats.forward_tsns_sent > 0, "{stats:?}");
+    let (packets, fwd) = capture.finish_counting(&[(FORWARD_TSN, our_port)]);
+    assert!(packets > 2 * n as usize, "{packets} packets");
+    assert!(fwd[0] > 0, "tshark sees no FORWARD TSN from Brisk");
+}
+
+/// (b), (c): the peer (`pr-send`) sends `n` PRGEN messages, one every
+/// `every_ms`, through the relay dropping the chosen ones; Brisk receives.
+async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: &[u64]) {
+    let bin = build_peer(peer, &[]);
+    let (our_port, peer_port) = (free_port(), free_port());
+    let relay = Relay::start(
+        format!("127.0.0.1:{our_port}").parse().unwrap(),
+        format!("127.0.0.1:{peer_port}").parse().unwrap(),
+        case.rule(Side::B, chosen),
+    );
+    let capture = Capture::start(
+        &format!("{peer}-pr-send"),
+        &[peer_port, relay.addr().port(), our_port],
+    );
+    let ep = endpoint_with(our_port, true, pr_config()).await;
+    let mut args = vec![
+        "pr-send".to_string(),
+        "--bind".into(),
+        format!("127.0.0.1:{peer_port}"),
+        "--connect".into(),
+        relay.addr().to_string(),
+        "--count".into(),
+        n.to_string(),
+        "--pr".into(),
+        case.peer_arg(),
+        "--every".into(),
+        every_ms.to_string(),
+    ];
+    args.extend(peer_rto(peer));
+    let sender = spawn(&bin, &args);
+    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+        .await
+        .expect("the peer's INIT")
+        .expect("accept");
+    assert!(assoc.partial_reliability(), "{peer} offers PR-SCTP");
+
+    let mut received = BTreeSet::new();
+    let take = |received: &mut BTreeSet<u64>, m: brisk::IncomingMessage| {
+        let i = u64::from(m.ppid.wrapping_sub(1000));
+        assert!(i < n, "PPID {}", m.ppid);
+        assert_eq!((m.stream_id, &m.payload[..]), (0, &pr_payload(i)[..]));
+        assert!(received.insert(i), "message {i} delivered twice");
+    };
+    // Until every message has arrived or was dropped (and not delivered
+    // since), and a FORWARD TSN has come: then the holes are skipped.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(Ok(m)) = tokio::time::timeout(Duration::from_millis(50), assoc.recv()).await {
+            take(&mut received, m);
+            continue;
+        }
+        let dropped: BTreeSet<u64> = relay.dropped().iter().map(|d| d.ordinal).collect();
+        let accounted = received.union(&dropped).count() as u64;
+        let fwd = assoc.stats().map_or(0, |s| s.forward_tsns_received);
+        if accounted == n && fwd > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stalled: received {received:?}, dropped {:?}, {fwd} FORWARD TSN",
+            relay.dropped()
+        );
+    }
+    let stats = assoc.stats().expect("stats");
+    // A graceful close completes only once the peer's outstanding DATA is
+    // all acknowledged (RFC 9260 9.2): the holes were skipped for good.
+    assoc.close().await.expect("graceful close");
+    while let Ok(m) = assoc.recv().await {
+        take(&mut received, m);
+    }
+    let line = peer_output(sender, &format!("{peer} pr-send"));
+    assert!(line.starts_with(&format!("SENT count={n}")), "{line}");
+
+    let chosen: BTreeSet<u64> = chosen.iter().copied().collect();
+    let dropped_first = relay.dropped_first();
+    let dropped_any: BTreeSet<u64> = relay.dropped().iter().map(|d| d.ordinal).collect();
+    eprintln!(
+        "{peer} -> brisk {case:?}: dropped {:?}, received {} of {n}, {} FORWARD TSN received; {line}",
+        relay.dropped(),
+        received.len(),
+        stats.forward_tsns_received
+    );
+    assert_eq!(relay.new_tsns(), n, "one DATA chunk per message");
+    assert!(chosen.is_subset(&dropped_first), "{chosen:?} all dropped");
+    let lost: BTreeSet<u64> = all(n).difference(&received).copied().collect();
+    match case {
+        PrCase::Rtx0 => assert_eq!(lost, dropped_first, "exactly the dropped ones are missing"),
+        PrCase::Ttl(_) => {
+            assert!(chosen.is_subset(&lost), "{received:?}");
+            assert!(lost.is_subset(&dropped_any), "{received:?}");
+        }
+    }
+    if peer == "usrsctp" {
+        // usrsctp reports abandoned messages (SCTP_SEND_FAILED_EVENT): they
+        // are exactly the ones Brisk did not receive.
+        assert_eq!(id_list(&line, "abandoned="), lost, "{line}");
+    }
+    assert!(stats.forward_tsns_received > 0, "{stats:?}");
+    let (packets, fwd) = capture.finish_counting(&[(FORWARD_TSN, peer_port)]);
+    assert!(packets > 2 * n as usize, "{packets} packets");
+    assert!(fwd[0] > 0, "tshark sees no FORWARD TSN from {peer}");
+}
+
+/// Chosen losses: two adjacent, one alone, and the last message (found only
+/// by the retransmission timer).
+const PR_N: u64 = 40;
+const PR_DROPS: [u64; 4] = [3, 4, 17, 39];
+/// Timed: a message every 20 ms, 200 ms lifetime.
+const TTL_N: u64 = 30;
+const TTL_DROPS: [u64; 3] = [5, 18, 29];
+
+macro_rules! pr_matrix {
+    ($($name:ident: $f:ident($peer:literal, $case:expr, $n:expr, $every:expr, $drops:expr);)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                $f($peer, $case, $n, $every, &$drops).await;
+            }
+        )*
+    };
+}
+
+pr_matrix! {
+    brisk_pr_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", PrCase::Rtx0, PR_N, Duration::from_millis(10), PR_DROPS);
+    usrsctp_pr_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", PrCase::Rtx0, PR_N, 10, PR_DROPS);
+    brisk_pr_rtx0_to_pion_under_loss: brisk_sends_pr("pion", PrCase::Rtx0, PR_N, Duration::from_millis(10), PR_DROPS);
+    pion_pr_rtx0_to_brisk_under_loss: peer_sends_pr("pion", PrCase::Rtx0, PR_N, 10, PR_DROPS);
+    brisk_pr_ttl_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", PrCase::Ttl(200), TTL_N, Duration::from_millis(20), TTL_DROPS);
+    usrsctp_pr_ttl_to_brisk_under_loss: peer_sends_pr("usrsctp", PrCase::Ttl(200), TTL_N, 20, TTL_DROPS);
+    brisk_pr_ttl_to_pion_under_loss: brisk_sends_pr("pion", PrCase::Ttl(200), TTL_N, Duration::from_millis(20), TTL_DROPS);
+    pion_pr_ttl_to_brisk_under_loss: peer_sends_pr("pion", PrCase::Ttl(200), TTL_N, 20, TTL_DROPS);
 }

@@ -150,6 +150,11 @@ func main() {
 		workloadMain(os.Args[1], os.Args[2:])
 		return
 	}
+	// So have the partial-reliability roles (pr.go).
+	if len(os.Args) >= 2 && (os.Args[1] == "pr-send" || os.Args[1] == "pr-recv") {
+		prMain(os.Args[1], os.Args[2:])
+		return
+	}
 	armTimeout()
 	if len(os.Args) < 2 {
 		usage()
