@@ -7,8 +7,8 @@
 //! relay's address as the other's. It drops packets by a [`Rule`] written in
 //! terms of the DATA chunks one side sends: "the packets carrying the k-th,
 //! m-th... new TSN sent by side X" (0-based ordinals, counted over the TSNs
-//! the side sends for the first time, never over retransmissions), either
-//! their first transmission only or every transmission. What it dropped is
+//! the side sends for the first time, never over retransmissions): their
+//! first transmission, their first few, or every one. What it dropped is
 //! recorded ([`Relay::dropped`]) so that tests assert against the wire, not
 //! against an assumption.
 //!
@@ -38,26 +38,29 @@ pub struct Rule {
     pub side: Side,
     /// 0-based ordinals of that side's new TSNs.
     pub ordinals: BTreeSet<u64>,
-    /// Drop every transmission of the chosen TSNs (so the message can only be
-    /// abandoned), not only the first.
-    pub every_transmission: bool,
+    /// How many transmissions of each chosen TSN to drop, the first one
+    /// included: 1 drops the first only, `u32::MAX` every one (so the
+    /// message can only be abandoned).
+    pub transmissions: u32,
 }
 
 impl Rule {
     /// Drops the first transmission of the chosen new TSNs of `side`.
     pub fn first_transmission(side: Side, ordinals: &[u64]) -> Rule {
-        Rule {
-            side,
-            ordinals: ordinals.iter().copied().collect(),
-            every_transmission: false,
-        }
+        Rule::transmissions(side, ordinals, 1)
     }
 
     /// Drops every transmission of the chosen new TSNs of `side`.
     pub fn every_transmission(side: Side, ordinals: &[u64]) -> Rule {
+        Rule::transmissions(side, ordinals, u32::MAX)
+    }
+
+    /// Drops the first `k` transmissions of the chosen new TSNs of `side`.
+    pub fn transmissions(side: Side, ordinals: &[u64], k: u32) -> Rule {
         Rule {
-            every_transmission: true,
-            ..Rule::first_transmission(side, ordinals)
+            side,
+            ordinals: ordinals.iter().copied().collect(),
+            transmissions: k,
         }
     }
 }
@@ -89,9 +92,9 @@ pub struct Counter {
     highest: Option<u32>,
     /// New TSNs seen so far: the next new TSN's ordinal.
     next_ordinal: u64,
-    /// The TSNs chosen by the rule, once seen, with their ordinals (to find
-    /// their retransmissions).
-    chosen: Vec<(u32, u64)>,
+    /// The TSNs chosen by the rule, once seen, with the number of their
+    /// transmissions dropped so far.
+    chosen: Vec<(u32, u32)>,
 }
 
 /// What the relay decides for one packet of the ruled side.
@@ -118,16 +121,18 @@ impl Counter {
                 self.next_ordinal += 1;
                 if let Some(r) = rule
                     && r.ordinals.contains(&ordinal)
+                    && r.transmissions > 0
                 {
                     v.drop = true;
-                    self.chosen.push((tsn, ordinal));
+                    self.chosen.push((tsn, 1));
                 }
                 v.new.push((ordinal, tsn));
             } else {
                 if let Some(r) = rule
-                    && r.every_transmission
-                    && self.chosen.iter().any(|&(t, _)| t == tsn)
+                    && let Some((_, dropped)) = self.chosen.iter_mut().find(|(t, _)| *t == tsn)
+                    && *dropped < r.transmissions
                 {
+                    *dropped += 1;
                     v.drop = true;
                 }
                 v.retransmitted.push(tsn);
@@ -347,6 +352,17 @@ mod relay_tests {
         assert!(!c.classify(&packet(&[8], false), Some(&rule)).drop);
         assert!(c.classify(&packet(&[7], true), Some(&rule)).drop);
         assert!(!c.classify(&packet(&[8], false), Some(&rule)).drop);
+    }
+
+    #[test]
+    fn drops_the_first_k_transmissions() {
+        let rule = Rule::transmissions(Side::A, &[1], 3);
+        let mut c = Counter::default();
+        let drops: Vec<bool> = [&[1][..], &[2], &[2], &[3], &[2], &[2], &[2]]
+            .iter()
+            .map(|t| c.classify(&packet(t, false), Some(&rule)).drop)
+            .collect();
+        assert_eq!(drops, [false, true, true, false, true, false, false]);
     }
 
     #[test]

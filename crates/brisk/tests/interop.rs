@@ -617,6 +617,15 @@ impl PrCase {
         }
     }
 
+    /// For a peer that never abandons (pion's timed policy): the first two
+    /// transmissions only, so that the association can finish.
+    fn bounded_rule(self, side: Side, chosen: &[u64]) -> Rule {
+        match self {
+            PrCase::Rtx0 => self.rule(side, chosen),
+            PrCase::Ttl(_) => Rule::transmissions(side, chosen, 2),
+        }
+    }
+
     fn peer_arg(self) -> String {
         match self {
             PrCase::Rtx0 => "rtx:0".into(),
@@ -707,24 +716,40 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
     );
     assert_eq!(relay.new_tsns(), n, "one DATA chunk per message");
     assert!(chosen.is_subset(&dropped_first), "{chosen:?} all dropped");
+    // Abandoned yet delivered: a message still unacknowledged when T3
+    // expires for a lost tail is marked for retransmission with it (RFC 9260
+    // 6.3.3 E3) and so abandoned (RFC 3758 3.5 A1) even if its SACK was only
+    // delayed (pion delays it up to 200 ms). Legitimate, reported here.
+    let spurious: BTreeSet<u64> = abandoned.intersection(&received).copied().collect();
+    if !spurious.is_empty() {
+        eprintln!("abandoned, and delivered all the same: {spurious:?}");
+    }
     match case {
         PrCase::Rtx0 => {
-            // Never retransmitted: exactly the dropped ones are abandoned.
+            // Never retransmitted: every dropped message is abandoned, and
+            // every other one arrives.
             assert_eq!(relay.retransmitted(), Vec::<u32>::new());
-            assert_eq!(abandoned, dropped_first);
+            assert!(dropped_first.is_subset(&abandoned), "{abandoned:?}");
+            assert_eq!(
+                received,
+                all(n).difference(&dropped_first).copied().collect(),
+                "{line}"
+            );
         }
         PrCase::Ttl(_) => {
             // The chosen ones can only expire; a message dropped with them
             // (bundled) may have been retransmitted in time.
             assert!(chosen.is_subset(&abandoned), "{abandoned:?}");
-            assert!(abandoned.is_subset(&dropped_any), "{abandoned:?}");
+            assert!(received.is_disjoint(&chosen), "{line}");
+            let never_dropped = all(n).difference(&dropped_any).copied().collect();
+            assert!(received.is_superset(&never_dropped), "{line}");
         }
     }
-    // The peer got every other message exactly once (it fails on a
-    // duplicate), and never an abandoned one: messages after the holes too.
+    // Every message arrived exactly once (the peer fails on a duplicate) or
+    // was reported abandoned: messages after the holes too, so no stall.
     assert_eq!(
-        received,
-        all(n).difference(&abandoned).copied().collect(),
+        received.union(&abandoned).copied().collect::<BTreeSet<u64>>(),
+        all(n),
         "{line}"
     );
     assert_eq!(stats.messages_abandoned, abandoned.len() as u64);
@@ -739,10 +764,14 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
 async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: &[u64]) {
     let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
+    let rule = match peer {
+        "pion" => case.bounded_rule(Side::B, chosen),
+        _ => case.rule(Side::B, chosen),
+    };
     let relay = Relay::start(
         format!("127.0.0.1:{our_port}").parse().unwrap(),
         format!("127.0.0.1:{peer_port}").parse().unwrap(),
-        case.rule(Side::B, chosen),
+        rule,
     );
     let capture = Capture::start(
         &format!("{peer}-pr-send"),
@@ -764,6 +793,11 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
     ];
     args.extend(peer_rto(peer));
     let sender = spawn(&bin, &args);
+    // pion v1.11.3 never abandons a timed message once sent: its lifetime is
+    // measured from `since`, which every (re)transmission sets to now just
+    // before checkPartialReliabilityStatus (association.go). So no FORWARD
+    // TSN comes; what it does instead is asserted below.
+    let pion_timed = peer == "pion" && matches!(case, PrCase::Ttl(_));
     let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
         .await
         .expect("the peer's INIT")
@@ -788,7 +822,7 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
         let dropped: BTreeSet<u64> = relay.dropped().iter().map(|d| d.ordinal).collect();
         let accounted = received.union(&dropped).count() as u64;
         let fwd = assoc.stats().map_or(0, |s| s.forward_tsns_received);
-        if accounted == n && fwd > 0 {
+        if (pion_timed && received.len() as u64 == n) || (accounted == n && fwd > 0) {
             break;
         }
         assert!(
@@ -819,6 +853,20 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
     assert_eq!(relay.new_tsns(), n, "one DATA chunk per message");
     assert!(chosen.is_subset(&dropped_first), "{chosen:?} all dropped");
     let lost: BTreeSet<u64> = all(n).difference(&received).copied().collect();
+    if pion_timed {
+        // pion's limitation (above): the chosen messages were sent again
+        // past their lifetime and delivered; no FORWARD TSN at all.
+        assert!(
+            relay.dropped().iter().any(|d| !d.first),
+            "retransmissions were dropped too"
+        );
+        assert_eq!(lost, BTreeSet::new(), "pion delivers every timed message");
+        assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
+        let (packets, fwd) = capture.finish_counting(&[(FORWARD_TSN, peer_port)]);
+        assert!(packets > 2 * n as usize, "{packets} packets");
+        assert_eq!(fwd[0], 0, "tshark sees a FORWARD TSN from pion");
+        return;
+    }
     match case {
         PrCase::Rtx0 => assert_eq!(lost, dropped_first, "exactly the dropped ones are missing"),
         PrCase::Ttl(_) => {
@@ -827,9 +875,11 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
         }
     }
     if peer == "usrsctp" {
-        // usrsctp reports abandoned messages (SCTP_SEND_FAILED_EVENT): they
-        // are exactly the ones Brisk did not receive.
-        assert_eq!(id_list(&line, "abandoned="), lost, "{line}");
+        // usrsctp reports abandoned messages (SCTP_SEND_FAILED_EVENT):
+        // every one Brisk did not receive (and maybe one whose SACK was
+        // late, see brisk_sends_pr).
+        let abandoned = id_list(&line, "abandoned=");
+        assert!(lost.is_subset(&abandoned), "{line}");
     }
     assert!(stats.forward_tsns_received > 0, "{stats:?}");
     let (packets, fwd) = capture.finish_counting(&[(FORWARD_TSN, peer_port)]);
