@@ -239,7 +239,14 @@ impl Drop for Relay {
     }
 }
 
-fn relay(socket: UdpSocket, a: SocketAddr, b: SocketAddr, rule: Rule, log: &Mutex<Log>, stop: &AtomicBool) {
+fn relay(
+    socket: UdpSocket,
+    a: SocketAddr,
+    b: SocketAddr,
+    rule: Rule,
+    log: &Mutex<Log>,
+    stop: &AtomicBool,
+) {
     let mut counter = Counter::default();
     let mut buf = vec![0u8; 65536];
     while !stop.load(Ordering::Relaxed) {

@@ -190,8 +190,11 @@ impl Capture {
             "0",
             "capturing on loopback needs root (CI and scripts/test run as root)"
         );
+        // Unique per capture: tests running at once may share a name.
+        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let file = std::env::temp_dir().join(format!(
-            "brisk-interop-{name}-{}.pcapng",
+            "brisk-interop-{name}-{}-{seq}.pcapng",
             std::process::id()
         ));
         let filter = ports
@@ -240,7 +243,9 @@ impl Capture {
         let counts = queries
             .iter()
             .map(|&(typ, port)| {
-                self.count(&format!("sctp.chunk_type == {typ} && udp.srcport == {port}"))
+                self.count(&format!(
+                    "sctp.chunk_type == {typ} && udp.srcport == {port}"
+                ))
             })
             .collect();
         let _ = std::fs::remove_file(&self.file);
@@ -559,7 +564,9 @@ const FORWARD_TSN: u8 = 192;
 
 /// PRGEN(i) of PROTOCOL.md: stream 0, unordered, PPID 1000 + i, 100 bytes.
 fn pr_payload(i: u64) -> Vec<u8> {
-    (0..100u64).map(|j| ((i * 131 + j * 7) % 256) as u8).collect()
+    (0..100u64)
+        .map(|j| ((i * 131 + j * 7) % 256) as u8)
+        .collect()
 }
 
 fn pr_config() -> Config {
@@ -591,9 +598,16 @@ fn all(n: u64) -> BTreeSet<u64> {
 /// tail losses are found in a fraction of a second.
 fn peer_rto(peer: &str) -> Vec<String> {
     match peer {
-        "usrsctp" => ["--rto-min", "200", "--rto-initial", "500", "--rto-max", "2000"]
-            .map(String::from)
-            .to_vec(),
+        "usrsctp" => [
+            "--rto-min",
+            "200",
+            "--rto-initial",
+            "500",
+            "--rto-max",
+            "2000",
+        ]
+        .map(String::from)
+        .to_vec(),
         _ => Vec::new(),
     }
 }
@@ -748,7 +762,10 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
     // Every message arrived exactly once (the peer fails on a duplicate) or
     // was reported abandoned: messages after the holes too, so no stall.
     assert_eq!(
-        received.union(&abandoned).copied().collect::<BTreeSet<u64>>(),
+        received
+            .union(&abandoned)
+            .copied()
+            .collect::<BTreeSet<u64>>(),
         all(n),
         "{line}"
     );
