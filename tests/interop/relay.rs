@@ -158,6 +158,7 @@ struct Log {
     /// Retransmitted TSNs the ruled side sent, forwarded or not.
     retransmitted: Vec<u32>,
     new_tsns: u64,
+    highest: Option<u32>,
 }
 
 /// The relay: a thread forwarding between A and B until dropped.
@@ -225,6 +226,11 @@ impl Relay {
         self.lock().new_tsns
     }
 
+    /// The highest TSN the ruled side sent, once it sent DATA.
+    pub fn highest_tsn(&self) -> Option<u32> {
+        self.lock().highest
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Log> {
         self.log.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -264,6 +270,7 @@ fn relay(
             let v = counter.classify(packet, Some(&rule));
             let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
             l.new_tsns += v.new.len() as u64;
+            l.highest = counter.highest;
             l.retransmitted.extend(&v.retransmitted);
             if v.drop {
                 l.dropped_packets += 1;
@@ -425,6 +432,7 @@ mod relay_tests {
         );
         assert_eq!(relay.retransmitted(), [51]);
         assert_eq!(relay.new_tsns(), 3);
+        assert_eq!(relay.highest_tsn(), Some(52));
         assert_eq!(relay.dropped_packets(), 1);
     }
 }

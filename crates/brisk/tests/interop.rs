@@ -236,18 +236,11 @@ impl Capture {
         sctp
     }
 
-    /// Like `finish`, and also counts, for each `(chunk type, UDP source
-    /// port)`, the packets from that port carrying a chunk of that type.
-    fn finish_counting(mut self, queries: &[(u8, u16)]) -> (usize, Vec<usize>) {
+    /// Like `finish`, and also counts the packets matching each tshark
+    /// display filter.
+    fn finish_counting(mut self, filters: &[String]) -> (usize, Vec<usize>) {
         let sctp = self.stop_and_check();
-        let counts = queries
-            .iter()
-            .map(|&(typ, port)| {
-                self.count(&format!(
-                    "sctp.chunk_type == {typ} && udp.srcport == {port}"
-                ))
-            })
-            .collect();
+        let counts = filters.iter().map(|f| self.count(f)).collect();
         let _ = std::fs::remove_file(&self.file);
         (sctp, counts)
     }
@@ -562,6 +555,20 @@ use relay::{Relay, Rule, Side};
 /// FORWARD TSN (RFC 3758 3.2).
 const FORWARD_TSN: u8 = 192;
 
+/// A tshark filter: packets from `port` carrying a chunk of type `typ`.
+fn chunks_from(typ: u8, port: u16) -> String {
+    format!("sctp.chunk_type == {typ} && udp.srcport == {port}")
+}
+
+/// A tshark filter: SACK or SHUTDOWN chunks from `port` acknowledging
+/// `tsn` cumulatively.
+fn acked_by(tsn: u32, port: u16) -> String {
+    format!(
+        "(sctp.sack_cumulative_tsn_ack == {tsn} || sctp.shutdown_cumulative_tsn_ack == {tsn}) \
+         && udp.srcport == {port}"
+    )
+}
+
 /// PRGEN(i) of PROTOCOL.md: stream 0, unordered, PPID 1000 + i, 100 bytes.
 fn pr_payload(i: u64) -> Vec<u8> {
     (0..100u64)
@@ -771,9 +778,19 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
     );
     assert_eq!(stats.messages_abandoned, abandoned.len() as u64);
     assert!(stats.forward_tsns_sent > 0, "{stats:?}");
-    let (packets, fwd) = capture.finish_counting(&[(FORWARD_TSN, our_port)]);
+    let last = relay.highest_tsn().expect("Brisk sent DATA");
+    let (packets, counts) = capture.finish_counting(&[
+        chunks_from(FORWARD_TSN, our_port),
+        acked_by(last, peer_port),
+    ]);
     assert!(packets > 2 * n as usize, "{packets} packets");
-    assert!(fwd[0] > 0, "tshark sees no FORWARD TSN from Brisk");
+    assert!(counts[0] > 0, "tshark sees no FORWARD TSN from Brisk");
+    // On the wire: the peer's cumulative TSN ack reached Brisk's last TSN,
+    // past every hole (tshark shows absolute TSNs by default).
+    assert!(
+        counts[1] > 0,
+        "tshark sees no SACK or SHUTDOWN from {peer} acknowledging TSN {last} cumulatively"
+    );
 }
 
 /// (b), (c): the peer (`pr-send`) sends `n` PRGEN messages, one every
@@ -870,6 +887,11 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
     assert_eq!(relay.new_tsns(), n, "one DATA chunk per message");
     assert!(chosen.is_subset(&dropped_first), "{chosen:?} all dropped");
     let lost: BTreeSet<u64> = all(n).difference(&received).copied().collect();
+    let last = relay.highest_tsn().expect("the peer sent DATA");
+    let filters = [
+        chunks_from(FORWARD_TSN, peer_port),
+        acked_by(last, our_port),
+    ];
     if pion_timed {
         // pion's limitation (above): the chosen messages were sent again
         // past their lifetime and delivered; no FORWARD TSN at all.
@@ -879,9 +901,13 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
         );
         assert_eq!(lost, BTreeSet::new(), "pion delivers every timed message");
         assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
-        let (packets, fwd) = capture.finish_counting(&[(FORWARD_TSN, peer_port)]);
+        let (packets, counts) = capture.finish_counting(&filters);
         assert!(packets > 2 * n as usize, "{packets} packets");
-        assert_eq!(fwd[0], 0, "tshark sees a FORWARD TSN from pion");
+        assert_eq!(counts[0], 0, "tshark sees a FORWARD TSN from pion");
+        assert!(
+            counts[1] > 0,
+            "no SACK or SHUTDOWN from Brisk acks TSN {last}"
+        );
         return;
     }
     match case {
@@ -899,9 +925,15 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
         assert!(lost.is_subset(&abandoned), "{line}");
     }
     assert!(stats.forward_tsns_received > 0, "{stats:?}");
-    let (packets, fwd) = capture.finish_counting(&[(FORWARD_TSN, peer_port)]);
+    let (packets, counts) = capture.finish_counting(&filters);
     assert!(packets > 2 * n as usize, "{packets} packets");
-    assert!(fwd[0] > 0, "tshark sees no FORWARD TSN from {peer}");
+    assert!(counts[0] > 0, "tshark sees no FORWARD TSN from {peer}");
+    // On the wire: Brisk's cumulative TSN ack reached the peer's last TSN,
+    // past every hole the FORWARD TSNs skipped.
+    assert!(
+        counts[1] > 0,
+        "tshark sees no SACK or SHUTDOWN from Brisk acknowledging TSN {last} cumulatively"
+    );
 }
 
 /// Chosen losses: two adjacent, one alone, and the last message (found only
