@@ -569,6 +569,11 @@ fn acked_by(tsn: u32, port: u16) -> String {
     )
 }
 
+/// `--order` of pr-send and pr-recv.
+fn order_arg(ordered: bool) -> &'static str {
+    if ordered { "ordered" } else { "unordered" }
+}
+
 /// PRGEN(i) of PROTOCOL.md: stream 0, unordered, PPID 1000 + i, 100 bytes.
 fn pr_payload(i: u64) -> Vec<u8> {
     (0..100u64)
@@ -664,7 +669,13 @@ impl PrCase {
 
 /// (a), (c): Brisk sends `n` PRGEN messages, one every `every`, through the
 /// relay dropping the chosen ones; the peer (`pr-recv`) reports what arrived.
-async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chosen: &[u64]) {
+async fn brisk_sends_pr(
+    peer: &str,
+    (case, ordered): (PrCase, bool),
+    n: u64,
+    every: Duration,
+    chosen: &[u64],
+) {
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let relay = Relay::start(
@@ -682,6 +693,8 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
         format!("127.0.0.1:{peer_port}"),
         "--count".into(),
         n.to_string(),
+        "--order".into(),
+        order_arg(ordered).into(),
     ];
     args.extend(peer_rto(peer));
     let receiver = spawn(&bin, &args);
@@ -697,7 +710,7 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
     for i in 0..n {
         let opts = SendOptions {
             ppid: 1000 + i as u32,
-            unordered: true,
+            unordered: !ordered,
             immediate_sack: false,
             reliability: case.reliability(),
         };
@@ -782,9 +795,18 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
     let (packets, counts) = capture.finish_counting(&[
         chunks_from(FORWARD_TSN, our_port),
         acked_by(last, peer_port),
+        format!(
+            "{} && sctp.forward_tsn_sid == 0",
+            chunks_from(FORWARD_TSN, our_port)
+        ),
     ]);
     assert!(packets > 2 * n as usize, "{packets} packets");
     assert!(counts[0] > 0, "tshark sees no FORWARD TSN from Brisk");
+    // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2).
+    assert!(
+        !ordered || counts[2] > 0,
+        "no FORWARD TSN from Brisk lists stream 0"
+    );
     // On the wire: the peer's cumulative TSN ack reached Brisk's last TSN,
     // past every hole (tshark shows absolute TSNs by default).
     assert!(
@@ -795,7 +817,13 @@ async fn brisk_sends_pr(peer: &str, case: PrCase, n: u64, every: Duration, chose
 
 /// (b), (c): the peer (`pr-send`) sends `n` PRGEN messages, one every
 /// `every_ms`, through the relay dropping the chosen ones; Brisk receives.
-async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: &[u64]) {
+async fn peer_sends_pr(
+    peer: &str,
+    (case, ordered): (PrCase, bool),
+    n: u64,
+    every_ms: u64,
+    chosen: &[u64],
+) {
     let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let rule = match peer {
@@ -822,6 +850,8 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
         n.to_string(),
         "--pr".into(),
         case.peer_arg(),
+        "--order".into(),
+        order_arg(ordered).into(),
         "--every".into(),
         every_ms.to_string(),
     ];
@@ -843,6 +873,11 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
         let i = u64::from(m.ppid.wrapping_sub(1000));
         assert!(i < n, "PPID {}", m.ppid);
         assert_eq!((m.stream_id, &m.payload[..]), (0, &pr_payload(i)[..]));
+        assert_eq!(m.unordered, !ordered, "message {i}");
+        // Ordered: skipped messages leave gaps, never reorderings.
+        if ordered && let Some(&last) = received.last() {
+            assert!(i > last, "message {i} after {last} on an ordered stream");
+        }
         assert!(received.insert(i), "message {i} delivered twice");
     };
     // Until every message has arrived or was dropped (and not delivered
@@ -891,6 +926,10 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
     let filters = [
         chunks_from(FORWARD_TSN, peer_port),
         acked_by(last, our_port),
+        format!(
+            "{} && sctp.forward_tsn_sid == 0",
+            chunks_from(FORWARD_TSN, peer_port)
+        ),
     ];
     if pion_timed {
         // pion's limitation (above): the chosen messages were sent again
@@ -928,6 +967,10 @@ async fn peer_sends_pr(peer: &str, case: PrCase, n: u64, every_ms: u64, chosen: 
     let (packets, counts) = capture.finish_counting(&filters);
     assert!(packets > 2 * n as usize, "{packets} packets");
     assert!(counts[0] > 0, "tshark sees no FORWARD TSN from {peer}");
+    assert!(
+        !ordered || counts[2] > 0,
+        "no FORWARD TSN from {peer} lists stream 0"
+    );
     // On the wire: Brisk's cumulative TSN ack reached the peer's last TSN,
     // past every hole the FORWARD TSNs skipped.
     assert!(
@@ -955,13 +998,22 @@ macro_rules! pr_matrix {
     };
 }
 
+/// Unordered (the brief's case) and ordered: then the FORWARD TSN must also
+/// carry the stream's skipped SSN (RFC 3758 3.2), or the stream stalls.
+const UNORDERED: bool = false;
+const ORDERED: bool = true;
+
 pr_matrix! {
-    brisk_pr_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", PrCase::Rtx0, PR_N, Duration::from_millis(10), PR_DROPS);
-    usrsctp_pr_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", PrCase::Rtx0, PR_N, 10, PR_DROPS);
-    brisk_pr_rtx0_to_pion_under_loss: brisk_sends_pr("pion", PrCase::Rtx0, PR_N, Duration::from_millis(10), PR_DROPS);
-    pion_pr_rtx0_to_brisk_under_loss: peer_sends_pr("pion", PrCase::Rtx0, PR_N, 10, PR_DROPS);
-    brisk_pr_ttl_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", PrCase::Ttl(200), TTL_N, Duration::from_millis(20), TTL_DROPS);
-    usrsctp_pr_ttl_to_brisk_under_loss: peer_sends_pr("usrsctp", PrCase::Ttl(200), TTL_N, 20, TTL_DROPS);
-    brisk_pr_ttl_to_pion_under_loss: brisk_sends_pr("pion", PrCase::Ttl(200), TTL_N, Duration::from_millis(20), TTL_DROPS);
-    pion_pr_ttl_to_brisk_under_loss: peer_sends_pr("pion", PrCase::Ttl(200), TTL_N, 20, TTL_DROPS);
+    brisk_pr_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", (PrCase::Rtx0, UNORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
+    usrsctp_pr_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", (PrCase::Rtx0, UNORDERED), PR_N, 10, PR_DROPS);
+    brisk_pr_rtx0_to_pion_under_loss: brisk_sends_pr("pion", (PrCase::Rtx0, UNORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
+    pion_pr_rtx0_to_brisk_under_loss: peer_sends_pr("pion", (PrCase::Rtx0, UNORDERED), PR_N, 10, PR_DROPS);
+    brisk_pr_ttl_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", (PrCase::Ttl(200), UNORDERED), TTL_N, Duration::from_millis(20), TTL_DROPS);
+    usrsctp_pr_ttl_to_brisk_under_loss: peer_sends_pr("usrsctp", (PrCase::Ttl(200), UNORDERED), TTL_N, 20, TTL_DROPS);
+    brisk_pr_ttl_to_pion_under_loss: brisk_sends_pr("pion", (PrCase::Ttl(200), UNORDERED), TTL_N, Duration::from_millis(20), TTL_DROPS);
+    pion_pr_ttl_to_brisk_under_loss: peer_sends_pr("pion", (PrCase::Ttl(200), UNORDERED), TTL_N, 20, TTL_DROPS);
+    brisk_pr_rtx0_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", (PrCase::Rtx0, ORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
+    usrsctp_pr_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", (PrCase::Rtx0, ORDERED), PR_N, 10, PR_DROPS);
+    brisk_pr_rtx0_ordered_to_pion_under_loss: brisk_sends_pr("pion", (PrCase::Rtx0, ORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
+    pion_pr_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("pion", (PrCase::Rtx0, ORDERED), PR_N, 10, PR_DROPS);
 }

@@ -39,9 +39,9 @@ func prGen(i uint64) []byte {
 
 func prUsage() {
 	fmt.Fprintln(os.Stderr, `usage:
-  pion-peer pr-recv --bind 127.0.0.1:UDP --count N
+  pion-peer pr-recv --bind 127.0.0.1:UDP --count N [--order unordered|ordered]
   pion-peer pr-send --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP --count N
-                    --pr rtx:R|ttl:MS [--every MS]`)
+                    --pr rtx:R|ttl:MS [--every MS] [--order unordered|ordered]`)
 	os.Exit(2)
 }
 
@@ -50,6 +50,7 @@ func prMain(role string, args []string) {
 	fs := flag.NewFlagSet(role, flag.ExitOnError)
 	bind := fs.String("bind", "", "local UDP address")
 	count := fs.Uint64("count", 0, "number of messages")
+	order := fs.String("order", "unordered", "unordered|ordered")
 	connect, policy, every := new(string), new(string), new(float64)
 	if role == "pr-send" {
 		connect = fs.String("connect", "", "remote UDP address")
@@ -57,18 +58,21 @@ func prMain(role string, args []string) {
 		every = fs.Float64("every", 0, "ms between messages")
 	}
 	_ = fs.Parse(args)
-	if *bind == "" || *count == 0 || *count > 100000 || fs.NArg() != 0 || *every < 0 {
+	if *bind == "" || *count == 0 || *count > 100000 || fs.NArg() != 0 || *every < 0 ||
+		(*order != "ordered" && *order != "unordered") {
 		prUsage()
 	}
+	ordered := *order == "ordered"
 	if role == "pr-recv" {
-		runPrRecv(*bind, *count)
+		runPrRecv(*bind, *count, ordered)
 		return
 	}
 	relType, relVal, ok := parsePolicy(*policy)
 	if *connect == "" || !ok {
 		prUsage()
 	}
-	runPrSend(*bind, *connect, *count, relType, relVal, time.Duration(*every*float64(time.Millisecond)))
+	runPrSend(*bind, *connect, *count, ordered, relType, relVal,
+		time.Duration(*every*float64(time.Millisecond)))
 }
 
 func parsePolicy(s string) (byte, uint32, bool) {
@@ -86,7 +90,9 @@ func parsePolicy(s string) (byte, uint32, bool) {
 	return 0, 0, false
 }
 
-func runPrSend(bind, connect string, count uint64, relType byte, relVal uint32, every time.Duration) {
+func runPrSend(bind, connect string, count uint64, ordered bool, relType byte, relVal uint32,
+	every time.Duration,
+) {
 	laddr, err := net.ResolveUDPAddr("udp", bind)
 	if err != nil {
 		fail("bad --bind: %v", err)
@@ -115,7 +121,7 @@ func runPrSend(bind, connect string, count uint64, relType byte, relVal uint32, 
 	if err != nil {
 		fail("open stream 0: %v", err)
 	}
-	s.SetReliabilityParams(true, relType, relVal)
+	s.SetReliabilityParams(!ordered, relType, relVal)
 	t0 := time.Now()
 	for i := range count {
 		time.Sleep(time.Until(t0.Add(time.Duration(i) * every)))
@@ -143,7 +149,7 @@ func runPrSend(bind, connect string, count uint64, relType byte, relVal uint32, 
 	finish(0, "SENT count=%d", count)
 }
 
-func runPrRecv(bind string, count uint64) {
+func runPrRecv(bind string, count uint64, ordered bool) {
 	laddr, err := net.ResolveUDPAddr("udp", bind)
 	if err != nil {
 		fail("bad --bind: %v", err)
@@ -168,6 +174,7 @@ func runPrRecv(bind string, count uint64) {
 	var (
 		mu       sync.Mutex
 		received = map[uint64]bool{}
+		next     uint64 // ordered: skipped messages leave gaps, never reorderings
 		wg       sync.WaitGroup
 	)
 	read := func(s *sctp.Stream) {
@@ -195,6 +202,10 @@ func runPrRecv(bind string, count uint64) {
 			if received[i] {
 				fail("message %d received twice", i)
 			}
+			if ordered && i < next {
+				fail("message %d after message %d on an ordered stream", i, next-1)
+			}
+			next = i + 1
 			received[i] = true
 			mu.Unlock()
 		}

@@ -1583,13 +1583,13 @@ static int run_msg_recv(const struct opts *o)
 /* ------------------------------------------------------------------------ */
 
 /*
- *   peer pr-recv --bind 127.0.0.1:UDP --count N
+ *   peer pr-recv --bind 127.0.0.1:UDP --count N [--order unordered|ordered]
  *   peer pr-send --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP --count N
- *                --pr rtx:R|ttl:MS [--every MS]
+ *                --pr rtx:R|ttl:MS [--every MS] [--order unordered|ordered]
  *   (both also take --rto-min/--rto-initial/--rto-max MS)
  *
- * PRGEN(i): stream 0, unordered, PPID 1000 + i, 100 bytes, byte j =
- * (i*131 + j*7) mod 256.  Both roles require PR-SCTP to be negotiated
+ * PRGEN(i): stream 0, unordered (or ordered with --order ordered), PPID
+ * 1000 + i, 100 bytes, byte j = (i*131 + j*7) mod 256.  Both roles require PR-SCTP to be negotiated
  * (SCTP_PR_SUPPORTED, which usrsctp offers by default, is also set here).
  * The association is always ended by the other side (graceful shutdown).
  */
@@ -1601,6 +1601,7 @@ struct pr_opts {
 	uint16_t policy;         /* SCTP_PR_SCTP_RTX or SCTP_PR_SCTP_TTL */
 	uint32_t value;          /* retransmissions, or lifetime in ms */
 	double every_ms;
+	int ordered;             /* --order ordered */
 };
 
 static void pr_parse(int argc, char **argv, struct pr_opts *p, int sender)
@@ -1636,6 +1637,11 @@ static void pr_parse(int argc, char **argv, struct pr_opts *p, int sender)
 			else
 				usage("bad --pr (rtx:R or ttl:MS)");
 			p->value = (uint32_t)v;
+		} else if (strcmp(name, "--order") == 0) {
+			if (strcmp(val, "ordered") == 0)
+				p->ordered = 1;
+			else if (strcmp(val, "unordered") != 0)
+				usage("bad --order (unordered or ordered)");
 		} else if (strcmp(name, "--every") == 0 && sender) {
 			if (parse_ms(val, &p->every_ms) != 0)
 				usage("bad --every");
@@ -1743,7 +1749,7 @@ static int run_pr_send(const struct pr_opts *p)
 		memset(&spa, 0, sizeof(spa));
 		spa.sendv_flags = SCTP_SEND_SNDINFO_VALID | SCTP_SEND_PRINFO_VALID;
 		spa.sendv_sndinfo.snd_sid = 0;
-		spa.sendv_sndinfo.snd_flags = SCTP_UNORDERED;
+		spa.sendv_sndinfo.snd_flags = p->ordered ? 0 : SCTP_UNORDERED;
 		spa.sendv_sndinfo.snd_ppid = htonl((uint32_t)(1000 + i));
 		spa.sendv_prinfo.pr_policy = p->policy;
 		spa.sendv_prinfo.pr_value = p->value;
@@ -1814,7 +1820,7 @@ static int run_pr_recv(const struct pr_opts *p)
 	struct socket *lsock, *conn;
 	struct msg m;
 	uint8_t expect[PR_SIZE], *seen;
-	uint64_t received = 0;
+	uint64_t received = 0, next = 0;
 	int closed = 0;
 
 	stack_init(ntohs(o->bind_addr.sin_port));
@@ -1863,9 +1869,15 @@ static int run_pr_recv(const struct pr_opts *p)
 			i = ppid - 1000;
 			if (seen[i])
 				fail("message %" PRIu64 " received twice", i);
-			if (m.info.rcv_sid != 0 || !(m.info.rcv_flags & SCTP_UNORDERED))
-				fail("message %" PRIu64 ": stream %u, %s (expected 0, unordered)", i,
-				    m.info.rcv_sid, m.info.rcv_flags & SCTP_UNORDERED ? "unordered" : "ordered");
+			if (m.info.rcv_sid != 0 || ((m.info.rcv_flags & SCTP_UNORDERED) == 0) != p->ordered)
+				fail("message %" PRIu64 ": stream %u, %s (expected 0, %s)", i,
+				    m.info.rcv_sid, m.info.rcv_flags & SCTP_UNORDERED ? "unordered" : "ordered",
+				    p->ordered ? "ordered" : "unordered");
+			/* Ordered: skipped messages leave gaps, never reorderings. */
+			if (p->ordered && i < next)
+				fail("message %" PRIu64 " after message %" PRIu64 " on an ordered stream",
+				    i, next - 1);
+			next = i + 1;
 			gen_bytes(i, 0, expect, PR_SIZE);
 			if (m.len != PR_SIZE || memcmp(m.buf, expect, PR_SIZE) != 0)
 				fail("message %" PRIu64 ": %zu bytes, differing from PRGEN", i, m.len);
