@@ -574,11 +574,59 @@ fn order_arg(ordered: bool) -> &'static str {
     if ordered { "ordered" } else { "unordered" }
 }
 
-/// PRGEN(i) of PROTOCOL.md: stream 0, unordered, PPID 1000 + i, 100 bytes.
-fn pr_payload(i: u64) -> Vec<u8> {
-    (0..100u64)
+/// PRGEN(i) of PROTOCOL.md: stream 0, PPID 1000 + i, `size` bytes.
+fn pr_payload(i: u64, size: usize) -> Vec<u8> {
+    (0..size as u64)
         .map(|j| ((i * 131 + j * 7) % 256) as u8)
         .collect()
+}
+
+/// One partial-reliability run under loss.
+#[derive(Clone, Copy, Debug)]
+struct Pr {
+    case: PrCase,
+    ordered: bool,
+    /// PRGEN's size: 100 bytes fit one DATA chunk; 2000 bytes take two
+    /// with any of the three stacks' path MTU on loopback over UDP.
+    size: usize,
+    /// DATA chunks per message (asserted from the relay's count).
+    fragments: u64,
+    n: u64,
+    every_ms: u64,
+    /// Ordinals of the sender's new TSNs whose packets are dropped.
+    drops: &'static [u64],
+}
+
+/// Messages dropped, from the relay's TSN ordinals.
+struct DroppedMessages {
+    /// Chosen by the rule.
+    chosen: BTreeSet<u64>,
+    /// The first transmission of some fragment was dropped.
+    first: BTreeSet<u64>,
+    /// Some transmission of some fragment was dropped.
+    any: BTreeSet<u64>,
+}
+
+impl Pr {
+    fn dropped_messages(&self, relay: &Relay) -> DroppedMessages {
+        assert_eq!(
+            relay.new_tsns(),
+            self.n * self.fragments,
+            "{} DATA chunk(s) per message",
+            self.fragments
+        );
+        let chosen_ordinals: BTreeSet<u64> = self.drops.iter().copied().collect();
+        assert!(
+            chosen_ordinals.is_subset(&relay.dropped_first()),
+            "{chosen_ordinals:?} all dropped"
+        );
+        let msg = |o: u64| o / self.fragments;
+        DroppedMessages {
+            chosen: self.drops.iter().map(|&o| msg(o)).collect(),
+            first: relay.dropped_first().into_iter().map(msg).collect(),
+            any: relay.dropped().iter().map(|d| msg(d.ordinal)).collect(),
+        }
+    }
 }
 
 fn pr_config() -> Config {
@@ -669,13 +717,16 @@ impl PrCase {
 
 /// (a), (c): Brisk sends `n` PRGEN messages, one every `every`, through the
 /// relay dropping the chosen ones; the peer (`pr-recv`) reports what arrived.
-async fn brisk_sends_pr(
-    peer: &str,
-    (case, ordered): (PrCase, bool),
-    n: u64,
-    every: Duration,
-    chosen: &[u64],
-) {
+async fn brisk_sends_pr(peer: &str, pr: Pr) {
+    let Pr {
+        case,
+        ordered,
+        size,
+        n,
+        every_ms,
+        drops: chosen,
+        ..
+    } = pr;
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let relay = Relay::start(
@@ -695,6 +746,8 @@ async fn brisk_sends_pr(
         n.to_string(),
         "--order".into(),
         order_arg(ordered).into(),
+        "--size".into(),
+        size.to_string(),
     ];
     args.extend(peer_rto(peer));
     let receiver = spawn(&bin, &args);
@@ -716,11 +769,11 @@ async fn brisk_sends_pr(
         };
         ids.push(
             assoc
-                .send(0, Bytes::from(pr_payload(i)), opts)
+                .send(0, Bytes::from(pr_payload(i, size)), opts)
                 .await
                 .expect("send"),
         );
-        tokio::time::sleep(every).await;
+        tokio::time::sleep(Duration::from_millis(every_ms)).await;
     }
     // Everything acknowledged, or abandoned and skipped by FORWARD TSN: no stall.
     tokio::time::timeout(Duration::from_secs(30), assoc.flush())
@@ -738,18 +791,18 @@ async fn brisk_sends_pr(
     let line = peer_output(receiver, &format!("{peer} pr-recv"));
     let received = id_list(&line, "ids=");
 
-    let chosen: BTreeSet<u64> = chosen.iter().copied().collect();
-    let dropped_first = relay.dropped_first();
-    let dropped_any: BTreeSet<u64> = relay.dropped().iter().map(|d| d.ordinal).collect();
+    let DroppedMessages {
+        chosen,
+        first: dropped_first,
+        any: dropped_any,
+    } = pr.dropped_messages(&relay);
     eprintln!(
-        "brisk -> {peer} {case:?}: dropped {:?}, abandoned {abandoned:?}, received {} of {n}, \
+        "brisk -> {peer} {pr:?}: dropped {:?}, abandoned {abandoned:?}, received {} of {n}, \
          {} FORWARD TSN sent",
         relay.dropped(),
         received.len(),
         stats.forward_tsns_sent
     );
-    assert_eq!(relay.new_tsns(), n, "one DATA chunk per message");
-    assert!(chosen.is_subset(&dropped_first), "{chosen:?} all dropped");
     // Abandoned yet delivered: a message still unacknowledged when T3
     // expires for a lost tail is marked for retransmission with it (RFC 9260
     // 6.3.3 E3) and so abandoned (RFC 3758 3.5 A1) even if its SACK was only
@@ -800,7 +853,7 @@ async fn brisk_sends_pr(
             chunks_from(FORWARD_TSN, our_port)
         ),
     ]);
-    assert!(packets > 2 * n as usize, "{packets} packets");
+    assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
     assert!(counts[0] > 0, "tshark sees no FORWARD TSN from Brisk");
     // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2).
     assert!(
@@ -817,13 +870,16 @@ async fn brisk_sends_pr(
 
 /// (b), (c): the peer (`pr-send`) sends `n` PRGEN messages, one every
 /// `every_ms`, through the relay dropping the chosen ones; Brisk receives.
-async fn peer_sends_pr(
-    peer: &str,
-    (case, ordered): (PrCase, bool),
-    n: u64,
-    every_ms: u64,
-    chosen: &[u64],
-) {
+async fn peer_sends_pr(peer: &str, pr: Pr) {
+    let Pr {
+        case,
+        ordered,
+        size,
+        n,
+        every_ms,
+        drops: chosen,
+        ..
+    } = pr;
     let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let rule = match peer {
@@ -854,6 +910,8 @@ async fn peer_sends_pr(
         order_arg(ordered).into(),
         "--every".into(),
         every_ms.to_string(),
+        "--size".into(),
+        size.to_string(),
     ];
     args.extend(peer_rto(peer));
     let sender = spawn(&bin, &args);
@@ -872,7 +930,7 @@ async fn peer_sends_pr(
     let take = |received: &mut BTreeSet<u64>, m: brisk::IncomingMessage| {
         let i = u64::from(m.ppid.wrapping_sub(1000));
         assert!(i < n, "PPID {}", m.ppid);
-        assert_eq!((m.stream_id, &m.payload[..]), (0, &pr_payload(i)[..]));
+        assert_eq!((m.stream_id, &m.payload[..]), (0, &pr_payload(i, size)[..]));
         assert_eq!(m.unordered, !ordered, "message {i}");
         // Ordered: skipped messages leave gaps, never reorderings.
         if ordered && let Some(&last) = received.last() {
@@ -888,7 +946,11 @@ async fn peer_sends_pr(
             take(&mut received, m);
             continue;
         }
-        let dropped: BTreeSet<u64> = relay.dropped().iter().map(|d| d.ordinal).collect();
+        let dropped: BTreeSet<u64> = relay
+            .dropped()
+            .iter()
+            .map(|d| d.ordinal / pr.fragments)
+            .collect();
         let accounted = received.union(&dropped).count() as u64;
         let fwd = assoc.stats().map_or(0, |s| s.forward_tsns_received);
         if (pion_timed && received.len() as u64 == n) || (accounted == n && fwd > 0) {
@@ -910,17 +972,17 @@ async fn peer_sends_pr(
     let line = peer_output(sender, &format!("{peer} pr-send"));
     assert!(line.starts_with(&format!("SENT count={n}")), "{line}");
 
-    let chosen: BTreeSet<u64> = chosen.iter().copied().collect();
-    let dropped_first = relay.dropped_first();
-    let dropped_any: BTreeSet<u64> = relay.dropped().iter().map(|d| d.ordinal).collect();
+    let DroppedMessages {
+        chosen,
+        first: dropped_first,
+        any: dropped_any,
+    } = pr.dropped_messages(&relay);
     eprintln!(
-        "{peer} -> brisk {case:?}: dropped {:?}, received {} of {n}, {} FORWARD TSN received; {line}",
+        "{peer} -> brisk {pr:?}: dropped {:?}, received {} of {n}, {} FORWARD TSN received; {line}",
         relay.dropped(),
         received.len(),
         stats.forward_tsns_received
     );
-    assert_eq!(relay.new_tsns(), n, "one DATA chunk per message");
-    assert!(chosen.is_subset(&dropped_first), "{chosen:?} all dropped");
     let lost: BTreeSet<u64> = all(n).difference(&received).copied().collect();
     let last = relay.highest_tsn().expect("the peer sent DATA");
     let filters = [
@@ -941,7 +1003,7 @@ async fn peer_sends_pr(
         assert_eq!(lost, BTreeSet::new(), "pion delivers every timed message");
         assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
         let (packets, counts) = capture.finish_counting(&filters);
-        assert!(packets > 2 * n as usize, "{packets} packets");
+        assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
         assert_eq!(counts[0], 0, "tshark sees a FORWARD TSN from pion");
         assert!(
             counts[1] > 0,
@@ -965,7 +1027,7 @@ async fn peer_sends_pr(
     }
     assert!(stats.forward_tsns_received > 0, "{stats:?}");
     let (packets, counts) = capture.finish_counting(&filters);
-    assert!(packets > 2 * n as usize, "{packets} packets");
+    assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
     assert!(counts[0] > 0, "tshark sees no FORWARD TSN from {peer}");
     assert!(
         !ordered || counts[2] > 0,
@@ -981,39 +1043,77 @@ async fn peer_sends_pr(
 
 /// Chosen losses: two adjacent, one alone, and the last message (found only
 /// by the retransmission timer).
-const PR_N: u64 = 40;
-const PR_DROPS: [u64; 4] = [3, 4, 17, 39];
+const PR_DROPS: &[u64] = &[3, 4, 17, 39];
+/// Two fragments a message: the second of message 3, the first of 10, both
+/// of 11, and the first of the last (its second arrives: a partial message
+/// the receiver must discard on FORWARD TSN).
+const FRAG_DROPS: &[u64] = &[7, 20, 22, 23, 78];
 /// Timed: a message every 20 ms, 200 ms lifetime.
-const TTL_N: u64 = 30;
-const TTL_DROPS: [u64; 3] = [5, 18, 29];
+const TTL_DROPS: &[u64] = &[5, 18, 29];
+
+const RTX0: Pr = Pr {
+    case: PrCase::Rtx0,
+    ordered: false,
+    size: 100,
+    fragments: 1,
+    n: 40,
+    every_ms: 10,
+    drops: PR_DROPS,
+};
+/// Unordered (the brief's case) and ordered: then the FORWARD TSN must also
+/// carry the stream's skipped SSN (RFC 3758 3.2), or the stream stalls.
+const RTX0_ORDERED: Pr = Pr {
+    ordered: true,
+    ..RTX0
+};
+const RTX0_FRAGMENTED: Pr = Pr {
+    size: 2000,
+    fragments: 2,
+    drops: FRAG_DROPS,
+    ..RTX0
+};
+const RTX0_FRAGMENTED_ORDERED: Pr = Pr {
+    ordered: true,
+    ..RTX0_FRAGMENTED
+};
+const TTL: Pr = Pr {
+    case: PrCase::Ttl(200),
+    n: 30,
+    every_ms: 20,
+    drops: TTL_DROPS,
+    ..RTX0
+};
 
 macro_rules! pr_matrix {
-    ($($name:ident: $f:ident($peer:literal, $case:expr, $n:expr, $every:expr, $drops:expr);)*) => {
+    ($($name:ident: $f:ident($peer:literal, $pr:expr);)*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
-                $f($peer, $case, $n, $every, &$drops).await;
+                $f($peer, $pr).await;
             }
         )*
     };
 }
 
-/// Unordered (the brief's case) and ordered: then the FORWARD TSN must also
-/// carry the stream's skipped SSN (RFC 3758 3.2), or the stream stalls.
-const UNORDERED: bool = false;
-const ORDERED: bool = true;
-
 pr_matrix! {
-    brisk_pr_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", (PrCase::Rtx0, UNORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
-    usrsctp_pr_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", (PrCase::Rtx0, UNORDERED), PR_N, 10, PR_DROPS);
-    brisk_pr_rtx0_to_pion_under_loss: brisk_sends_pr("pion", (PrCase::Rtx0, UNORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
-    pion_pr_rtx0_to_brisk_under_loss: peer_sends_pr("pion", (PrCase::Rtx0, UNORDERED), PR_N, 10, PR_DROPS);
-    brisk_pr_ttl_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", (PrCase::Ttl(200), UNORDERED), TTL_N, Duration::from_millis(20), TTL_DROPS);
-    usrsctp_pr_ttl_to_brisk_under_loss: peer_sends_pr("usrsctp", (PrCase::Ttl(200), UNORDERED), TTL_N, 20, TTL_DROPS);
-    brisk_pr_ttl_to_pion_under_loss: brisk_sends_pr("pion", (PrCase::Ttl(200), UNORDERED), TTL_N, Duration::from_millis(20), TTL_DROPS);
-    pion_pr_ttl_to_brisk_under_loss: peer_sends_pr("pion", (PrCase::Ttl(200), UNORDERED), TTL_N, 20, TTL_DROPS);
-    brisk_pr_rtx0_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", (PrCase::Rtx0, ORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
-    usrsctp_pr_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", (PrCase::Rtx0, ORDERED), PR_N, 10, PR_DROPS);
-    brisk_pr_rtx0_ordered_to_pion_under_loss: brisk_sends_pr("pion", (PrCase::Rtx0, ORDERED), PR_N, Duration::from_millis(10), PR_DROPS);
-    pion_pr_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("pion", (PrCase::Rtx0, ORDERED), PR_N, 10, PR_DROPS);
+    brisk_pr_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", RTX0);
+    usrsctp_pr_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0);
+    brisk_pr_rtx0_to_pion_under_loss: brisk_sends_pr("pion", RTX0);
+    pion_pr_rtx0_to_brisk_under_loss: peer_sends_pr("pion", RTX0);
+    brisk_pr_ttl_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", TTL);
+    usrsctp_pr_ttl_to_brisk_under_loss: peer_sends_pr("usrsctp", TTL);
+    brisk_pr_ttl_to_pion_under_loss: brisk_sends_pr("pion", TTL);
+    pion_pr_ttl_to_brisk_under_loss: peer_sends_pr("pion", TTL);
+    brisk_pr_rtx0_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", RTX0_ORDERED);
+    usrsctp_pr_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0_ORDERED);
+    brisk_pr_rtx0_ordered_to_pion_under_loss: brisk_sends_pr("pion", RTX0_ORDERED);
+    pion_pr_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("pion", RTX0_ORDERED);
+    brisk_pr_rtx0_fragmented_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", RTX0_FRAGMENTED);
+    usrsctp_pr_rtx0_fragmented_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0_FRAGMENTED);
+    brisk_pr_rtx0_fragmented_to_pion_under_loss: brisk_sends_pr("pion", RTX0_FRAGMENTED);
+    pion_pr_rtx0_fragmented_to_brisk_under_loss: peer_sends_pr("pion", RTX0_FRAGMENTED);
+    brisk_pr_rtx0_fragmented_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", RTX0_FRAGMENTED_ORDERED);
+    usrsctp_pr_rtx0_fragmented_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0_FRAGMENTED_ORDERED);
+    brisk_pr_rtx0_fragmented_ordered_to_pion_under_loss: brisk_sends_pr("pion", RTX0_FRAGMENTED_ORDERED);
+    pion_pr_rtx0_fragmented_ordered_to_brisk_under_loss: peer_sends_pr("pion", RTX0_FRAGMENTED_ORDERED);
 }

@@ -26,9 +26,10 @@ import (
 	"github.com/pion/sctp"
 )
 
-const prSize = 100
+// prSize is PRGEN's size in bytes (--size, default 100).
+var prSize = 100
 
-// prGen implements PRGEN(i): 100 bytes, byte j = (i*131 + j*7) mod 256.
+// prGen implements PRGEN(i): prSize bytes, byte j = (i*131 + j*7) mod 256.
 func prGen(i uint64) []byte {
 	p := make([]byte, prSize)
 	for j := range p {
@@ -40,8 +41,10 @@ func prGen(i uint64) []byte {
 func prUsage() {
 	fmt.Fprintln(os.Stderr, `usage:
   pion-peer pr-recv --bind 127.0.0.1:UDP --count N [--order unordered|ordered]
+                    [--size BYTES]
   pion-peer pr-send --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP --count N
-                    --pr rtx:R|ttl:MS [--every MS] [--order unordered|ordered]`)
+                    --pr rtx:R|ttl:MS [--every MS] [--order unordered|ordered]
+                    [--size BYTES]`)
 	os.Exit(2)
 }
 
@@ -51,6 +54,7 @@ func prMain(role string, args []string) {
 	bind := fs.String("bind", "", "local UDP address")
 	count := fs.Uint64("count", 0, "number of messages")
 	order := fs.String("order", "unordered", "unordered|ordered")
+	size := fs.Int("size", 100, "message size in bytes")
 	connect, policy, every := new(string), new(string), new(float64)
 	if role == "pr-send" {
 		connect = fs.String("connect", "", "remote UDP address")
@@ -59,9 +63,10 @@ func prMain(role string, args []string) {
 	}
 	_ = fs.Parse(args)
 	if *bind == "" || *count == 0 || *count > 100000 || fs.NArg() != 0 || *every < 0 ||
-		(*order != "ordered" && *order != "unordered") {
+		(*order != "ordered" && *order != "unordered") || *size < 1 || *size > maxMessage {
 		prUsage()
 	}
+	prSize = *size
 	ordered := *order == "ordered"
 	if role == "pr-recv" {
 		runPrRecv(*bind, *count, ordered)

@@ -1584,17 +1584,20 @@ static int run_msg_recv(const struct opts *o)
 
 /*
  *   peer pr-recv --bind 127.0.0.1:UDP --count N [--order unordered|ordered]
+ *                [--size BYTES]
  *   peer pr-send --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP --count N
  *                --pr rtx:R|ttl:MS [--every MS] [--order unordered|ordered]
+ *                [--size BYTES]
  *   (both also take --rto-min/--rto-initial/--rto-max MS)
  *
  * PRGEN(i): stream 0, unordered (or ordered with --order ordered), PPID
- * 1000 + i, 100 bytes, byte j = (i*131 + j*7) mod 256.  Both roles require PR-SCTP to be negotiated
+ * 1000 + i, --size bytes (default 100), byte j = (i*131 + j*7) mod 256.  Both roles require PR-SCTP to be negotiated
  * (SCTP_PR_SUPPORTED, which usrsctp offers by default, is also set here).
  * The association is always ended by the other side (graceful shutdown).
  */
 
-#define PR_SIZE 100
+#define PR_SIZE 100        /* default --size */
+#define PR_MAX_SIZE 65536
 
 struct pr_opts {
 	struct opts base;        /* bind/connect/count/rto for make_socket */
@@ -1602,12 +1605,14 @@ struct pr_opts {
 	uint32_t value;          /* retransmissions, or lifetime in ms */
 	double every_ms;
 	int ordered;             /* --order ordered */
+	uint64_t size;           /* --size */
 };
 
 static void pr_parse(int argc, char **argv, struct pr_opts *p, int sender)
 {
 	memset(p, 0, sizeof(*p));
 	p->base.role = sender ? ROLE_CLIENT : ROLE_SERVER;
+	p->size = PR_SIZE;
 	for (int k = 2; k < argc; k += 2) {
 		const char *name = argv[k], *val = k + 1 < argc ? argv[k + 1] : NULL;
 		uint64_t v;
@@ -1637,6 +1642,9 @@ static void pr_parse(int argc, char **argv, struct pr_opts *p, int sender)
 			else
 				usage("bad --pr (rtx:R or ttl:MS)");
 			p->value = (uint32_t)v;
+		} else if (strcmp(name, "--size") == 0) {
+			if (parse_u64(val, &p->size) != 0 || p->size == 0 || p->size > PR_MAX_SIZE)
+				usage("bad --size (1 .. 65536)");
 		} else if (strcmp(name, "--order") == 0) {
 			if (strcmp(val, "ordered") == 0)
 				p->ordered = 1;
@@ -1710,7 +1718,7 @@ static int run_pr_send(const struct pr_opts *p)
 	struct sctp_udpencaps enc;
 	struct sctp_event ev;
 	struct msg m;
-	uint8_t buf[PR_SIZE], *abandoned;
+	uint8_t *buf = xmalloc(p->size), *abandoned;
 	uint64_t t0 = 0;
 	int closed = 0;
 
@@ -1745,7 +1753,7 @@ static int run_pr_send(const struct pr_opts *p)
 		struct sctp_sendv_spa spa;
 
 		sleep_until_ns(t0 + ms_to_ns((double)i * p->every_ms));
-		gen_bytes(i, 0, buf, PR_SIZE);
+		gen_bytes(i, 0, buf, (uint32_t)p->size);
 		memset(&spa, 0, sizeof(spa));
 		spa.sendv_flags = SCTP_SEND_SNDINFO_VALID | SCTP_SEND_PRINFO_VALID;
 		spa.sendv_sndinfo.snd_sid = 0;
@@ -1753,7 +1761,7 @@ static int run_pr_send(const struct pr_opts *p)
 		spa.sendv_sndinfo.snd_ppid = htonl((uint32_t)(1000 + i));
 		spa.sendv_prinfo.pr_policy = p->policy;
 		spa.sendv_prinfo.pr_value = p->value;
-		if (usrsctp_sendv(sock, buf, PR_SIZE, NULL, 0, &spa, (socklen_t)sizeof(spa),
+		if (usrsctp_sendv(sock, buf, p->size, NULL, 0, &spa, (socklen_t)sizeof(spa),
 		    SCTP_SENDV_SPA, 0) < 0)
 			fail("send of message %" PRIu64 ": %s", i, strerror(errno));
 	}
@@ -1810,6 +1818,7 @@ static int run_pr_send(const struct pr_opts *p)
 	usrsctp_close(sock);
 	free(m.buf);
 	free(abandoned);
+	free(buf);
 	stack_finish();
 	return 0;
 }
@@ -1819,7 +1828,7 @@ static int run_pr_recv(const struct pr_opts *p)
 	const struct opts *o = &p->base;
 	struct socket *lsock, *conn;
 	struct msg m;
-	uint8_t expect[PR_SIZE], *seen;
+	uint8_t *expect = xmalloc(p->size), *seen;
 	uint64_t received = 0, next = 0;
 	int closed = 0;
 
@@ -1878,8 +1887,8 @@ static int run_pr_recv(const struct pr_opts *p)
 				fail("message %" PRIu64 " after message %" PRIu64 " on an ordered stream",
 				    i, next - 1);
 			next = i + 1;
-			gen_bytes(i, 0, expect, PR_SIZE);
-			if (m.len != PR_SIZE || memcmp(m.buf, expect, PR_SIZE) != 0)
+			gen_bytes(i, 0, expect, (uint32_t)p->size);
+			if (m.len != p->size || memcmp(m.buf, expect, p->size) != 0)
 				fail("message %" PRIu64 ": %zu bytes, differing from PRGEN", i, m.len);
 			seen[i] = 1;
 			received++;
@@ -1896,6 +1905,7 @@ static int run_pr_recv(const struct pr_opts *p)
 	usrsctp_close(conn);
 	free(m.buf);
 	free(seen);
+	free(expect);
 	stack_finish();
 	return 0;
 }
