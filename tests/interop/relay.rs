@@ -42,6 +42,9 @@ pub struct Rule {
     /// included: 1 drops the first only, `u32::MAX` every one (so the
     /// message can only be abandoned).
     pub transmissions: u32,
+    /// Also drop the first `.1` packets of the side carrying a chunk of type
+    /// `.0` (e.g. FORWARD TSN, 192).
+    pub chunk_drops: Option<(u8, u32)>,
 }
 
 impl Rule {
@@ -61,6 +64,15 @@ impl Rule {
             side,
             ordinals: ordinals.iter().copied().collect(),
             transmissions: k,
+            chunk_drops: None,
+        }
+    }
+
+    /// Also drops the first `count` packets carrying a chunk of type `typ`.
+    pub fn and_chunks(self, typ: u8, count: u32) -> Rule {
+        Rule {
+            chunk_drops: Some((typ, count)),
+            ..self
         }
     }
 }
@@ -81,6 +93,17 @@ fn packet_tsns(sctp: &[u8]) -> Vec<u32> {
     brisk_net::classify::data_tsns(sctp)
 }
 
+/// Whether an SCTP packet carries a chunk of type `typ` (bounds-checked
+/// walk of the chunk headers: garbage is "no").
+fn carries_chunk(sctp: &[u8], typ: u8) -> bool {
+    use brisk_proto::wire::{CommonHeader, RawChunks};
+    sctp.get(CommonHeader::LEN..).is_some_and(|area| {
+        RawChunks::new(area)
+            .map_while(Result::ok)
+            .any(|c| c.typ == typ)
+    })
+}
+
 /// `a` is beyond `b` in serial arithmetic (RFC 1982 with SERIAL_BITS 32).
 fn serial_gt(a: u32, b: u32) -> bool {
     a != b && a.wrapping_sub(b) < 1 << 31
@@ -95,6 +118,8 @@ pub struct Counter {
     /// The TSNs chosen by the rule, once seen, with the number of their
     /// transmissions dropped so far.
     chosen: Vec<(u32, u32)>,
+    /// Packets dropped for `Rule::chunk_drops`.
+    chunk_drops: u32,
 }
 
 /// What the relay decides for one packet of the ruled side.
@@ -105,6 +130,8 @@ pub struct Verdict {
     /// TSNs carried again.
     pub retransmitted: Vec<u32>,
     pub drop: bool,
+    /// Dropped for `Rule::chunk_drops`.
+    pub chunk_drop: bool,
 }
 
 impl Counter {
@@ -112,6 +139,14 @@ impl Counter {
     /// is the caller's); `rule` may be `None` to only count.
     pub fn classify(&mut self, sctp: &[u8], rule: Option<&Rule>) -> Verdict {
         let mut v = Verdict::default();
+        if let Some((typ, count)) = rule.and_then(|r| r.chunk_drops)
+            && self.chunk_drops < count
+            && carries_chunk(sctp, typ)
+        {
+            self.chunk_drops += 1;
+            v.drop = true;
+            v.chunk_drop = true;
+        }
         for tsn in packet_tsns(sctp) {
             if self.highest.is_none_or(|h| serial_gt(tsn, h)) {
                 // Gaps in a side's own TSNs do not happen (RFC 9260 6.1):
@@ -155,6 +190,8 @@ impl Counter {
 struct Log {
     dropped: Vec<DroppedChunk>,
     dropped_packets: u64,
+    /// Of which dropped for `Rule::chunk_drops`.
+    chunk_drops: u64,
     /// Retransmitted TSNs the ruled side sent, forwarded or not.
     retransmitted: Vec<u32>,
     new_tsns: u64,
@@ -216,6 +253,11 @@ impl Relay {
         self.lock().dropped_packets
     }
 
+    /// Packets dropped for `Rule::chunk_drops` so far.
+    pub fn chunk_drops(&self) -> u64 {
+        self.lock().chunk_drops
+    }
+
     /// TSNs the ruled side sent more than once (each retransmission).
     pub fn retransmitted(&self) -> Vec<u32> {
         self.lock().retransmitted.clone()
@@ -274,6 +316,7 @@ fn relay(
             l.retransmitted.extend(&v.retransmitted);
             if v.drop {
                 l.dropped_packets += 1;
+                l.chunk_drops += u64::from(v.chunk_drop);
                 for &(ordinal, tsn) in &v.new {
                     l.dropped.push(DroppedChunk {
                         ordinal,
@@ -377,6 +420,20 @@ mod relay_tests {
             .map(|t| c.classify(&packet(t, false), Some(&rule)).drop)
             .collect();
         assert_eq!(drops, [false, true, true, false, true, false, false]);
+    }
+
+    #[test]
+    fn drops_the_first_packets_with_a_chunk_type() {
+        // Chunk type 3 (SACK): the first two packets carrying one.
+        let rule = Rule::first_transmission(Side::A, &[]).and_chunks(3, 2);
+        let mut c = Counter::default();
+        let drops: Vec<bool> = [(&[1][..], true), (&[2], false), (&[], true), (&[3], true)]
+            .iter()
+            .map(|&(t, sack)| c.classify(&packet(t, sack), Some(&rule)).drop)
+            .collect();
+        assert_eq!(drops, [true, false, true, false]);
+        // The DATA in a dropped packet is still counted (and recorded).
+        assert_eq!(c.classify(&packet(&[4], false), None).new, vec![(3, 4)]);
     }
 
     #[test]

@@ -595,6 +595,8 @@ struct Pr {
     every_ms: u64,
     /// Ordinals of the sender's new TSNs whose packets are dropped.
     drops: &'static [u64],
+    /// The sender's first FORWARD TSNs dropped too: it must send another.
+    lost_forward_tsns: u32,
 }
 
 /// Messages dropped, from the relay's TSN ordinals.
@@ -608,6 +610,23 @@ struct DroppedMessages {
 }
 
 impl Pr {
+    fn lose_forward_tsns(&self, rule: Rule) -> Rule {
+        match self.lost_forward_tsns {
+            0 => rule,
+            k => rule.and_chunks(FORWARD_TSN, k),
+        }
+    }
+
+    /// The sender's FORWARD TSNs: the lost ones were sent again.
+    fn check_forward_tsns(&self, relay: &Relay, sent: usize, who: &str) {
+        let lost = self.lost_forward_tsns;
+        assert_eq!(relay.chunk_drops(), u64::from(lost), "FORWARD TSNs dropped");
+        assert!(
+            sent > lost as usize,
+            "{who} sent {sent} FORWARD TSNs, {lost} of them lost"
+        );
+    }
+
     fn dropped_messages(&self, relay: &Relay) -> DroppedMessages {
         assert_eq!(
             relay.new_tsns(),
@@ -732,7 +751,7 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
     let relay = Relay::start(
         format!("127.0.0.1:{our_port}").parse().unwrap(),
         format!("127.0.0.1:{peer_port}").parse().unwrap(),
-        case.rule(Side::A, chosen),
+        pr.lose_forward_tsns(case.rule(Side::A, chosen)),
     );
     let capture = Capture::start(
         &format!("{peer}-pr-recv"),
@@ -855,6 +874,7 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
     ]);
     assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
     assert!(counts[0] > 0, "tshark sees no FORWARD TSN from Brisk");
+    pr.check_forward_tsns(&relay, counts[0], "Brisk");
     // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2).
     assert!(
         !ordered || counts[2] > 0,
@@ -882,10 +902,10 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
     } = pr;
     let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
-    let rule = match peer {
+    let rule = pr.lose_forward_tsns(match peer {
         "pion" => case.bounded_rule(Side::B, chosen),
         _ => case.rule(Side::B, chosen),
-    };
+    });
     let relay = Relay::start(
         format!("127.0.0.1:{our_port}").parse().unwrap(),
         format!("127.0.0.1:{peer_port}").parse().unwrap(),
@@ -1029,6 +1049,7 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
     let (packets, counts) = capture.finish_counting(&filters);
     assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
     assert!(counts[0] > 0, "tshark sees no FORWARD TSN from {peer}");
+    pr.check_forward_tsns(&relay, counts[0], peer);
     assert!(
         !ordered || counts[2] > 0,
         "no FORWARD TSN from {peer} lists stream 0"
@@ -1059,6 +1080,18 @@ const RTX0: Pr = Pr {
     n: 40,
     every_ms: 10,
     drops: PR_DROPS,
+    lost_forward_tsns: 0,
+};
+/// The first FORWARD TSN lost as well (RFC 3758 3.5 C, F: another goes on
+/// the next SACK or T3 expiry), unordered and ordered.
+const RTX0_FORWARD_TSN_LOST: Pr = Pr {
+    lost_forward_tsns: 1,
+    ..RTX0
+};
+const RTX0_ORDERED_FORWARD_TSN_LOST: Pr = Pr {
+    lost_forward_tsns: 1,
+    ordered: true,
+    ..RTX0
 };
 /// Unordered (the brief's case) and ordered: then the FORWARD TSN must also
 /// carry the stream's skipped SSN (RFC 3758 3.2), or the stream stalls.
@@ -1116,4 +1149,12 @@ pr_matrix! {
     usrsctp_pr_rtx0_fragmented_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0_FRAGMENTED_ORDERED);
     brisk_pr_rtx0_fragmented_ordered_to_pion_under_loss: brisk_sends_pr("pion", RTX0_FRAGMENTED_ORDERED);
     pion_pr_rtx0_fragmented_ordered_to_brisk_under_loss: peer_sends_pr("pion", RTX0_FRAGMENTED_ORDERED);
+    brisk_pr_forward_tsn_lost_to_usrsctp: brisk_sends_pr("usrsctp", RTX0_FORWARD_TSN_LOST);
+    usrsctp_pr_forward_tsn_lost_to_brisk: peer_sends_pr("usrsctp", RTX0_FORWARD_TSN_LOST);
+    brisk_pr_forward_tsn_lost_to_pion: brisk_sends_pr("pion", RTX0_FORWARD_TSN_LOST);
+    pion_pr_forward_tsn_lost_to_brisk: peer_sends_pr("pion", RTX0_FORWARD_TSN_LOST);
+    brisk_pr_ordered_forward_tsn_lost_to_usrsctp: brisk_sends_pr("usrsctp", RTX0_ORDERED_FORWARD_TSN_LOST);
+    usrsctp_pr_ordered_forward_tsn_lost_to_brisk: peer_sends_pr("usrsctp", RTX0_ORDERED_FORWARD_TSN_LOST);
+    brisk_pr_ordered_forward_tsn_lost_to_pion: brisk_sends_pr("pion", RTX0_ORDERED_FORWARD_TSN_LOST);
+    pion_pr_ordered_forward_tsn_lost_to_brisk: peer_sends_pr("pion", RTX0_ORDERED_FORWARD_TSN_LOST);
 }
