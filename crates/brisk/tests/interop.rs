@@ -236,24 +236,24 @@ impl Capture {
         sctp
     }
 
-    /// Like `finish`, and also counts the packets matching each tshark
-    /// display filter.
-    fn finish_counting(mut self, filters: &[String]) -> (usize, Vec<usize>) {
+    /// Like `finish`, and also finds the packets matching each tshark
+    /// display filter: for each, their capture times (s, from the first).
+    fn finish_matching(mut self, filters: &[String]) -> (usize, Vec<Vec<f64>>) {
         let sctp = self.stop_and_check();
-        let counts = filters.iter().map(|f| self.count(f)).collect();
+        let times = filters.iter().map(|f| self.times(f)).collect();
         let _ = std::fs::remove_file(&self.file);
-        (sctp, counts)
+        (sctp, times)
     }
 
-    /// How many captured packets match a tshark display filter.
-    fn count(&self, filter: &str) -> usize {
+    /// When the captured packets matching a tshark display filter were seen.
+    fn times(&self, filter: &str) -> Vec<f64> {
         let mut cmd = Command::new("tshark");
         cmd.arg("-r").arg(&self.file);
         for p in &self.ports {
             cmd.args(["-d", &format!("udp.port=={p},sctp")]);
         }
         let out = cmd
-            .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+            .args(["-Y", filter, "-T", "fields", "-e", "frame.time_relative"])
             .output()
             .expect("tshark");
         assert!(
@@ -261,7 +261,10 @@ impl Capture {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8_lossy(&out.stdout).lines().count()
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|t| t.trim().parse().expect("frame.time_relative"))
+            .collect()
     }
 
     /// Stops the capture and checks every SCTP packet in it; returns the
@@ -617,14 +620,27 @@ impl Pr {
         }
     }
 
-    /// The sender's FORWARD TSNs: the lost ones were sent again.
-    fn check_forward_tsns(&self, relay: &Relay, sent: usize, who: &str) {
-        let lost = self.lost_forward_tsns;
-        assert_eq!(relay.chunk_drops(), u64::from(lost), "FORWARD TSNs dropped");
+    /// The sender's FORWARD TSNs (capture times): the lost ones were sent
+    /// again. Brisk sends the first one again on the next SACK that shows
+    /// it lost (RFC 3758 3.5 C3), well before T3 (RTO.Min 200 ms here).
+    fn check_forward_tsns(&self, relay: &Relay, sent: &[f64], who: &str) {
+        let lost = self.lost_forward_tsns as usize;
+        assert_eq!(relay.chunk_drops(), lost as u64, "FORWARD TSNs dropped");
         assert!(
-            sent > lost as usize,
-            "{who} sent {sent} FORWARD TSNs, {lost} of them lost"
+            sent.len() > lost,
+            "{who} sent {} FORWARD TSNs, {lost} of them lost",
+            sent.len()
         );
+        if lost > 0 {
+            let again = sent[1] - sent[0];
+            eprintln!(
+                "{who} sent the lost FORWARD TSN again {:.1} ms later",
+                again * 1e3
+            );
+            if who == "Brisk" {
+                assert!(again < 0.1, "{again} s: not before T3");
+            }
+        }
     }
 
     fn dropped_messages(&self, relay: &Relay) -> DroppedMessages {
@@ -864,7 +880,7 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
     assert_eq!(stats.messages_abandoned, abandoned.len() as u64);
     assert!(stats.forward_tsns_sent > 0, "{stats:?}");
     let last = relay.highest_tsn().expect("Brisk sent DATA");
-    let (packets, counts) = capture.finish_counting(&[
+    let (packets, counts) = capture.finish_matching(&[
         chunks_from(FORWARD_TSN, our_port),
         acked_by(last, peer_port),
         format!(
@@ -873,17 +889,20 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
         ),
     ]);
     assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    assert!(counts[0] > 0, "tshark sees no FORWARD TSN from Brisk");
-    pr.check_forward_tsns(&relay, counts[0], "Brisk");
+    assert!(
+        !counts[0].is_empty(),
+        "tshark sees no FORWARD TSN from Brisk"
+    );
+    pr.check_forward_tsns(&relay, &counts[0], "Brisk");
     // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2).
     assert!(
-        !ordered || counts[2] > 0,
+        !ordered || !counts[2].is_empty(),
         "no FORWARD TSN from Brisk lists stream 0"
     );
     // On the wire: the peer's cumulative TSN ack reached Brisk's last TSN,
     // past every hole (tshark shows absolute TSNs by default).
     assert!(
-        counts[1] > 0,
+        !counts[1].is_empty(),
         "tshark sees no SACK or SHUTDOWN from {peer} acknowledging TSN {last} cumulatively"
     );
 }
@@ -1022,11 +1041,11 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         );
         assert_eq!(lost, BTreeSet::new(), "pion delivers every timed message");
         assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
-        let (packets, counts) = capture.finish_counting(&filters);
+        let (packets, counts) = capture.finish_matching(&filters);
         assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-        assert_eq!(counts[0], 0, "tshark sees a FORWARD TSN from pion");
+        assert_eq!(counts[0].len(), 0, "tshark sees a FORWARD TSN from pion");
         assert!(
-            counts[1] > 0,
+            !counts[1].is_empty(),
             "no SACK or SHUTDOWN from Brisk acks TSN {last}"
         );
         return;
@@ -1046,18 +1065,21 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         assert!(lost.is_subset(&abandoned), "{line}");
     }
     assert!(stats.forward_tsns_received > 0, "{stats:?}");
-    let (packets, counts) = capture.finish_counting(&filters);
+    let (packets, counts) = capture.finish_matching(&filters);
     assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    assert!(counts[0] > 0, "tshark sees no FORWARD TSN from {peer}");
-    pr.check_forward_tsns(&relay, counts[0], peer);
     assert!(
-        !ordered || counts[2] > 0,
+        !counts[0].is_empty(),
+        "tshark sees no FORWARD TSN from {peer}"
+    );
+    pr.check_forward_tsns(&relay, &counts[0], peer);
+    assert!(
+        !ordered || !counts[2].is_empty(),
         "no FORWARD TSN from {peer} lists stream 0"
     );
     // On the wire: Brisk's cumulative TSN ack reached the peer's last TSN,
     // past every hole the FORWARD TSNs skipped.
     assert!(
-        counts[1] > 0,
+        !counts[1].is_empty(),
         "tshark sees no SACK or SHUTDOWN from Brisk acknowledging TSN {last} cumulatively"
     );
 }
