@@ -1138,6 +1138,10 @@ const TTL: Pr = Pr {
     drops: TTL_DROPS,
     ..RTX0
 };
+const TTL_ORDERED: Pr = Pr {
+    ordered: true,
+    ..TTL
+};
 
 macro_rules! pr_matrix {
     ($($name:ident: $f:ident($peer:literal, $pr:expr);)*) => {
@@ -1171,6 +1175,10 @@ pr_matrix! {
     usrsctp_pr_rtx0_fragmented_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0_FRAGMENTED_ORDERED);
     brisk_pr_rtx0_fragmented_ordered_to_pion_under_loss: brisk_sends_pr("pion", RTX0_FRAGMENTED_ORDERED);
     pion_pr_rtx0_fragmented_ordered_to_brisk_under_loss: peer_sends_pr("pion", RTX0_FRAGMENTED_ORDERED);
+    brisk_pr_ttl_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", TTL_ORDERED);
+    usrsctp_pr_ttl_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", TTL_ORDERED);
+    brisk_pr_ttl_ordered_to_pion_under_loss: brisk_sends_pr("pion", TTL_ORDERED);
+    pion_pr_ttl_ordered_to_brisk_under_loss: peer_sends_pr("pion", TTL_ORDERED);
     brisk_pr_forward_tsn_lost_to_usrsctp: brisk_sends_pr("usrsctp", RTX0_FORWARD_TSN_LOST);
     usrsctp_pr_forward_tsn_lost_to_brisk: peer_sends_pr("usrsctp", RTX0_FORWARD_TSN_LOST);
     brisk_pr_forward_tsn_lost_to_pion: brisk_sends_pr("pion", RTX0_FORWARD_TSN_LOST);

@@ -4,6 +4,8 @@
 // roles, "sink" and "blast" (bench.go), serve scripts/bench-net and are not
 // part of the interop protocol, nor are "msg-send" and "msg-recv"
 // (workload.go), the message workload of tests/interop/WORKLOAD.md.
+// "pr-send" and "pr-recv" (pr.go) test partial reliability under loss
+// (PROTOCOL.md).
 //
 // Result lines go to stdout, diagnostics (including pion's own logging,
 // tunable with PION_LOG_DEBUG=sctp etc.) go to stderr.

@@ -18,6 +18,9 @@
  *                 (--every MS --count N | --bursts B --burst-size K --gap MS)
  *                 [--start-delay MS]
  *
+ * And the `pr-send` and `pr-recv` roles (partial reliability under loss,
+ * ../PROTOCOL.md), in their own block near the end of this file.
+ *
  * Every role also takes these, each applied to the socket before the
  * association exists (so it holds from the handshake on), and each left at
  * usrsctp's default when absent:
