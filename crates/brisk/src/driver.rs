@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use brisk_proto::Event;
 
-use crate::shared::{ABANDONED_IDS_KEPT, Shared, Slot, State};
+use crate::shared::{Shared, Slot, State};
 use crate::timer::Timer;
 
 /// Datagrams read per wake-up before the replies go out.
@@ -129,13 +129,7 @@ fn dispatch(shared: &Shared, st: &mut State) {
                 }
             }
             Event::SendFailed { .. } => slot.failed_sends += 1,
-            Event::MessageAbandoned { id } => {
-                slot.abandoned += 1;
-                if slot.abandoned_ids.len() == ABANDONED_IDS_KEPT {
-                    slot.abandoned_ids.pop_front();
-                }
-                slot.abandoned_ids.push_back(id);
-            }
+            Event::MessageAbandoned { id } => slot.note_abandoned(id),
             Event::Closed(reason) => slot.closed = Some(reason),
             Event::MessageReady | Event::PeerShutdown | Event::Restarted => {}
             Event::MessageAcked { .. } | Event::Retransmission { .. } => continue,

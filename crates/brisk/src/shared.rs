@@ -42,6 +42,16 @@ impl Slot {
             abandoned_ids: VecDeque::new(),
         }
     }
+
+    /// A message was abandoned: counted, and its id kept for
+    /// `take_abandoned` (the oldest forgotten past [`ABANDONED_IDS_KEPT`]).
+    pub fn note_abandoned(&mut self, id: MessageId) {
+        self.abandoned += 1;
+        if self.abandoned_ids.len() == ABANDONED_IDS_KEPT {
+            self.abandoned_ids.pop_front();
+        }
+        self.abandoned_ids.push_back(id);
+    }
 }
 
 pub(crate) struct State {
@@ -117,5 +127,23 @@ impl Drop for Handle {
     fn drop(&mut self) {
         self.shared.lock().stopped = Some("endpoint dropped".into());
         self.shared.wake.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abandoned_ids_are_bounded_and_the_latest_kept() {
+        let mut slot = Slot::new();
+        let n = ABANDONED_IDS_KEPT as u64 + 1000;
+        for i in 0..n {
+            slot.note_abandoned(MessageId(i));
+        }
+        assert_eq!(slot.abandoned, n);
+        assert_eq!(slot.abandoned_ids.len(), ABANDONED_IDS_KEPT);
+        assert_eq!(slot.abandoned_ids.front(), Some(&MessageId(1000)));
+        assert_eq!(slot.abandoned_ids.back(), Some(&MessageId(n - 1)));
     }
 }
