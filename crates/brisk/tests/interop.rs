@@ -547,8 +547,13 @@ matrix! {
 // ---------------------------------------------------------------------------
 // Partial reliability under loss (RFC 3758, RFC 7496): the `pr-send` and
 // `pr-recv` roles of PROTOCOL.md through a lossy relay (tests/interop/relay.rs)
-// that drops chosen DATA packets of one side. Message i is PRGEN(i), one DATA
-// chunk, so the side's i-th new TSN carries message i.
+// that drops chosen DATA packets of one side (and, if asked, its first
+// FORWARD TSNs). Message i is PRGEN(i), in `fragments` DATA chunks, so the
+// side's new TSNs i*fragments .. (i+1)*fragments-1 carry message i.
+//
+// Every run is tshark-checked like the others, and also for FORWARD TSNs from
+// the sender (those listing stream 0 when ordered) and for the receiver's
+// cumulative TSN ack reaching the sender's last TSN.
 // ---------------------------------------------------------------------------
 
 use std::collections::BTreeSet;
@@ -750,8 +755,9 @@ impl PrCase {
     }
 }
 
-/// (a), (c): Brisk sends `n` PRGEN messages, one every `every`, through the
-/// relay dropping the chosen ones; the peer (`pr-recv`) reports what arrived.
+/// (a), (c): Brisk sends `n` PRGEN messages, one every `every_ms`, through
+/// the relay dropping the chosen ones; the peer (`pr-recv`) reports what
+/// arrived.
 async fn brisk_sends_pr(peer: &str, pr: Pr) {
     let Pr {
         case,
