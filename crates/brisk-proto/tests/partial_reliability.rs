@@ -222,3 +222,98 @@ fn a_forward_tsn_without_partial_reliability_negotiated_is_not_obeyed() {
     p.run_for(ms(3000));
     assert_eq!(p.b_recv_all().len(), 1);
 }
+
+/// Drops A's first packet carrying a FORWARD TSN.
+fn drop_first_forward_tsn(p: &mut Pair) {
+    let mut dropped = false;
+    p.rule(move |s| {
+        (s.dir == Dir::AtoB && s.has(types::FORWARD_TSN) && !std::mem::replace(&mut dropped, true))
+            .then_some(harness::Fate::Drop)
+    });
+}
+
+/// The first of 20 ordered messages, one every 5 ms (20 ms RTT), is lost,
+/// and so is the FORWARD TSN that skips it; `data_packet` is its DATA
+/// packet's 1-based number. Returns (its TSN, when it was sent, in ms).
+fn lose_data_then_forward_tsn(p: &mut Pair, data_packet: u64) -> (u32, u64) {
+    let first_tsn = p.a_next_tsn();
+    let t0 = p.now.as_micros() / 1000;
+    p.drop_data_packet(Dir::AtoB, data_packet);
+    drop_first_forward_tsn(p);
+    for k in 0..20u8 {
+        p.a_send(OutgoingMessage::new(0, vec![k; 100]).with_max_retransmits(0));
+        p.run_for(ms(5));
+    }
+    p.run_for(ms(3000));
+    (first_tsn, t0)
+}
+
+/// When B could deliver each message, in ms.
+fn deliverable_ms(p: &mut Pair) -> Vec<u64> {
+    p.b_recv_all()
+        .iter()
+        .map(|m| m.deliverable_at.as_micros() / 1000)
+        .collect()
+}
+
+#[test]
+fn a_lost_forward_tsn_goes_again_once_a_sack_reports_data_sent_after_it() {
+    // RFC 3758 3.5 C3: a SACK short of the Advanced.Peer.Ack.Point calls
+    // for a FORWARD TSN. It used to go again only at T3 (1 s here): the
+    // ordered stream stalled that long. No RTT is measured yet (the hole is
+    // the first TSN: nothing was acknowledged cumulatively), so what tells
+    // the FORWARD TSN was lost is a SACK reporting DATA sent after it.
+    let mut p = connected(pr_config(), pr_config());
+    let (first_tsn, t0) = lose_data_then_forward_tsn(&mut p, 1);
+    // B reports the hole from t0+15 (arriving t0+25, +30, +35): the third
+    // report abandons the message, the FORWARD TSN (lost) goes at t0+35.
+    // B's SACK of the DATA sent with it arrives at t0+55.
+    let fwd = forward_tsns(&p);
+    assert_eq!(fwd, vec![(first_tsn, t0 + 35), (first_tsn, t0 + 55)]);
+    assert_eq!(p.a_retransmissions(), vec![]);
+    // B delivers the 19 others once that FORWARD TSN arrives (t0+65),
+    // those sent later as they come.
+    let at = deliverable_ms(&mut p);
+    assert_eq!(at.len(), 19, "{at:?}");
+    assert_eq!(at[0], t0 + 65, "{at:?}");
+    let b = p.b_id.unwrap();
+    assert_eq!(p.b.association(b).unwrap().stats().forward_tsns_received, 1);
+}
+
+#[test]
+fn a_lost_forward_tsn_goes_again_on_a_short_sack_an_rtt_later() {
+    // With an RTT measured (20 ms), a duplicate waits that long after the
+    // last FORWARD TSN (the note to RFC 3758 3.5 C3).
+    let mut p = connected(pr_config(), pr_config());
+    p.a_send(OutgoingMessage::new(0, vec![9u8; 100]));
+    p.run_for(ms(500));
+    assert_eq!(p.b_recv_all().len(), 1);
+    let (first_tsn, t0) = lose_data_then_forward_tsn(&mut p, 2);
+    // Lost at t0+35; the short SACKs at t0+40 .. t0+50 left B before it
+    // could arrive; the one at t0+55 is the first a full RTT later.
+    let fwd = forward_tsns(&p);
+    assert_eq!(fwd, vec![(first_tsn, t0 + 35), (first_tsn, t0 + 55)]);
+    let at = deliverable_ms(&mut p);
+    assert_eq!(at.len(), 19, "{at:?}");
+    assert_eq!(at[0], t0 + 65, "{at:?}");
+}
+
+#[test]
+fn a_forward_tsn_that_arrives_is_not_repeated_for_the_sacks_already_on_their_way() {
+    // RTT known, messages every 5 ms: four SACKs short of the point are in
+    // flight when the FORWARD TSN leaves; none of them repeats it.
+    let mut p = connected(pr_config(), pr_config());
+    p.a_send(OutgoingMessage::new(0, vec![9u8; 100]));
+    p.run_for(ms(500));
+    let first_tsn = p.a_next_tsn();
+    let t0 = p.now.as_micros() / 1000;
+    p.drop_data_packet(Dir::AtoB, 2);
+    for k in 0..20u8 {
+        p.a_send(OutgoingMessage::new(0, vec![k; 100]).with_max_retransmits(0));
+        p.run_for(ms(5));
+    }
+    p.run_for(ms(3000));
+    assert_eq!(forward_tsns(&p), vec![(first_tsn, t0 + 35)]);
+    // The first message, and the 19 after the lost one.
+    assert_eq!(p.b_recv_all().len(), 20);
+}

@@ -379,6 +379,18 @@ impl Association {
             .map_or(0, |s| s.abandoned)
     }
 
+    /// The messages (as `send` returned their ids) abandoned since the last
+    /// call, oldest first. The latest 4096 are kept; older ones are only
+    /// counted in [`abandoned_messages`](Self::abandoned_messages).
+    pub fn take_abandoned(&self) -> Vec<MessageId> {
+        self.inner
+            .shared
+            .lock()
+            .slots
+            .get_mut(&self.id)
+            .map_or_else(Vec::new, |s| s.abandoned_ids.drain(..).collect())
+    }
+
     /// Messages the association reported it could not deliver (it ended first).
     pub fn failed_sends(&self) -> u64 {
         self.inner

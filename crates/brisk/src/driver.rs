@@ -157,7 +157,7 @@ fn dispatch(shared: &Shared, st: &mut State) {
                 }
             }
             Event::SendFailed { .. } => slot.failed_sends += 1,
-            Event::MessageAbandoned { .. } => slot.abandoned += 1,
+            Event::MessageAbandoned { id } => slot.note_abandoned(id),
             Event::Closed(reason) => slot.closed = Some(reason),
             Event::MessageReady | Event::PeerShutdown | Event::Restarted => {}
             Event::StreamsReset { .. }

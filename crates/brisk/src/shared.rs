@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use brisk_proto::{AssocId, CloseReason, Time};
+use brisk_proto::{AssocId, CloseReason, MessageId, Time};
 use tokio::net::UdpSocket;
 use tokio::sync::Notify;
 
@@ -25,7 +25,13 @@ pub(crate) struct Slot {
     pub abandoned: u64,
     /// Stream reconfiguration events not yet read (bounded).
     pub stream_events: crate::stream_events::StreamEvents,
+    /// The latest abandoned messages not yet taken by the application, at
+    /// most [`ABANDONED_IDS_KEPT`] (older ones are only counted).
+    pub abandoned_ids: VecDeque<MessageId>,
 }
+
+/// How many abandoned message ids a slot keeps for `take_abandoned`.
+pub(crate) const ABANDONED_IDS_KEPT: usize = 4096;
 
 impl Slot {
     pub fn new() -> Self {
@@ -36,7 +42,18 @@ impl Slot {
             failed_sends: 0,
             abandoned: 0,
             stream_events: Default::default(),
+            abandoned_ids: VecDeque::new(),
         }
+    }
+
+    /// A message was abandoned: counted, and its id kept for
+    /// `take_abandoned` (the oldest forgotten past [`ABANDONED_IDS_KEPT`]).
+    pub fn note_abandoned(&mut self, id: MessageId) {
+        self.abandoned += 1;
+        if self.abandoned_ids.len() == ABANDONED_IDS_KEPT {
+            self.abandoned_ids.pop_front();
+        }
+        self.abandoned_ids.push_back(id);
     }
 }
 
@@ -133,5 +150,23 @@ impl Drop for Handle {
     fn drop(&mut self) {
         self.shared.lock().stopped = Some("endpoint dropped".into());
         self.shared.wake.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abandoned_ids_are_bounded_and_the_latest_kept() {
+        let mut slot = Slot::new();
+        let n = ABANDONED_IDS_KEPT as u64 + 1000;
+        for i in 0..n {
+            slot.note_abandoned(MessageId(i));
+        }
+        assert_eq!(slot.abandoned, n);
+        assert_eq!(slot.abandoned_ids.len(), ABANDONED_IDS_KEPT);
+        assert_eq!(slot.abandoned_ids.front(), Some(&MessageId(1000)));
+        assert_eq!(slot.abandoned_ids.back(), Some(&MessageId(n - 1)));
     }
 }

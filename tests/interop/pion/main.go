@@ -4,6 +4,8 @@
 // roles, "sink" and "blast" (bench.go), serve scripts/bench-net and are not
 // part of the interop protocol, nor are "msg-send" and "msg-recv"
 // (workload.go), the message workload of tests/interop/WORKLOAD.md.
+// "pr-send" and "pr-recv" (pr.go) test partial reliability under loss
+// (PROTOCOL.md).
 //
 // Result lines go to stdout, diagnostics (including pion's own logging,
 // tunable with PION_LOG_DEBUG=sctp etc.) go to stderr.
@@ -153,6 +155,11 @@ func main() {
 	// And the data channel role (datachannel.go).
 	if len(os.Args) >= 2 && os.Args[1] == "dc" {
 		dcMain(os.Args[2:])
+		return
+	}
+	// So have the partial-reliability roles (pr.go).
+	if len(os.Args) >= 2 && (os.Args[1] == "pr-send" || os.Args[1] == "pr-recv") {
+		prMain(os.Args[1], os.Args[2:])
 		return
 	}
 	armTimeout()

@@ -18,6 +18,9 @@
  *                 (--every MS --count N | --bursts B --burst-size K --gap MS)
  *                 [--start-delay MS]
  *
+ * And the `pr-send` and `pr-recv` roles (partial reliability under loss,
+ * ../PROTOCOL.md), in their own block near the end of this file.
+ *
  * Every role also takes these, each applied to the socket before the
  * association exists (so it holds from the handshake on), and each left at
  * usrsctp's default when absent:
@@ -1578,6 +1581,349 @@ static int run_msg_recv(const struct opts *o)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Partial reliability under loss: pr-send and pr-recv (../PROTOCOL.md)     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ *   peer pr-recv --bind 127.0.0.1:UDP --count N [--order unordered|ordered]
+ *                [--size BYTES]
+ *   peer pr-send --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP --count N
+ *                --pr rtx:R|ttl:MS [--every MS] [--order unordered|ordered]
+ *                [--size BYTES]
+ *   (both also take --rto-min/--rto-initial/--rto-max MS)
+ *
+ * PRGEN(i): stream 0, unordered (or ordered with --order ordered), PPID
+ * 1000 + i, --size bytes (default 100), byte j = (i*131 + j*7) mod 256.  Both roles require PR-SCTP to be negotiated
+ * (SCTP_PR_SUPPORTED, which usrsctp offers by default, is also set here).
+ * The association is always ended by the other side (graceful shutdown).
+ */
+
+#define PR_SIZE 100        /* default --size */
+#define PR_MAX_SIZE 65536
+
+struct pr_opts {
+	struct opts base;        /* bind/connect/count/rto for make_socket */
+	uint16_t policy;         /* SCTP_PR_SCTP_RTX or SCTP_PR_SCTP_TTL */
+	uint32_t value;          /* retransmissions, or lifetime in ms */
+	double every_ms;
+	int ordered;             /* --order ordered */
+	uint64_t size;           /* --size */
+};
+
+static void pr_parse(int argc, char **argv, struct pr_opts *p, int sender)
+{
+	memset(p, 0, sizeof(*p));
+	p->base.role = sender ? ROLE_CLIENT : ROLE_SERVER;
+	p->size = PR_SIZE;
+	for (int k = 2; k < argc; k += 2) {
+		const char *name = argv[k], *val = k + 1 < argc ? argv[k + 1] : NULL;
+		uint64_t v;
+
+		if (val == NULL)
+			usage("option without value");
+		if (strcmp(name, "--bind") == 0) {
+			if (parse_addr(val, &p->base.bind_addr) != 0)
+				usage("bad --bind");
+			p->base.have_bind = 1;
+		} else if (strcmp(name, "--connect") == 0 && sender) {
+			if (parse_addr(val, &p->base.connect_addr) != 0)
+				usage("bad --connect");
+			p->base.have_connect = 1;
+		} else if (strcmp(name, "--count") == 0) {
+			if (parse_u64(val, &p->base.count) != 0 || p->base.count == 0 ||
+			    p->base.count > 100000)
+				usage("bad --count (1 .. 100000)");
+			p->base.have_count = 1;
+		} else if (strcmp(name, "--pr") == 0 && sender) {
+			if (strncmp(val, "rtx:", 4) == 0 && parse_u64(val + 4, &v) == 0 &&
+			    v <= UINT32_MAX)
+				p->policy = SCTP_PR_SCTP_RTX;
+			else if (strncmp(val, "ttl:", 4) == 0 && parse_u64(val + 4, &v) == 0 &&
+			    v > 0 && v <= UINT32_MAX)
+				p->policy = SCTP_PR_SCTP_TTL;
+			else
+				usage("bad --pr (rtx:R or ttl:MS)");
+			p->value = (uint32_t)v;
+		} else if (strcmp(name, "--size") == 0) {
+			if (parse_u64(val, &p->size) != 0 || p->size == 0 || p->size > PR_MAX_SIZE)
+				usage("bad --size (1 .. 65536)");
+		} else if (strcmp(name, "--order") == 0) {
+			if (strcmp(val, "ordered") == 0)
+				p->ordered = 1;
+			else if (strcmp(val, "unordered") != 0)
+				usage("bad --order (unordered or ordered)");
+		} else if (strcmp(name, "--every") == 0 && sender) {
+			if (parse_ms(val, &p->every_ms) != 0)
+				usage("bad --every");
+		} else if (strcmp(name, "--rto-min") == 0) {
+			parse_rto(name, val, &p->base.rto_min, &p->base.have_rto_min);
+		} else if (strcmp(name, "--rto-initial") == 0) {
+			parse_rto(name, val, &p->base.rto_initial, &p->base.have_rto_initial);
+		} else if (strcmp(name, "--rto-max") == 0) {
+			parse_rto(name, val, &p->base.rto_max, &p->base.have_rto_max);
+		} else {
+			usage("unknown option");
+		}
+	}
+	if (!p->base.have_bind || !p->base.have_count)
+		usage("pr-send and pr-recv need --bind and --count");
+	if (sender && (!p->base.have_connect || p->policy == 0))
+		usage("pr-send needs --connect and --pr");
+}
+
+/* PR-SCTP on the endpoint (before the association exists), and after it is
+ * up, that the peer agreed: usrsctp reports the negotiated value. */
+static void pr_enable(struct socket *s)
+{
+	struct sctp_assoc_value av;
+
+	memset(&av, 0, sizeof(av));
+	av.assoc_id = SCTP_FUTURE_ASSOC;
+	av.assoc_value = 1;
+	set_opt(s, IPPROTO_SCTP, SCTP_PR_SUPPORTED, &av, sizeof(av), "SCTP_PR_SUPPORTED");
+}
+
+static void pr_check_negotiated(struct socket *s)
+{
+	struct sctp_assoc_value av;
+	socklen_t len = sizeof(av);
+
+	memset(&av, 0, sizeof(av));
+	av.assoc_id = 0;   /* one-to-one socket: its association */
+	if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_PR_SUPPORTED, &av, &len) < 0)
+		fail("getsockopt SCTP_PR_SUPPORTED: %s", strerror(errno));
+	if (!av.assoc_value)
+		fail("PR-SCTP was not negotiated");
+}
+
+/* Prints "<prefix><i,j,...>" (or "-" for none) for the flagged indices. */
+static void pr_print_ids(const char *prefix, const uint8_t *flags, uint64_t n)
+{
+	int first = 1;
+
+	fputs(prefix, stdout);
+	for (uint64_t i = 0; i < n; i++) {
+		if (!flags[i])
+			continue;
+		printf("%s%" PRIu64, first ? "" : ",", i);
+		first = 0;
+	}
+	if (first)
+		fputs("-", stdout);
+}
+
+static int run_pr_send(const struct pr_opts *p)
+{
+	const struct opts *o = &p->base;
+	struct socket *sock;
+	struct sockaddr_in dst;
+	struct sctp_udpencaps enc;
+	struct sctp_event ev;
+	struct msg m;
+	uint8_t *buf = xmalloc(p->size), *abandoned;
+	uint64_t t0 = 0;
+	int closed = 0;
+
+	stack_init(ntohs(o->bind_addr.sin_port));
+	sock = make_socket(o);
+	pr_enable(sock);
+	/* Abandoned messages are reported with SCTP_SEND_FAILED_EVENT
+	 * (sctp_release_pr_sctp_chunk -> SCTP_NOTIFY_SENT_DG_FAIL /
+	 * SCTP_NOTIFY_UNSENT_DG_FAIL), carrying the message's sndinfo. */
+	memset(&ev, 0, sizeof(ev));
+	ev.se_assoc_id = SCTP_FUTURE_ASSOC;
+	ev.se_type = SCTP_SEND_FAILED_EVENT;
+	ev.se_on = 1;
+	set_opt(sock, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT SEND_FAILED");
+
+	dst = o->connect_addr;
+	dst.sin_port = htons(SCTP_PORT);
+	memset(&enc, 0, sizeof(enc));
+	memcpy(&enc.sue_address, &dst, sizeof(dst));
+	enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
+	enc.sue_port = o->connect_addr.sin_port;   /* network byte order */
+	set_opt(sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
+	    "SCTP_REMOTE_UDP_ENCAPS_PORT");
+	if (usrsctp_connect(sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
+		fail("connect: %s", strerror(errno));
+	g_conn = sock;
+	pr_check_negotiated(sock);
+	log_tuning(sock);
+
+	t0 = now_ns();
+	for (uint64_t i = 0; i < o->count; i++) {
+		struct sctp_sendv_spa spa;
+
+		sleep_until_ns(t0 + ms_to_ns((double)i * p->every_ms));
+		gen_bytes(i, 0, buf, (uint32_t)p->size);
+		memset(&spa, 0, sizeof(spa));
+		spa.sendv_flags = SCTP_SEND_SNDINFO_VALID | SCTP_SEND_PRINFO_VALID;
+		spa.sendv_sndinfo.snd_sid = 0;
+		spa.sendv_sndinfo.snd_flags = p->ordered ? 0 : SCTP_UNORDERED;
+		spa.sendv_sndinfo.snd_ppid = htonl((uint32_t)(1000 + i));
+		spa.sendv_prinfo.pr_policy = p->policy;
+		spa.sendv_prinfo.pr_value = p->value;
+		if (usrsctp_sendv(sock, buf, p->size, NULL, 0, &spa, (socklen_t)sizeof(spa),
+		    SCTP_SENDV_SPA, 0) < 0)
+			fail("send of message %" PRIu64 ": %s", i, strerror(errno));
+	}
+
+	/* Until the peer shuts the association down: note abandoned messages. */
+	abandoned = calloc(o->count, 1);
+	m.buf = xmalloc(MAX_MSG);
+	m.cap = MAX_MSG;
+	if (abandoned == NULL)
+		fail("out of memory");
+	while (!closed) {
+		const union sctp_notification *n = (const union sctp_notification *)m.buf;
+
+		switch (recv_msg(sock, &m)) {
+		case RECV_EOF:
+			closed = 1;
+			break;
+		case RECV_ERR:
+			fail("recv: %s", strerror(errno));
+		case RECV_MSG:
+			if (!m.notification)
+				fail("data from the receiver");
+			if (m.len >= sizeof(n->sn_send_failed_event) &&
+			    n->sn_header.sn_type == SCTP_SEND_FAILED_EVENT) {
+				uint32_t ppid = ntohl(n->sn_send_failed_event.ssfe_info.snd_ppid);
+
+				diag("abandoned: PPID %" PRIu32 " (%s)", ppid,
+				    n->sn_send_failed_event.ssfe_flags & SCTP_DATA_SENT ?
+				    "sent" : "unsent");
+				if (ppid < 1000 || ppid - 1000 >= o->count)
+					fail("SEND_FAILED for unknown PPID %" PRIu32, ppid);
+				abandoned[ppid - 1000] = 1;
+				break;
+			}
+			switch (handle_notification(&m)) {
+			case NOTE_CLOSED_SHUTDOWN:
+				closed = 1;
+				break;
+			case NOTE_CLOSED_ABORT:
+				fail("association aborted");
+			default:
+				break;
+			}
+			break;
+		}
+	}
+	g_conn = NULL;
+	if (!claim_report(REPORT_OK))
+		return 1;
+	printf("SENT count=%" PRIu64, o->count);
+	pr_print_ids(" abandoned=", abandoned, o->count);
+	putchar('\n');
+	fflush(stdout);
+	usrsctp_close(sock);
+	free(m.buf);
+	free(abandoned);
+	free(buf);
+	stack_finish();
+	return 0;
+}
+
+static int run_pr_recv(const struct pr_opts *p)
+{
+	const struct opts *o = &p->base;
+	struct socket *lsock, *conn;
+	struct msg m;
+	uint8_t *expect = xmalloc(p->size), *seen;
+	uint64_t received = 0, next = 0;
+	int closed = 0;
+
+	stack_init(ntohs(o->bind_addr.sin_port));
+	lsock = make_socket(o);
+	pr_enable(lsock);
+	if (usrsctp_listen(lsock, 1) < 0)
+		fail("usrsctp_listen: %s", strerror(errno));
+	conn = usrsctp_accept(lsock, NULL, NULL);
+	if (conn == NULL)
+		fail("usrsctp_accept: %s", strerror(errno));
+	usrsctp_close(lsock);
+	g_conn = conn;
+	pr_check_negotiated(conn);
+
+	seen = calloc(o->count, 1);
+	m.buf = xmalloc(MAX_MSG);
+	m.cap = MAX_MSG;
+	if (seen == NULL)
+		fail("out of memory");
+	while (!closed) {
+		uint32_t ppid;
+		uint64_t i;
+
+		switch (recv_msg(conn, &m)) {
+		case RECV_EOF:
+			closed = 1;
+			break;
+		case RECV_ERR:
+			fail("recv: %s", strerror(errno));
+		case RECV_MSG:
+			if (m.notification) {
+				switch (handle_notification(&m)) {
+				case NOTE_CLOSED_SHUTDOWN:
+					closed = 1;
+					break;
+				case NOTE_CLOSED_ABORT:
+					fail("association aborted");
+				default:
+					break;
+				}
+				break;
+			}
+			ppid = ntohl(m.info.rcv_ppid);
+			if (ppid < 1000 || ppid - 1000 >= o->count)
+				fail("message with unexpected PPID %" PRIu32, ppid);
+			i = ppid - 1000;
+			if (seen[i])
+				fail("message %" PRIu64 " received twice", i);
+			if (m.info.rcv_sid != 0 || ((m.info.rcv_flags & SCTP_UNORDERED) == 0) != p->ordered)
+				fail("message %" PRIu64 ": stream %u, %s (expected 0, %s)", i,
+				    m.info.rcv_sid, m.info.rcv_flags & SCTP_UNORDERED ? "unordered" : "ordered",
+				    p->ordered ? "ordered" : "unordered");
+			/* Ordered: skipped messages leave gaps, never reorderings. */
+			if (p->ordered && i < next)
+				fail("message %" PRIu64 " after message %" PRIu64 " on an ordered stream",
+				    i, next - 1);
+			next = i + 1;
+			gen_bytes(i, 0, expect, (uint32_t)p->size);
+			if (m.len != p->size || memcmp(m.buf, expect, p->size) != 0)
+				fail("message %" PRIu64 ": %zu bytes, differing from PRGEN", i, m.len);
+			seen[i] = 1;
+			received++;
+			break;
+		}
+	}
+	g_conn = NULL;
+	if (!claim_report(REPORT_OK))
+		return 1;
+	printf("RECEIVED count=%" PRIu64, received);
+	pr_print_ids(" ids=", seen, o->count);
+	putchar('\n');
+	fflush(stdout);
+	usrsctp_close(conn);
+	free(m.buf);
+	free(seen);
+	free(expect);
+	stack_finish();
+	return 0;
+}
+
+/* pr-send / pr-recv: their own options (above), then their run function. */
+static int pr_main(int argc, char **argv)
+{
+	struct pr_opts p;
+	int sender = strcmp(argv[1], "pr-send") == 0;
+
+	g_role = argv[1];
+	pr_parse(argc, argv, &p, sender);
+	return sender ? run_pr_send(&p) : run_pr_recv(&p);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1590,6 +1936,8 @@ int main(int argc, char **argv)
 	alarm(TIMEOUT_S);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (argc >= 2 && (strcmp(argv[1], "pr-send") == 0 || strcmp(argv[1], "pr-recv") == 0))
+		return pr_main(argc, argv);
 	parse_args(argc, argv, &o);
 	switch (o.role) {
 	case ROLE_CLIENT:

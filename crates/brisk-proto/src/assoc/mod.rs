@@ -651,7 +651,7 @@ impl Association {
         }
         // As many stream entries as fit a packet with the FORWARD TSN alone.
         let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
-        let Some(forward) = self.rtx.take_forward_tsn(max_streams) else {
+        let Some(forward) = self.rtx.take_forward_tsn(now, max_streams) else {
             return;
         };
         self.control

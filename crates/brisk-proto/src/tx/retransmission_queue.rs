@@ -127,9 +127,13 @@ pub struct RetransmissionQueue {
     last_t3_expiry: Option<Time>,
     /// T3 expiries that may yet prove spurious (RFC 5682, RFC 3708).
     spurious: SpuriousTimeouts,
-    /// RFC 3758 3.5: the New Cumulative TSN of the last FORWARD TSN queued;
-    /// another is due when the Advanced.Peer.Ack.Point moves past it.
+    /// RFC 3758 3.5: the New Cumulative TSN of the last FORWARD TSN queued,
+    /// and when; another is due when the Advanced.Peer.Ack.Point moves past
+    /// it, or a SACK shows it did not arrive (`repeat_lost_forward_tsn`).
     forwarded_to: Option<Tsn>,
+    forwarded_at: Time,
+    /// The first TSN sent after that FORWARD TSN.
+    forwarded_before: Tsn,
     counters: TxCounters,
 }
 
@@ -148,6 +152,8 @@ impl RetransmissionQueue {
             last_t3_expiry: None,
             spurious: SpuriousTimeouts::default(),
             forwarded_to: None,
+            forwarded_at: Time::ZERO,
+            forwarded_before: initial_tsn,
             counters: TxCounters::default(),
         }
     }
@@ -388,7 +394,35 @@ impl RetransmissionQueue {
         env: &mut TxEnv<'_>,
     ) -> Result<SackResult, SackRejected> {
         self.last_sack = Some((now, sack.a_rwnd));
-        self.apply(now, sack, queued, env)
+        let result = self.apply(now, sack, queued, env)?;
+        self.repeat_lost_forward_tsn(now, sack, env.path.rto.srtt());
+        Ok(result)
+    }
+
+    /// RFC 3758 3.5 C3: a SACK whose Cumulative TSN Ack is still short of
+    /// the Advanced.Peer.Ack.Point calls for a FORWARD TSN, also when one
+    /// with that point was already sent, if that one was lost: the SACK
+    /// reports DATA sent after it, or (the note to C3) a full RTT has passed
+    /// since it left. Not on every such SACK: those the peer sent before the
+    /// FORWARD TSN reached it do not repeat it.
+    fn repeat_lost_forward_tsn(&mut self, now: Time, sack: &Sack, srtt: Option<Duration>) {
+        let Some(point) = self.forwarded_to else {
+            return;
+        };
+        let cum = Tsn(sack.cum_tsn_ack);
+        if !cum.is_before(point) {
+            return;
+        }
+        let highest = sack
+            .gap_blocks
+            .iter()
+            .map(|g| cum.plus(u32::from(g.end)))
+            .fold(cum, |h, t| if h.is_before(t) { t } else { h });
+        let overtaken = !highest.is_before(self.forwarded_before);
+        let waited = srtt.is_some_and(|rtt| now.since(self.forwarded_at) >= rtt);
+        if overtaken || waited {
+            self.forwarded_to = None;
+        }
     }
 
     /// 9.2: the Cumulative TSN Ack of a SHUTDOWN acknowledges like a SACK
@@ -764,7 +798,7 @@ impl RetransmissionQueue {
     /// the Advanced.Peer.Ack.Point moved past the cumulative ack and past
     /// what the last FORWARD TSN said, or T3 expired since. At most
     /// `max_streams` stream entries.
-    pub fn take_forward_tsn(&mut self, max_streams: usize) -> Option<ForwardTsn> {
+    pub fn take_forward_tsn(&mut self, now: Time, max_streams: usize) -> Option<ForwardTsn> {
         if self.outstanding.abandoned() == 0 {
             return None;
         }
@@ -773,6 +807,8 @@ impl RetransmissionQueue {
             return None;
         }
         self.forwarded_to = Some(point);
+        self.forwarded_at = now;
+        self.forwarded_before = self.outstanding.next_tsn();
         Some(ForwardTsn {
             new_cum_tsn: point.0,
             streams: streams

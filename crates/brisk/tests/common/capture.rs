@@ -26,8 +26,11 @@ impl Capture {
             "0",
             "capturing on loopback needs root (CI and scripts/test run as root)"
         );
+        // Unique per capture: tests running at once may share a name.
+        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let file = std::env::temp_dir().join(format!(
-            "brisk-interop-{name}-{}.pcapng",
+            "brisk-interop-{name}-{}-{seq}.pcapng",
             std::process::id()
         ));
         let filter = ports
@@ -169,6 +172,47 @@ impl Capture {
 
     /// Stops the capture and checks every SCTP packet in it; returns the count.
     pub fn finish(mut self) -> usize {
+        let sctp = self.stop_and_check();
+        let _ = std::fs::remove_file(&self.file);
+        sctp
+    }
+
+    /// Like `finish`, and also finds the packets matching each tshark
+    /// display filter: for each, their capture times (s, from the first).
+    #[allow(dead_code)] // used by interop.rs only
+    pub fn finish_matching(mut self, filters: &[String]) -> (usize, Vec<Vec<f64>>) {
+        let sctp = self.stop_and_check();
+        let times = filters.iter().map(|f| self.times(f)).collect();
+        let _ = std::fs::remove_file(&self.file);
+        (sctp, times)
+    }
+
+    /// When the captured packets matching a tshark display filter were seen.
+    #[allow(dead_code)] // used by interop.rs only
+    fn times(&self, filter: &str) -> Vec<f64> {
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r").arg(&self.file);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        let out = cmd
+            .args(["-Y", filter, "-T", "fields", "-e", "frame.time_relative"])
+            .output()
+            .expect("tshark");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|t| t.trim().parse().expect("frame.time_relative"))
+            .collect()
+    }
+
+    /// Stops the capture and checks every SCTP packet in it; returns the
+    /// count and keeps the file.
+    fn stop_and_check(&mut self) -> usize {
         self.stop();
         let mut cmd = Command::new("tshark");
         cmd.arg("-r")
@@ -239,7 +283,6 @@ impl Capture {
             "no SCTP packets captured in {}",
             self.file.display()
         );
-        let _ = std::fs::remove_file(&self.file);
         sctp
     }
 }
