@@ -880,3 +880,87 @@ fn adding_incoming_streams_makes_the_peer_add_outgoing_ones_it_then_uses() {
     let m = p.a.association(a_id).unwrap().recv().unwrap();
     assert_eq!((m.stream_id, m.payload[0]), (19, 2));
 }
+
+#[test]
+fn a_request_to_add_streams_the_peer_never_answers_is_given_up() {
+    // As pion/sctp v1.11.3 with Add Streams Requests: it cannot parse them
+    // and drops the packet without a word. Each request goes in a packet of
+    // its own, so that nothing else is lost with it.
+    let mut p = connected(
+        Config {
+            max_inbound_streams: 32,
+            ..reconfig_config()
+        },
+        Config {
+            max_inbound_streams: 32,
+            ..reconfig_config()
+        },
+    );
+    drop_reconfigs(&mut p, Dir::AtoB, u32::MAX);
+    let now = p.now;
+    a_assoc(&mut p).add_streams(now, 2, 2).unwrap();
+    p.a_send(msg(2, 1));
+    p.run_for(ms(120_000));
+    let sent = reconfigs(&p, Dir::AtoB).len() as u32;
+    // Two requests in one chunk, sent 1 + 5 times.
+    assert_eq!(sent, 2 * (1 + brisk_proto::assoc::MAX_REQUEST_RETRANSMITS));
+    assert!(
+        p.log
+            .iter()
+            .filter(|l| l.seen.has(brisk_proto::wire::chunk::types::RECONFIG))
+            .all(|l| l.seen.chunk_types.len() == 1),
+        "alone in its packet"
+    );
+    let no_answer = brisk_proto::assoc::NO_ANSWER;
+    assert_eq!(
+        events(&p.a_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![
+            Event::StreamsAddFailed {
+                outgoing: 2,
+                incoming: 0,
+                result: no_answer
+            },
+            Event::StreamsAddFailed {
+                outgoing: 0,
+                incoming: 2,
+                result: no_answer
+            }
+        ]
+    );
+    assert_eq!(a_assoc(&mut p).outbound_streams(), 16);
+    assert_eq!(p.b_recv_all().len(), 1);
+    assert!(!a_assoc(&mut p).is_closed());
+}
+
+#[test]
+fn a_reset_of_our_outgoing_streams_is_never_given_up() {
+    // The peer may have reset its side with the answer lost: retransmitted
+    // until answered (or the association fails), never resumed unreset.
+    let mut p = pair();
+    drop_reconfigs(&mut p, Dir::BtoA, 8);
+    p.a_send(msg(2, 1));
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    p.a_send(msg(2, 2));
+    p.run_for(ms(400_000));
+    assert!(reconfigs(&p, Dir::AtoB).len() >= 9);
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(
+            _,
+            Event::StreamsReset {
+                direction: ResetDirection::Outgoing,
+                ..
+            }
+        )]
+    ));
+    let got: Vec<(u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect();
+    assert_eq!(got, vec![(0, 1), (0, 2)]);
+}

@@ -34,6 +34,7 @@ mod stream_events;
 mod timer;
 
 pub use association::{Association, SendOptions};
+pub use brisk_proto::assoc::NO_ANSWER as RECONFIG_NO_ANSWER;
 pub use brisk_proto::wire::chunk::ReconfigResult;
 pub use brisk_proto::{
     CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, ReconfigError,

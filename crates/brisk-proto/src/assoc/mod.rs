@@ -38,7 +38,7 @@ use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
 pub use crate::tx::stream_scheduler::SchedulingError;
-pub use reconfig::ReconfigError;
+pub use reconfig::{MAX_REQUEST_RETRANSMITS, NO_ANSWER, ReconfigError};
 pub use transmit::Transmit;
 
 use handshake::Handshake;
@@ -651,9 +651,11 @@ impl Association {
         }
         // As many stream entries as fit a packet with the FORWARD TSN alone.
         let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
-        let Some(forward) = self.rtx.take_forward_tsn(max_streams) else {
+        let Some(mut forward) = self.rtx.take_forward_tsn(max_streams) else {
             return;
         };
+        // RFC 6525: no entry that could skip a reset stream's new numbering.
+        reconfig::filter_forward_tsn(self, &mut forward);
         self.control
             .retain(|c| !matches!(c.chunk, Chunk::ForwardTsn(_)));
         self.control

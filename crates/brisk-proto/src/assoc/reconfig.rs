@@ -18,7 +18,7 @@
 //! cumulative TSN reaches it, by DATA or by FORWARD TSN. Only one request is
 //! deferred at a time and what it holds is charged to the receive window.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Association, Control, State};
 use crate::events::{Event, ResetDirection};
@@ -26,11 +26,26 @@ use crate::rx::{MAX_GAP_OFFSET, Reassembled, Reassembly, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
-use crate::wire::chunk::{Chunk, ReConfig, ReconfigParam, ReconfigResult};
+use crate::wire::chunk::{Chunk, ForwardTsn, ReConfig, ReconfigParam, ReconfigResult};
 
 /// RE-CONFIG responses waiting to be sent at most: a peer that floods us
 /// with requests (or replays) gets no more answers than this until they left.
 const MAX_QUEUED_RESPONSES: usize = 4;
+
+/// Retransmissions of a request to add streams or to reset the peer's
+/// outgoing streams before it is given up as never to be answered (a peer
+/// that cannot parse it, as pion/sctp v1.11.3 with Add Streams Requests,
+/// drops the packet without a word). Giving up is safe for these: the
+/// peer may have performed them unseen, and nothing of ours depends on it.
+/// A reset of our outgoing streams, or of SSNs and TSNs, is never given up
+/// (the peer may have reset its side): it is retransmitted until answered
+/// or the association fails. Each retransmission counts as an error of the
+/// association (RFC 6525 5.1.1).
+pub const MAX_REQUEST_RETRANSMITS: u32 = 5;
+
+/// The result reported for a request the peer never answered
+/// ([`MAX_REQUEST_RETRANSMITS`]); not a code RFC 6525 defines.
+pub const NO_ANSWER: ReconfigResult = ReconfigResult::Other(u32::MAX);
 
 /// Why a reconfiguration request was not accepted. Nothing was queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -126,6 +141,10 @@ pub(crate) struct Reconfig {
     /// Streams to add: outgoing, incoming.
     pending_add: (u16, u16),
     pending_ssn_tsn: bool,
+    /// Streams whose reset we asked for, with the request's Sender's Last
+    /// Assigned TSN, while chunks of their old numbering may be outstanding
+    /// (see [`filter_forward_tsn`]).
+    reset_tsns: BTreeMap<u16, Tsn>,
     /// The peer's Request Sequence Number we expect next (starts at its
     /// initial TSN).
     peer_next_seq: u32,
@@ -144,6 +163,7 @@ impl Reconfig {
             pending_incoming: BTreeSet::new(),
             pending_add: (0, 0),
             pending_ssn_tsn: false,
+            reset_tsns: BTreeMap::new(),
             peer_next_seq: 0,
             answered: [None, None],
             deferred: None,
@@ -396,6 +416,9 @@ pub(super) fn poll_request(a: &mut Association, now: Time) {
             }
             // 5.1.2 A3: the TSN last assigned.
             let last_tsn = a.rtx.outstanding().next_tsn().prev().0;
+            for &s in &ready {
+                a.reconfig.reset_tsns.insert(s, Tsn(last_tsn));
+            }
             requests.push(Request::ResetOutgoing {
                 streams: ready,
                 last_tsn,
@@ -480,8 +503,10 @@ fn send(a: &mut Association, flight: &InFlight) {
             },
         })
         .collect();
+    // In a packet of its own: a peer that cannot parse it drops the packet
+    // (pion/sctp v1.11.3 does), and nothing else should go with it.
     a.control
-        .push_back(Control::new(Chunk::ReConfig(ReConfig { params })));
+        .push_back(Control::alone(Chunk::ReConfig(ReConfig { params })));
 }
 
 /// The RE-CONFIG timer expired (RFC 6525 5.1.1): the request goes again,
@@ -496,6 +521,19 @@ pub(super) fn on_timer(a: &mut Association, now: Time) {
     } else {
         if !a.count_error() {
             return;
+        }
+        if flight.backoff >= MAX_REQUEST_RETRANSMITS {
+            // Never answered: what may be given up is reported as failed.
+            let (kept, given_up): (Vec<_>, Vec<_>) = std::mem::take(&mut flight.requests)
+                .into_iter()
+                .partition(|(_, r)| matches!(r, Request::ResetOutgoing { .. } | Request::SsnTsn));
+            flight.requests = kept;
+            for (_, request) in given_up {
+                finish(a, now, request, NO_ANSWER, None);
+            }
+            if flight.requests.is_empty() {
+                return;
+            }
         }
         flight.backoff = flight.backoff.saturating_add(1);
     }
@@ -837,6 +875,17 @@ fn on_response(
         a.reconfig.in_flight = None;
         a.timers.stop(TimerKind::Reconfig);
     }
+    finish(a, now, request, result, next_tsns);
+}
+
+/// Our request ended with `result`: performs our side of it and reports.
+fn finish(
+    a: &mut Association,
+    now: Time,
+    request: Request,
+    result: ReconfigResult,
+    next_tsns: Option<(u32, u32)>,
+) {
     let ok = is_success(result);
     match request {
         Request::ResetOutgoing { streams, .. } => {
@@ -857,6 +906,10 @@ fn on_response(
                     streams,
                 });
             } else {
+                // The old numbering goes on: FORWARD TSN names it again.
+                for s in &streams {
+                    a.reconfig.reset_tsns.remove(s);
+                }
                 a.emit(Event::StreamResetFailed { streams, result });
             }
         }
@@ -953,4 +1006,39 @@ fn answer_performed(a: &mut Association, seq: u32) {
         }
     }
     queue_answers(a, vec![answer]);
+}
+
+/// RFC 3758 3.5 F with RFC 6525: a FORWARD TSN's entry for a stream we asked
+/// to reset, when the last chunk it skips on that stream belongs to the old
+/// numbering (its TSN at or before the request's Sender's Last Assigned
+/// TSN), is left out: the peer may have reset the stream already, and that
+/// SSN would then skip messages of the new numbering. The reset, performed
+/// once the peer's cumulative TSN reaches the request's, delivers what
+/// waited behind the abandoned message.
+pub(super) fn filter_forward_tsn(a: &mut Association, forward: &mut ForwardTsn) {
+    if a.reconfig.reset_tsns.is_empty() {
+        return;
+    }
+    // Once everything up to a request's TSN is acknowledged, no chunk of
+    // the old numbering is left.
+    let cum = a.rtx.outstanding().cum_ack_point();
+    a.reconfig.reset_tsns.retain(|_, last| cum.is_before(*last));
+    let point = Tsn(forward.new_cum_tsn);
+    let outstanding = a.rtx.outstanding();
+    let reset_tsns = &a.reconfig.reset_tsns;
+    forward.streams.retain(|entry| {
+        let Some(&last) = reset_tsns.get(&entry.stream_id) else {
+            return true;
+        };
+        let skipped = outstanding
+            .chunks()
+            .filter(|c| {
+                c.frag.stream_id.0 == entry.stream_id
+                    && !c.frag.flags.unordered
+                    && c.tsn.is_at_or_before(point)
+            })
+            .map(|c| c.tsn)
+            .last();
+        skipped.is_none_or(|tsn| last.is_before(tsn))
+    });
 }
