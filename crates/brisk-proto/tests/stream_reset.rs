@@ -964,3 +964,50 @@ fn a_reset_of_our_outgoing_streams_is_never_given_up() {
         .collect();
     assert_eq!(got, vec![(0, 1), (0, 2)]);
 }
+
+#[test]
+fn a_request_listing_hundreds_of_streams_is_bounded_by_the_packet_and_deduplicated() {
+    let mut p = pair();
+    let seq = a_first_seq(&p);
+    let cum = seq.wrapping_sub(1);
+    // 600 stream numbers, all valid, repeated: one reset of the 16 streams.
+    let streams: Vec<u16> = (0..600u16).map(|i| i % 16).collect();
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq,
+            response_seq: 0,
+            last_tsn: cum,
+            streams: streams.clone(),
+        }],
+    );
+    let mut with_unknown = streams;
+    with_unknown.push(u16::MAX);
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq.wrapping_add(1),
+            response_seq: 0,
+            last_tsn: cum,
+            streams: with_unknown,
+        }],
+    );
+    assert_eq!(
+        responses(&p, Dir::BtoA),
+        vec![
+            (seq, ReconfigResult::SuccessPerformed),
+            (seq.wrapping_add(1), ReconfigResult::Denied)
+        ]
+    );
+    assert_eq!(
+        events(&p.b_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![Event::StreamsReset {
+            direction: ResetDirection::Incoming,
+            streams: (0..16).collect()
+        }]
+    );
+    assert_eq!(b_assoc(&mut p).stats().streams_reset, 16);
+}
