@@ -506,9 +506,9 @@ matrix! {
 // reconfig block, pion's reconfig.go): the initiator sends messages on
 // stream 1, resets its outgoing stream 1 with them in flight, and sends more
 // on it, which must arrive numbered from SSN 0 again; then streams are added
-// where the peer can (usrsctp both ways; pion cannot parse Add Streams
+// (and, with usrsctp, SSNs and TSNs reset) where the peer can (usrsctp both ways; pion cannot parse Add Streams
 // Requests and drops them, which Brisk reports as never answered). PPIDs
-// 1001, 1002 and 1009 mark the phases (PPIDs tshark does not dissect).
+// 1001, 1002, 1003 and 1009 mark the phases (PPIDs tshark does not dissect).
 
 mod reconfig {
     use super::*;
@@ -621,6 +621,19 @@ mod reconfig {
                 (m.stream_id, m.ppid, &m.payload[..]),
                 (17, 1009, &b"added"[..])
             );
+            // RFC 6525 5.1.4: an SSN/TSN reset; the next messages on
+            // stream 1 are numbered from 0 under the new TSNs.
+            assoc.reset_ssn_tsn().unwrap();
+            for i in 0..5 {
+                assoc
+                    .send(1, format!("assoc-{i}").into_bytes(), opts(1003))
+                    .await
+                    .unwrap();
+            }
+            events_until(&assoc, &mut seen, |s| {
+                has(s, &StreamEvent::AssociationReset)
+            })
+            .await;
         } else {
             // pion cannot parse an Add Streams Request: it drops the packet
             // without a word, and Brisk gives up and says so.
@@ -646,7 +659,8 @@ mod reconfig {
         let line = peer_output(server, &format!("{peer} reconfig-server"));
         let expected = if peer == "usrsctp" {
             format!(
-                "RECONFIG before={K} reset=1 after={K} ssn=ok instreams=18 outstreams=18 added=1"
+                "RECONFIG before={K} reset=1 after={K} ssn=ok instreams=18 outstreams=18 added=1 \
+                 assoc=5"
             )
         } else {
             format!("RECONFIG before={K} reset=1 after={K} ssn=na added=0")

@@ -1593,11 +1593,12 @@ static int run_msg_recv(const struct opts *o)
  * from 0 again.  With --add N it then adds N streams each way and sends
  * "added" (PPID 1009) on its last outgoing stream; the other side answers on
  * its own last outgoing stream once it has it.  (PPIDs tshark does not
- * dissect.)  The server checks what it gets (order, SSNs, the reset and
+ * dissect.)  The server also takes an SSN/TSN reset (RFC 6525 5.2.4) and
+ * then messages "assoc-<i>" (PPID 1003) on stream 1, numbered from 0.  The server checks what it gets (order, SSNs, the reset and
  * change notifications) and, at the end of the association, prints
  *
  *   RECONFIG before=<b> reset=<0|1> after=<a> ssn=<ok|bad> instreams=<n>
- *            outstreams=<n> added=<m>
+ *            outstreams=<n> added=<m> assoc=<k>
  *
  * The client prints "OK reconfig before=K after=K added=N" once shut down.
  */
@@ -1605,8 +1606,8 @@ static int run_msg_recv(const struct opts *o)
 #define RC_STREAM 1
 
 struct rc_state {
-	uint64_t before, after, added;
-	int reset_in, reset_out, ssn_bad;
+	uint64_t before, after, added, assoc;
+	int reset_in, reset_out, ssn_bad, assoc_reset;
 	uint16_t in, out;
 	int answered;
 };
@@ -1620,11 +1621,13 @@ static void rc_enable(struct socket *s)
 	struct sctp_assoc_value av;
 	struct sctp_event ev;
 	struct sctp_initmsg init;
-	const uint16_t events[] = {SCTP_STREAM_RESET_EVENT, SCTP_STREAM_CHANGE_EVENT};
+	const uint16_t events[] = {SCTP_STREAM_RESET_EVENT, SCTP_STREAM_CHANGE_EVENT,
+	    SCTP_ASSOC_RESET_EVENT};
 
 	memset(&av, 0, sizeof(av));
 	av.assoc_id = SCTP_FUTURE_ASSOC;
-	av.assoc_value = SCTP_ENABLE_RESET_STREAM_REQ | SCTP_ENABLE_CHANGE_ASSOC_REQ;
+	av.assoc_value = SCTP_ENABLE_RESET_STREAM_REQ | SCTP_ENABLE_RESET_ASSOC_REQ |
+	    SCTP_ENABLE_CHANGE_ASSOC_REQ;
 	set_opt(s, IPPROTO_SCTP, SCTP_ENABLE_STREAM_RESET, &av, sizeof(av),
 	    "SCTP_ENABLE_STREAM_RESET");
 	memset(&ev, 0, sizeof(ev));
@@ -1675,6 +1678,16 @@ static int rc_notification(struct socket *s, const struct msg *m, struct rc_stat
 			st->reset_out = 1;
 		return 1;
 	}
+	if (n->sn_header.sn_type == SCTP_ASSOC_RESET_EVENT) {
+		const struct sctp_assoc_reset_event *e = &n->sn_assocreset_event;
+
+		diag("SCTP_ASSOC_RESET_EVENT flags 0x%x: local TSN %u, remote TSN %u",
+		    e->assocreset_flags, e->assocreset_local_tsn, e->assocreset_remote_tsn);
+		if (e->assocreset_flags & (SCTP_ASSOC_RESET_DENIED | SCTP_ASSOC_RESET_FAILED))
+			fail("SSN/TSN reset denied or failed (flags 0x%x)", e->assocreset_flags);
+		st->assoc_reset = 1;
+		return 1;
+	}
 	if (n->sn_header.sn_type == SCTP_STREAM_CHANGE_EVENT) {
 		const struct sctp_stream_change_event *e = &n->sn_strchange_event;
 
@@ -1699,6 +1712,19 @@ static void rc_data(struct socket *s, const struct msg *m, struct rc_state *st)
 	if (ppid == 1009) {
 		st->added++;
 		diag("'added' on stream %u", m->info.rcv_sid);
+		return;
+	}
+	if (ppid == 1003) {
+		/* After the SSN/TSN reset: numbered from 0 again. */
+		snprintf(want, sizeof(want), "assoc-%" PRIu64, st->assoc);
+		if (m->len != strlen(want) || memcmp(m->buf, want, m->len) != 0)
+			fail("expected '%s', got %zu bytes", want, m->len);
+		if (!st->assoc_reset || m->info.rcv_ssn != (uint16_t)st->assoc) {
+			diag("'%s' has SSN %u (SSN/TSN reset seen: %d)", want, m->info.rcv_ssn,
+			    st->assoc_reset);
+			st->ssn_bad = 1;
+		}
+		st->assoc++;
 		return;
 	}
 	if (m->info.rcv_sid != RC_STREAM || (ppid != 1001 && ppid != 1002))
@@ -1789,8 +1815,8 @@ static int run_reconfig(int argc, char **argv)
 		}
 		g_conn = NULL;
 		result("RECONFIG before=%" PRIu64 " reset=%d after=%" PRIu64 " ssn=%s instreams=%u "
-		    "outstreams=%u added=%" PRIu64, st.before, st.reset_in, st.after,
-		    st.ssn_bad ? "bad" : "ok", st.in, st.out, st.added);
+		    "outstreams=%u added=%" PRIu64 " assoc=%" PRIu64, st.before, st.reset_in, st.after,
+		    st.ssn_bad ? "bad" : "ok", st.in, st.out, st.added, st.assoc);
 	} else {
 		struct sockaddr_in dst;
 		struct sctp_udpencaps enc;

@@ -503,10 +503,22 @@ fn send(a: &mut Association, flight: &InFlight) {
             },
         })
         .collect();
-    // In a packet of its own: a peer that cannot parse it drops the packet
-    // (pion/sctp v1.11.3 does), and nothing else should go with it.
-    a.control
-        .push_back(Control::alone(Chunk::ReConfig(ReConfig { params })));
+    let chunk = Chunk::ReConfig(ReConfig { params });
+    if flight
+        .requests
+        .iter()
+        .any(|(_, r)| matches!(r, Request::SsnTsn))
+    {
+        // 5.2.4 G3 has the peer take its own outstanding data as
+        // acknowledged, which usrsctp does not: a SACK of everything we
+        // received goes first, in the same packet, so that none is left.
+        a.sack_requested = true;
+        a.control.push_back(Control::new(chunk));
+    } else {
+        // In a packet of its own: a peer that cannot parse it drops the
+        // packet (pion/sctp v1.11.3 does), and nothing else goes with it.
+        a.control.push_back(Control::alone(chunk));
+    }
 }
 
 /// The RE-CONFIG timer expired (RFC 6525 5.1.1): the request goes again,
