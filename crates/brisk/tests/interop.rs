@@ -506,7 +506,8 @@ matrix! {
 // reconfig block, pion's reconfig.go): the initiator sends messages on
 // stream 1, resets its outgoing stream 1 with them in flight, and sends more
 // on it, which must arrive numbered from SSN 0 again; then streams are added
-// (and, with usrsctp, SSNs and TSNs reset) where the peer can (usrsctp both ways; pion cannot parse Add Streams
+// (and, with usrsctp, SSNs and TSNs reset, and usrsctp asked to reset its
+// own stream) where the peer can (usrsctp both ways; pion cannot parse Add Streams
 // Requests and drops them, which Brisk reports as never answered). PPIDs
 // 1001, 1002, 1003 and 1009 mark the phases (PPIDs tshark does not dissect).
 
@@ -542,9 +543,18 @@ mod reconfig {
                 .await
                 .unwrap_or_else(|_| panic!("no stream event in 30 s; seen {seen:?}"))
                 .expect("association open");
-            eprintln!("stream event: {e:?}");
+            eprintln!(
+                "stream event: {e:?} ({:?} since the start)",
+                started().elapsed()
+            );
             seen.push(e);
         }
+    }
+
+    /// When the first reconfiguration test of this process started.
+    fn started() -> Instant {
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        *START.get_or_init(Instant::now)
     }
 
     fn has(seen: &[StreamEvent], want: &StreamEvent) -> bool {
@@ -634,6 +644,12 @@ mod reconfig {
                 has(s, &StreamEvent::AssociationReset)
             })
             .await;
+            // RFC 6525 5.1.3: usrsctp resets its outgoing stream 1 for us.
+            assoc.request_incoming_reset(&[1]).unwrap();
+            events_until(&assoc, &mut seen, |s| {
+                has(s, &reset(ResetDirection::Incoming))
+            })
+            .await;
         } else {
             // pion cannot parse an Add Streams Request: it drops the packet
             // without a word, and Brisk gives up and says so.
@@ -660,7 +676,7 @@ mod reconfig {
         let expected = if peer == "usrsctp" {
             format!(
                 "RECONFIG before={K} reset=1 after={K} ssn=ok instreams=18 outstreams=18 added=1 \
-                 assoc=5"
+                 assoc=5 out_reset=1"
             )
         } else {
             format!("RECONFIG before={K} reset=1 after={K} ssn=na added=0")

@@ -1594,11 +1594,12 @@ static int run_msg_recv(const struct opts *o)
  * "added" (PPID 1009) on its last outgoing stream; the other side answers on
  * its own last outgoing stream once it has it.  (PPIDs tshark does not
  * dissect.)  The server also takes an SSN/TSN reset (RFC 6525 5.2.4) and
- * then messages "assoc-<i>" (PPID 1003) on stream 1, numbered from 0.  The server checks what it gets (order, SSNs, the reset and
+ * then messages "assoc-<i>" (PPID 1003) on stream 1, numbered from 0, and
+ * resets its own outgoing stream 1 when asked to (5.2.3).  The server checks what it gets (order, SSNs, the reset and
  * change notifications) and, at the end of the association, prints
  *
  *   RECONFIG before=<b> reset=<0|1> after=<a> ssn=<ok|bad> instreams=<n>
- *            outstreams=<n> added=<m> assoc=<k>
+ *            outstreams=<n> added=<m> assoc=<k> out_reset=<0|1>
  *
  * The client prints "OK reconfig before=K after=K added=N" once shut down.
  */
@@ -1815,8 +1816,9 @@ static int run_reconfig(int argc, char **argv)
 		}
 		g_conn = NULL;
 		result("RECONFIG before=%" PRIu64 " reset=%d after=%" PRIu64 " ssn=%s instreams=%u "
-		    "outstreams=%u added=%" PRIu64 " assoc=%" PRIu64, st.before, st.reset_in, st.after,
-		    st.ssn_bad ? "bad" : "ok", st.in, st.out, st.added, st.assoc);
+		    "outstreams=%u added=%" PRIu64 " assoc=%" PRIu64 " out_reset=%d", st.before,
+		    st.reset_in, st.after, st.ssn_bad ? "bad" : "ok", st.in, st.out, st.added, st.assoc,
+		    st.reset_out);
 	} else {
 		struct sockaddr_in dst;
 		struct sctp_udpencaps enc;
