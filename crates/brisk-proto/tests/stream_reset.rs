@@ -1011,3 +1011,45 @@ fn a_request_listing_hundreds_of_streams_is_bounded_by_the_packet_and_deduplicat
     );
     assert_eq!(b_assoc(&mut p).stats().streams_reset, 16);
 }
+
+#[test]
+fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
+    let mut p = pair();
+    let seq = a_first_seq(&p);
+    // B never sees A's request; a "Denied" answers it instead.
+    drop_reconfigs(&mut p, Dir::AtoB, u32::MAX);
+    p.a_send(msg(2, 1));
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    p.a_send(msg(2, 2));
+    p.run_for(ms(100));
+    assert!(p.b_recv_all().len() == 1, "message 2 waits for the answer");
+    let (_, b_to_a) = p.tags();
+    let denied = Chunk::ReConfig(ReConfig {
+        params: vec![ReconfigParam::Response {
+            response_seq: seq,
+            result: ReconfigResult::Denied,
+            next_tsns: None,
+        }],
+    });
+    let bytes = harness::packet(b_to_a, vec![denied]);
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &bytes);
+    p.run_for(ms(100));
+    assert_eq!(
+        events(&p.a_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![Event::StreamResetFailed {
+            streams: vec![2],
+            result: ReconfigResult::Denied
+        }]
+    );
+    let got: Vec<(u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect();
+    assert_eq!(got, vec![(1, 2)]);
+}
