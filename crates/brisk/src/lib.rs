@@ -42,4 +42,4 @@ pub use brisk_proto::{
 };
 pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
 pub use error::Error;
-pub use stream_events::{STREAM_EVENT_QUEUE, StreamEvent};
+pub use stream_events::{STREAM_EVENT_QUEUE, STREAM_EVENT_STREAMS, StreamEvent};

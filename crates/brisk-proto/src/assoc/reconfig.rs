@@ -151,6 +151,8 @@ pub(crate) struct Reconfig {
     /// Our answers to the peer's last two requests, for repeats (5.2.1).
     answered: [Option<ReconfigParam<'static>>; 2],
     deferred: Option<Deferred>,
+    /// The packet being handled carried a RE-CONFIG chunk with requests.
+    requests_in_packet: bool,
 }
 
 impl Reconfig {
@@ -167,6 +169,7 @@ impl Reconfig {
             peer_next_seq: 0,
             answered: [None, None],
             deferred: None,
+            requests_in_packet: false,
         }
     }
 
@@ -568,6 +571,19 @@ pub(super) fn on_reconfig(a: &mut Association, now: Time, chunk: &ReConfig<'_>) 
         a.state,
         State::Established | State::ShutdownPending | State::ShutdownSent | State::ShutdownReceived
     ) {
+        a.counters.malformed_chunks += 1;
+        return;
+    }
+    // RFC 6525 5.1.1: a peer has one request in flight at a time, so one
+    // RE-CONFIG chunk of requests per packet at most; more are a flood
+    // (each could reset every stream) and are not processed.
+    let has_requests = chunk.params.iter().any(|p| {
+        !matches!(
+            p,
+            ReconfigParam::Response { .. } | ReconfigParam::Unknown { .. }
+        )
+    });
+    if has_requests && std::mem::replace(&mut a.reconfig.requests_in_packet, true) {
         a.counters.malformed_chunks += 1;
         return;
     }
@@ -989,6 +1005,7 @@ pub(super) fn deliver(a: &mut Association, msg: Reassembled, now: Time) {
 /// every TSN up to its Sender's Last Assigned TSN arrived or was skipped
 /// (5.2.2 E1 to E4), and answers the request again, now performed.
 pub(super) fn after_packet(a: &mut Association, now: Time) {
+    a.reconfig.requests_in_packet = false;
     let Some(d) = &a.reconfig.deferred else {
         return;
     };
