@@ -1078,3 +1078,65 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
         .collect();
     assert_eq!(got, vec![(1, 2)]);
 }
+
+#[test]
+fn an_incoming_reset_of_streams_never_used_has_nothing_to_do() {
+    let mut p = pair();
+    let now = p.now;
+    b_assoc(&mut p)
+        .request_incoming_reset(now, &[5, 6])
+        .unwrap();
+    p.run_for(ms(100));
+    // A never sent on them: Success - Nothing to do, no request of its own.
+    assert_eq!(
+        responses(&p, Dir::AtoB)
+            .iter()
+            .map(|r| r.1)
+            .collect::<Vec<_>>(),
+        vec![ReconfigResult::SuccessNothingToDo]
+    );
+    assert_eq!(reconfigs(&p, Dir::AtoB).len(), 1);
+    assert!(events(&p.a_events).is_empty());
+    assert_eq!(
+        events(&p.b_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![Event::StreamsReset {
+            direction: ResetDirection::Incoming,
+            streams: vec![5, 6]
+        }]
+    );
+    // A request naming every stream (an empty list) resets only those used.
+    p.a_send(msg(3, 1));
+    p.run_for(ms(100));
+    let seq = reconfigs(&p, Dir::BtoA)
+        .iter()
+        .filter_map(|(_, r)| match r {
+            ReconfigParam::IncomingSsnReset { request_seq, .. } => Some(*request_seq),
+            _ => None,
+        })
+        .max()
+        .unwrap();
+    let all = Chunk::ReConfig(ReConfig {
+        params: vec![ReconfigParam::IncomingSsnReset {
+            request_seq: seq.wrapping_add(1),
+            streams: vec![],
+        }],
+    });
+    let (_, b_to_a) = p.tags();
+    let bytes = harness::packet(b_to_a, vec![all]);
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &bytes);
+    p.run_for(ms(100));
+    assert!(
+        reconfigs(&p, Dir::AtoB).iter().any(|(_, r)| matches!(r,
+            ReconfigParam::OutgoingSsnReset { streams, .. } if streams == &[3])),
+        "{:?}",
+        reconfigs(&p, Dir::AtoB)
+    );
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(_, Event::StreamsReset { direction: ResetDirection::Outgoing, streams })] if streams == &[3]
+    ));
+}

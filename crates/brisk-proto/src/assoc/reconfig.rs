@@ -773,18 +773,27 @@ fn reset_incoming(a: &mut Association, now: Time, streams: &[u16]) {
 }
 
 /// 5.2.3: the peer asks us to reset our outgoing `streams` (all if
-/// empty): they go in our next Outgoing SSN Reset Request.
+/// empty): those we have used go in our next Outgoing SSN Reset Request.
+/// A stream never used still numbers from 0: nothing to reset, and no
+/// state is made for it (a request naming every stream costs nothing).
 fn on_incoming_reset(a: &mut Association, streams: &[u16]) -> ReconfigResult {
     let outbound = a.outbound_streams;
     if streams.iter().any(|&s| s >= outbound) {
         return ReconfigResult::Denied;
     }
-    let list: Vec<u16> = if streams.is_empty() {
-        (0..outbound).collect()
+    let used: Vec<u16> = if streams.is_empty() {
+        a.send_queue.used_streams().collect()
     } else {
-        streams.to_vec()
+        let used: BTreeSet<u16> = a.send_queue.used_streams().collect();
+        normalized(streams)
+            .into_iter()
+            .filter(|s| used.contains(s))
+            .collect()
     };
-    for s in list {
+    if used.is_empty() {
+        return ReconfigResult::SuccessNothingToDo;
+    }
+    for s in used {
         a.reconfig.pending_reset.insert(s);
         a.send_queue.pause(s);
     }
@@ -942,7 +951,14 @@ fn finish(
             }
         }
         Request::ResetIncoming { streams } => {
-            if !ok {
+            if result == ReconfigResult::SuccessNothingToDo {
+                // The peer never used them: they number from 0 already, and
+                // no Outgoing SSN Reset Request of its own follows.
+                a.emit(Event::StreamsReset {
+                    direction: ResetDirection::Incoming,
+                    streams,
+                });
+            } else if !ok {
                 a.emit(Event::StreamResetFailed { streams, result });
             }
         }
