@@ -4,7 +4,7 @@
 //! Each concern has its own file: `handshake.rs` (5.1, 5.2), `receive.rs`
 //! (DATA in, SACK out: 6.2, 6.5, 6.9), `sack.rs` (SACK in: 6.2.1, 6.3, 7.2),
 //! `transmit.rs` (packets out: 6.1, 6.10), `shutdown.rs` (9), `heartbeat.rs`
-//! (8.3), `reconfig.rs` (stream reconfiguration, RFC 6525) and `timers.rs`
+//! (8.3), `reconfig/` (stream reconfiguration, RFC 6525) and `timers.rs`
 //! (what happens when each timer fires).
 
 mod handshake;
