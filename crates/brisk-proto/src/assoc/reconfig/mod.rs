@@ -136,6 +136,32 @@ impl Deferred {
     }
 }
 
+/// Requests the application asked for that no request carries yet, and
+/// the resets of ours the peer may have performed.
+#[derive(Debug, Default)]
+struct Pending {
+    /// Outgoing streams to reset in the next request (paused meanwhile).
+    reset: BTreeSet<u16>,
+    /// Incoming streams the peer is to reset (5.1.3).
+    incoming: BTreeSet<u16>,
+    /// Streams to add: outgoing, incoming.
+    add: (u16, u16),
+    ssn_tsn: bool,
+    /// Streams whose reset we asked for, with the request's Sender's Last
+    /// Assigned TSN, while chunks of their old numbering may be outstanding
+    /// (see [`filter_forward_tsn`]).
+    reset_tsns: BTreeMap<u16, Tsn>,
+}
+
+/// Nothing pending, for reading without allocating.
+static NO_PENDING: Pending = Pending {
+    reset: BTreeSet::new(),
+    incoming: BTreeSet::new(),
+    add: (0, 0),
+    ssn_tsn: false,
+    reset_tsns: BTreeMap::new(),
+};
+
 /// Stream reconfiguration state of one association.
 #[derive(Debug)]
 pub(crate) struct Reconfig {
@@ -143,24 +169,19 @@ pub(crate) struct Reconfig {
     pub negotiated: bool,
     /// Our next Request Sequence Number (5.1.1: starts at our initial TSN).
     next_request_seq: u32,
-    in_flight: Option<InFlight>,
+    /// Boxed, as every part of this state that is not always needed: an
+    /// idle association keeps none of it on the heap.
+    in_flight: Option<Box<InFlight>>,
     /// Outgoing streams to reset in the next request (paused meanwhile).
-    pending_reset: BTreeSet<u16>,
-    /// Incoming streams the peer is to reset (5.1.3).
-    pending_incoming: BTreeSet<u16>,
-    /// Streams to add: outgoing, incoming.
-    pending_add: (u16, u16),
-    pending_ssn_tsn: bool,
-    /// Streams whose reset we asked for, with the request's Sender's Last
-    /// Assigned TSN, while chunks of their old numbering may be outstanding
-    /// (see [`filter_forward_tsn`]).
-    reset_tsns: BTreeMap<u16, Tsn>,
+    /// What the application asked for and no request carries yet, and the
+    /// resets asked for (boxed: see `in_flight`).
+    pending: Option<Box<Pending>>,
     /// The peer's Request Sequence Number we expect next (starts at its
     /// initial TSN).
     peer_next_seq: u32,
     /// Our answers to the peer's last two requests, for repeats (5.2.1).
-    answered: [Option<ReconfigParam<'static>>; 2],
-    deferred: Option<Deferred>,
+    answered: Vec<ReconfigParam<'static>>,
+    deferred: Option<Box<Deferred>>,
     /// The packet being handled carried a RE-CONFIG chunk with requests.
     requests_in_packet: bool,
 }
@@ -171,16 +192,20 @@ impl Reconfig {
             negotiated: false,
             next_request_seq: local_initial_tsn,
             in_flight: None,
-            pending_reset: BTreeSet::new(),
-            pending_incoming: BTreeSet::new(),
-            pending_add: (0, 0),
-            pending_ssn_tsn: false,
-            reset_tsns: BTreeMap::new(),
+            pending: None,
             peer_next_seq: 0,
-            answered: [None, None],
+            answered: Vec::new(),
             deferred: None,
             requests_in_packet: false,
         }
+    }
+
+    fn pending(&self) -> &Pending {
+        self.pending.as_deref().unwrap_or(&NO_PENDING)
+    }
+
+    fn pending_mut(&mut self) -> &mut Pending {
+        self.pending.get_or_insert_with(Box::default)
     }
 
     /// The handshake gave the peer's initial TSN.
@@ -199,7 +224,7 @@ impl Reconfig {
     /// New DATA waits: an SSN/TSN reset needs everything acknowledged first
     /// and nothing new until it is answered (5.1.4).
     pub fn holds_new_data(&self) -> bool {
-        self.pending_ssn_tsn || self.in_flight_has(|r| matches!(r, Request::SsnTsn))
+        self.pending().ssn_tsn || self.in_flight_has(|r| matches!(r, Request::SsnTsn))
     }
 
     fn in_flight_has(&self, f: impl Fn(&Request) -> bool) -> bool {
@@ -210,8 +235,8 @@ impl Reconfig {
 
     /// Streams being added by requests queued or in flight: outgoing, incoming.
     fn adds_requested(&self) -> (u32, u32) {
-        let mut out = u32::from(self.pending_add.0);
-        let mut inc = u32::from(self.pending_add.1);
+        let mut out = u32::from(self.pending().add.0);
+        let mut inc = u32::from(self.pending().add.1);
         for (_, r) in self.in_flight.iter().flat_map(|i| i.requests.iter()) {
             match r {
                 Request::AddOutgoing(n) => out += u32::from(*n),
@@ -223,10 +248,8 @@ impl Reconfig {
     }
 
     fn has_pending(&self) -> bool {
-        !self.pending_reset.is_empty()
-            || !self.pending_incoming.is_empty()
-            || self.pending_add != (0, 0)
-            || self.pending_ssn_tsn
+        let p = self.pending();
+        !p.reset.is_empty() || !p.incoming.is_empty() || p.add != (0, 0) || p.ssn_tsn
     }
 
     fn take_seq(&mut self) -> u32 {
@@ -236,13 +259,15 @@ impl Reconfig {
     }
 
     fn remember(&mut self, answer: ReconfigParam<'static>) {
-        self.answered = [self.answered[1].take(), Some(answer)];
+        if self.answered.len() >= 2 {
+            self.answered.remove(0);
+        }
+        self.answered.push(answer);
     }
 
     fn repeat(&self, seq: u32) -> Option<ReconfigParam<'static>> {
         self.answered
             .iter()
-            .flatten()
             .find(|a| matches!(a, ReconfigParam::Response { response_seq, .. } if *response_seq == seq))
             .cloned()
     }
@@ -310,7 +335,7 @@ impl Association {
             });
         }
         for &s in streams {
-            self.reconfig.pending_reset.insert(s);
+            self.reconfig.pending_mut().reset.insert(s);
             self.send_queue.pause(s);
         }
         Ok(())
@@ -336,7 +361,7 @@ impl Association {
                 streams: inbound,
             });
         }
-        self.reconfig.pending_incoming.extend(streams);
+        self.reconfig.pending_mut().incoming.extend(streams);
         Ok(())
     }
 
@@ -374,7 +399,7 @@ impl Association {
                 limit: self.cfg.max_inbound_streams,
             });
         }
-        let p = &mut self.reconfig.pending_add;
+        let p = &mut self.reconfig.pending_mut().add;
         // Within u16: checked above.
         p.0 = p.0.saturating_add(outgoing);
         p.1 = p.1.saturating_add(incoming);
@@ -390,7 +415,7 @@ impl Association {
         if self.reconfig.holds_new_data() {
             return Err(ReconfigError::AlreadyRequested);
         }
-        self.reconfig.pending_ssn_tsn = true;
+        self.reconfig.pending_mut().ssn_tsn = true;
         Ok(())
     }
 }

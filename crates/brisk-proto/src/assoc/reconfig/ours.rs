@@ -22,23 +22,23 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
     // Stream lists that fit one packet, both of them with the chunk.
     let max_streams = a.path.mtu.saturating_sub(12 + 4 + 16 + 8) / 4;
     let mut requests: Vec<Request> = Vec::new();
-    if !a.reconfig.pending_ssn_tsn {
+    if !a.reconfig.pending().ssn_tsn {
         let ready: Vec<u16> = a
             .reconfig
-            .pending_reset
+            .pending()
+            .reset
             .iter()
             .copied()
             .filter(|&s| a.send_queue.is_drained(s))
             .take(max_streams)
             .collect();
         if !ready.is_empty() {
-            for s in &ready {
-                a.reconfig.pending_reset.remove(s);
-            }
             // 5.1.2 A3: the TSN last assigned.
             let last_tsn = a.rtx.outstanding().next_tsn().prev().0;
+            let pending = a.reconfig.pending_mut();
             for &s in &ready {
-                a.reconfig.reset_tsns.insert(s, Tsn(last_tsn));
+                pending.reset.remove(&s);
+                pending.reset_tsns.insert(s, Tsn(last_tsn));
             }
             requests.push(Request::ResetOutgoing {
                 streams: ready,
@@ -46,21 +46,23 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
             });
         }
     }
-    if !a.reconfig.pending_incoming.is_empty() {
+    if !a.reconfig.pending().incoming.is_empty() {
         let streams: Vec<u16> = a
             .reconfig
-            .pending_incoming
+            .pending()
+            .incoming
             .iter()
             .copied()
             .take(max_streams)
             .collect();
+        let pending = a.reconfig.pending_mut();
         for s in &streams {
-            a.reconfig.pending_incoming.remove(s);
+            pending.incoming.remove(s);
         }
         requests.push(Request::ResetIncoming { streams });
     }
-    if requests.is_empty() && a.reconfig.pending_add != (0, 0) {
-        let (out, inc) = std::mem::take(&mut a.reconfig.pending_add);
+    if requests.is_empty() && a.reconfig.pending().add != (0, 0) {
+        let (out, inc) = std::mem::take(&mut a.reconfig.pending_mut().add);
         if out > 0 {
             requests.push(Request::AddOutgoing(out));
         }
@@ -69,11 +71,11 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
         }
     }
     if requests.is_empty()
-        && a.reconfig.pending_ssn_tsn
+        && a.reconfig.pending().ssn_tsn
         && a.rtx.outstanding().is_empty()
         && !a.send_queue.is_mid_message()
     {
-        a.reconfig.pending_ssn_tsn = false;
+        a.reconfig.pending_mut().ssn_tsn = false;
         requests.push(Request::SsnTsn);
     }
     if requests.is_empty() {
@@ -92,7 +94,7 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
         in_progress: false,
     };
     send(a, &flight);
-    a.reconfig.in_flight = Some(flight);
+    a.reconfig.in_flight = Some(Box::new(flight));
     let rto = a.path.rto.rto();
     a.timers.start(TimerKind::Reconfig, now, rto);
 }
@@ -233,9 +235,9 @@ fn finish(
                 // Asked again after messages were held: another reset is
                 // owed, once they went.
                 if a.send_queue.is_paused(s) {
-                    a.reconfig.pending_reset.insert(s);
+                    a.reconfig.pending_mut().reset.insert(s);
                 } else {
-                    a.reconfig.pending_reset.remove(&s);
+                    a.reconfig.pending_mut().reset.remove(&s);
                 }
             }
             if ok {
@@ -247,7 +249,7 @@ fn finish(
             } else {
                 // The old numbering goes on: FORWARD TSN names it again.
                 for s in &streams {
-                    a.reconfig.reset_tsns.remove(s);
+                    a.reconfig.pending_mut().reset_tsns.remove(s);
                 }
                 a.emit(Event::StreamResetFailed { streams, result });
             }
@@ -312,16 +314,19 @@ fn finish(
 /// once the peer's cumulative TSN reaches the request's, delivers what
 /// waited behind the abandoned message.
 pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut ForwardTsn) {
-    if a.reconfig.reset_tsns.is_empty() {
+    if a.reconfig.pending().reset_tsns.is_empty() {
         return;
     }
     // Once everything up to a request's TSN is acknowledged, no chunk of
     // the old numbering is left.
     let cum = a.rtx.outstanding().cum_ack_point();
-    a.reconfig.reset_tsns.retain(|_, last| cum.is_before(*last));
+    a.reconfig
+        .pending_mut()
+        .reset_tsns
+        .retain(|_, last| cum.is_before(*last));
     let point = Tsn(forward.new_cum_tsn);
     let outstanding = a.rtx.outstanding();
-    let reset_tsns = &a.reconfig.reset_tsns;
+    let reset_tsns = &a.reconfig.pending().reset_tsns;
     forward.streams.retain(|entry| {
         let Some(&last) = reset_tsns.get(&entry.stream_id) else {
             return true;

@@ -88,13 +88,13 @@ fn on_outgoing_reset(
         return ReconfigResult::Denied;
     }
     // E1: deferred until the cumulative TSN reaches it.
-    a.reconfig.deferred = Some(Deferred {
+    a.reconfig.deferred = Some(Box::new(Deferred {
         request_seq: seq,
         last_tsn,
         streams,
         held: Vec::new(),
         held_bytes: 0,
-    });
+    }));
     ReconfigResult::InProgress
 }
 
@@ -155,7 +155,7 @@ fn on_incoming_reset(a: &mut Association, streams: &[u16]) -> ReconfigResult {
         return ReconfigResult::SuccessNothingToDo;
     }
     for s in used {
-        a.reconfig.pending_reset.insert(s);
+        a.reconfig.pending_mut().reset.insert(s);
         a.send_queue.pause(s);
     }
     ReconfigResult::SuccessPerformed
@@ -215,7 +215,7 @@ fn on_add_incoming(a: &mut Association, added: u16) -> ReconfigResult {
     if added == 0 || total > u32::from(u16::MAX) {
         return ReconfigResult::Denied;
     }
-    let p = &mut a.reconfig.pending_add;
+    let p = &mut a.reconfig.pending_mut().add;
     p.0 = p.0.saturating_add(added);
     ReconfigResult::SuccessPerformed
 }
@@ -263,7 +263,7 @@ pub(in crate::assoc) fn after_packet(a: &mut Association, now: Time) {
 /// any repeat.
 pub(super) fn answer_performed(a: &mut Association, seq: u32) {
     let answer = response(seq, ReconfigResult::SuccessPerformed);
-    for slot in a.reconfig.answered.iter_mut().flatten() {
+    for slot in &mut a.reconfig.answered {
         if request_seq(slot) == seq {
             *slot = answer.clone();
         }
