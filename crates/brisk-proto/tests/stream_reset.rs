@@ -914,6 +914,8 @@ fn a_request_to_add_streams_the_peer_never_answers_is_given_up() {
     let mut p = connected(
         Config {
             max_inbound_streams: 32,
+            // Nothing else proves the peer reachable meanwhile.
+            heartbeats: false,
             ..reconfig_config()
         },
         Config {
@@ -958,6 +960,15 @@ fn a_request_to_add_streams_the_peer_never_answers_is_given_up() {
     assert_eq!(a_assoc(&mut p).outbound_streams(), 16);
     assert_eq!(p.b_recv_all().len(), 1);
     assert!(!a_assoc(&mut p).is_closed());
+    // Its six errors are forgiven: two more such requests on an idle
+    // association (heartbeats off) do not end it.
+    for _ in 0..2 {
+        let now = p.now;
+        a_assoc(&mut p).add_streams(now, 1, 0).unwrap();
+        p.run_for(ms(120_000));
+    }
+    assert!(!a_assoc(&mut p).is_closed());
+    assert_eq!(events(&p.a_events).len(), 4);
 }
 
 #[test]

@@ -508,7 +508,8 @@ matrix! {
 // on it, which must arrive numbered from SSN 0 again; then streams are added
 // (and, with usrsctp, SSNs and TSNs reset, and usrsctp asked to reset its
 // own stream) where the peer can (usrsctp both ways; pion cannot parse Add Streams
-// Requests and drops them, which Brisk reports as never answered). PPIDs
+// or Incoming SSN Reset Requests and drops them, which Brisk reports as never
+// answered). PPIDs
 // 1001, 1002, 1003 and 1009 mark the phases (PPIDs tshark does not dissect).
 
 mod reconfig {
@@ -521,6 +522,8 @@ mod reconfig {
         Config {
             stream_reconfig: true,
             max_inbound_streams: 32,
+            // A request pion drops is given up after 6 sends: within seconds.
+            rto_max: Duration::from_secs(1),
             ..config()
         }
     }
@@ -664,6 +667,24 @@ mod reconfig {
                     &StreamEvent::AddFailed {
                         outgoing: 2,
                         incoming: 0,
+                        result: RECONFIG_NO_ANSWER
+                    }
+                ),
+                "{seen:?}"
+            );
+            // Nor an Incoming SSN Reset Request (pion resets its streams
+            // only when it closes them).
+            assoc.request_incoming_reset(&[2]).unwrap();
+            events_until(&assoc, &mut seen, |s| {
+                s.iter()
+                    .any(|e| matches!(e, StreamEvent::ResetFailed { .. }))
+            })
+            .await;
+            assert!(
+                has(
+                    &seen,
+                    &StreamEvent::ResetFailed {
+                        streams: vec![2],
                         result: RECONFIG_NO_ANSWER
                     }
                 ),

@@ -50,7 +50,9 @@ const MAX_QUEUED_RESPONSES: usize = 4;
 /// A reset of our outgoing streams, or of SSNs and TSNs, is never given up
 /// (the peer may have reset its side): it is retransmitted until answered
 /// or the association fails. Each retransmission counts as an error of the
-/// association (RFC 6525 5.1.1).
+/// association (RFC 6525 5.1.1); a request given up has its errors
+/// forgiven (the peer did not understand it, which says nothing of its
+/// reachability).
 pub const MAX_REQUEST_RETRANSMITS: u32 = 5;
 
 /// The result reported for a request the peer never answered

@@ -167,6 +167,10 @@ pub(in crate::assoc) fn on_timer(a: &mut Association, now: Time) {
                 finish(a, now, request, NO_ANSWER, None);
             }
             if flight.requests.is_empty() {
+                // A peer that cannot parse a request is no unreachable
+                // peer: the errors the request counted are forgiven (else
+                // two such requests would end an idle association).
+                a.errors = a.errors.saturating_sub(flight.backoff + 1);
                 return;
             }
         }
