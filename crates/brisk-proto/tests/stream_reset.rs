@@ -617,14 +617,19 @@ fn requests_for_unknown_streams_too_many_streams_or_far_tsns_are_denied() {
 }
 
 #[test]
-fn a_storm_of_requests_in_one_packet_draws_at_most_four_answers() {
+fn a_storm_of_requests_in_one_packet_draws_one_answer() {
+    // RFC 6525 5.1.1: one request in flight at a time, so one RE-CONFIG
+    // chunk of requests per packet; the other 39 are not processed.
     let mut p = pair();
     let seq = a_first_seq(&p);
     let chunks: Vec<Chunk<'static>> = (0..40u32)
         .map(|i| {
             Chunk::ReConfig(ReConfig {
-                params: vec![ReconfigParam::SsnTsnReset {
-                    request_seq: seq.wrapping_add(1000 + i),
+                params: vec![ReconfigParam::OutgoingSsnReset {
+                    request_seq: seq.wrapping_add(i),
+                    response_seq: 0,
+                    last_tsn: seq.wrapping_sub(1),
+                    streams: vec![],
                 }],
             })
         })
@@ -633,16 +638,36 @@ fn a_storm_of_requests_in_one_packet_draws_at_most_four_answers() {
     p.run_for(ms(20));
     assert_eq!(
         responses(&p, Dir::BtoA),
+        vec![(seq, ReconfigResult::SuccessPerformed)]
+    );
+    assert_eq!(events(&p.b_events).len(), 1);
+    let b = b_assoc(&mut p).stats();
+    assert_eq!(b.reconfig_requests_received, 1);
+    assert_eq!(b.malformed_chunks, 39);
+    // Replays and bad numbers, one per packet: each answered, a response
+    // queue of at most four waiting.
+    for i in 0..10u32 {
+        let chunk = Chunk::ReConfig(ReConfig {
+            params: vec![ReconfigParam::SsnTsnReset {
+                request_seq: seq.wrapping_add(1000 + i),
+            }],
+        });
+        let (tag, _) = p.tags();
+        let bytes = harness::packet(tag, vec![chunk]);
+        let (now, a_addr) = (p.now, p.a_addr);
+        p.b.handle_datagram(now, a_addr, &bytes);
+    }
+    p.run_for(ms(20));
+    assert_eq!(
+        responses(&p, Dir::BtoA)[1..],
         (0..4u32)
             .map(|i| (
                 seq.wrapping_add(1000 + i),
                 ReconfigResult::ErrorBadSequenceNumber
             ))
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>()[..]
     );
-    let b = b_assoc(&mut p).stats();
-    assert_eq!(b.reconfig_requests_received, 40);
-    assert_eq!(b.errors_suppressed, 36);
+    assert_eq!(b_assoc(&mut p).stats().errors_suppressed, 6);
 }
 
 #[test]
@@ -879,4 +904,250 @@ fn adding_incoming_streams_makes_the_peer_add_outgoing_ones_it_then_uses() {
     let a_id = p.a_id.unwrap();
     let m = p.a.association(a_id).unwrap().recv().unwrap();
     assert_eq!((m.stream_id, m.payload[0]), (19, 2));
+}
+
+#[test]
+fn a_request_to_add_streams_the_peer_never_answers_is_given_up() {
+    // As pion/sctp v1.11.3 with Add Streams Requests: it cannot parse them
+    // and drops the packet without a word. Each request goes in a packet of
+    // its own, so that nothing else is lost with it.
+    let mut p = connected(
+        Config {
+            max_inbound_streams: 32,
+            // Nothing else proves the peer reachable meanwhile.
+            heartbeats: false,
+            ..reconfig_config()
+        },
+        Config {
+            max_inbound_streams: 32,
+            ..reconfig_config()
+        },
+    );
+    drop_reconfigs(&mut p, Dir::AtoB, u32::MAX);
+    let now = p.now;
+    a_assoc(&mut p).add_streams(now, 2, 2).unwrap();
+    p.a_send(msg(2, 1));
+    p.run_for(ms(120_000));
+    let sent = reconfigs(&p, Dir::AtoB).len() as u32;
+    // Two requests in one chunk, sent 1 + 5 times.
+    assert_eq!(sent, 2 * (1 + brisk_proto::assoc::MAX_REQUEST_RETRANSMITS));
+    assert!(
+        p.log
+            .iter()
+            .filter(|l| l.seen.has(brisk_proto::wire::chunk::types::RECONFIG))
+            .all(|l| l.seen.chunk_types.len() == 1),
+        "alone in its packet"
+    );
+    let no_answer = brisk_proto::assoc::NO_ANSWER;
+    assert_eq!(
+        events(&p.a_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![
+            Event::StreamsAddFailed {
+                outgoing: 2,
+                incoming: 0,
+                result: no_answer
+            },
+            Event::StreamsAddFailed {
+                outgoing: 0,
+                incoming: 2,
+                result: no_answer
+            }
+        ]
+    );
+    assert_eq!(a_assoc(&mut p).outbound_streams(), 16);
+    assert_eq!(p.b_recv_all().len(), 1);
+    assert!(!a_assoc(&mut p).is_closed());
+    // Its six errors are forgiven: two more such requests on an idle
+    // association (heartbeats off) do not end it.
+    for _ in 0..2 {
+        let now = p.now;
+        a_assoc(&mut p).add_streams(now, 1, 0).unwrap();
+        p.run_for(ms(120_000));
+    }
+    assert!(!a_assoc(&mut p).is_closed());
+    assert_eq!(events(&p.a_events).len(), 4);
+}
+
+#[test]
+fn a_reset_of_our_outgoing_streams_is_never_given_up() {
+    // The peer may have reset its side with the answer lost: retransmitted
+    // until answered (or the association fails), never resumed unreset.
+    let mut p = pair();
+    drop_reconfigs(&mut p, Dir::BtoA, 8);
+    p.a_send(msg(2, 1));
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    p.a_send(msg(2, 2));
+    p.run_for(ms(400_000));
+    assert!(reconfigs(&p, Dir::AtoB).len() >= 9);
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(
+            _,
+            Event::StreamsReset {
+                direction: ResetDirection::Outgoing,
+                ..
+            }
+        )]
+    ));
+    let got: Vec<(u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect();
+    assert_eq!(got, vec![(0, 1), (0, 2)]);
+}
+
+#[test]
+fn a_request_listing_hundreds_of_streams_is_bounded_by_the_packet_and_deduplicated() {
+    let mut p = pair();
+    let seq = a_first_seq(&p);
+    let cum = seq.wrapping_sub(1);
+    // 600 stream numbers, all valid, repeated: one reset of the 16 streams.
+    let streams: Vec<u16> = (0..600u16).map(|i| i % 16).collect();
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq,
+            response_seq: 0,
+            last_tsn: cum,
+            streams: streams.clone(),
+        }],
+    );
+    let mut with_unknown = streams;
+    with_unknown.push(u16::MAX);
+    inject(
+        &mut p,
+        vec![ReconfigParam::OutgoingSsnReset {
+            request_seq: seq.wrapping_add(1),
+            response_seq: 0,
+            last_tsn: cum,
+            streams: with_unknown,
+        }],
+    );
+    assert_eq!(
+        responses(&p, Dir::BtoA),
+        vec![
+            (seq, ReconfigResult::SuccessPerformed),
+            (seq.wrapping_add(1), ReconfigResult::Denied)
+        ]
+    );
+    assert_eq!(
+        events(&p.b_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![Event::StreamsReset {
+            direction: ResetDirection::Incoming,
+            streams: (0..16).collect()
+        }]
+    );
+    assert_eq!(b_assoc(&mut p).stats().streams_reset, 16);
+}
+
+#[test]
+fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
+    let mut p = pair();
+    let seq = a_first_seq(&p);
+    // B never sees A's request; a "Denied" answers it instead.
+    drop_reconfigs(&mut p, Dir::AtoB, u32::MAX);
+    p.a_send(msg(2, 1));
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    p.a_send(msg(2, 2));
+    p.run_for(ms(100));
+    assert!(p.b_recv_all().len() == 1, "message 2 waits for the answer");
+    let (_, b_to_a) = p.tags();
+    let denied = Chunk::ReConfig(ReConfig {
+        params: vec![ReconfigParam::Response {
+            response_seq: seq,
+            result: ReconfigResult::Denied,
+            next_tsns: None,
+        }],
+    });
+    let bytes = harness::packet(b_to_a, vec![denied]);
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &bytes);
+    p.run_for(ms(100));
+    assert_eq!(
+        events(&p.a_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![Event::StreamResetFailed {
+            streams: vec![2],
+            result: ReconfigResult::Denied
+        }]
+    );
+    let got: Vec<(u16, u8)> = p
+        .b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect();
+    assert_eq!(got, vec![(1, 2)]);
+}
+
+#[test]
+fn an_incoming_reset_of_streams_never_used_has_nothing_to_do() {
+    let mut p = pair();
+    let now = p.now;
+    b_assoc(&mut p)
+        .request_incoming_reset(now, &[5, 6])
+        .unwrap();
+    p.run_for(ms(100));
+    // A never sent on them: Success - Nothing to do, no request of its own.
+    assert_eq!(
+        responses(&p, Dir::AtoB)
+            .iter()
+            .map(|r| r.1)
+            .collect::<Vec<_>>(),
+        vec![ReconfigResult::SuccessNothingToDo]
+    );
+    assert_eq!(reconfigs(&p, Dir::AtoB).len(), 1);
+    assert!(events(&p.a_events).is_empty());
+    assert_eq!(
+        events(&p.b_events)
+            .into_iter()
+            .map(|e| e.1)
+            .collect::<Vec<_>>(),
+        vec![Event::StreamsReset {
+            direction: ResetDirection::Incoming,
+            streams: vec![5, 6]
+        }]
+    );
+    // A request naming every stream (an empty list) resets only those used.
+    p.a_send(msg(3, 1));
+    p.run_for(ms(100));
+    let seq = reconfigs(&p, Dir::BtoA)
+        .iter()
+        .filter_map(|(_, r)| match r {
+            ReconfigParam::IncomingSsnReset { request_seq, .. } => Some(*request_seq),
+            _ => None,
+        })
+        .max()
+        .unwrap();
+    let all = Chunk::ReConfig(ReConfig {
+        params: vec![ReconfigParam::IncomingSsnReset {
+            request_seq: seq.wrapping_add(1),
+            streams: vec![],
+        }],
+    });
+    let (_, b_to_a) = p.tags();
+    let bytes = harness::packet(b_to_a, vec![all]);
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &bytes);
+    p.run_for(ms(100));
+    assert!(
+        reconfigs(&p, Dir::AtoB).iter().any(|(_, r)| matches!(r,
+            ReconfigParam::OutgoingSsnReset { streams, .. } if streams == &[3])),
+        "{:?}",
+        reconfigs(&p, Dir::AtoB)
+    );
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(_, Event::StreamsReset { direction: ResetDirection::Outgoing, streams })] if streams == &[3]
+    ));
 }

@@ -325,9 +325,11 @@ impl Association {
 
     /// The next stream reconfiguration event. Waits for one; fails once
     /// the association has ended and every event was read. Events wait in
-    /// a queue of [`STREAM_EVENT_QUEUE`](crate::STREAM_EVENT_QUEUE): if
-    /// the application never reads them, the oldest are dropped
-    /// ([`stream_events_dropped`](Self::stream_events_dropped) counts them).
+    /// a queue of [`STREAM_EVENT_QUEUE`](crate::STREAM_EVENT_QUEUE) events
+    /// listing [`STREAM_EVENT_STREAMS`](crate::STREAM_EVENT_STREAMS) stream
+    /// numbers at most: if the application never reads them, the oldest
+    /// are dropped ([`stream_events_dropped`](Self::stream_events_dropped)
+    /// counts them).
     pub async fn stream_event(&self) -> Result<StreamEvent, Error> {
         self.wait(|st| {
             if let Some(e) = st

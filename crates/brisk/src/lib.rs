@@ -39,6 +39,7 @@ mod timer;
 mod transport;
 
 pub use association::{Association, SendOptions};
+pub use brisk_proto::assoc::NO_ANSWER as RECONFIG_NO_ANSWER;
 pub use brisk_proto::wire::chunk::ReconfigResult;
 pub use brisk_proto::{
     CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, ReconfigError,
@@ -46,5 +47,5 @@ pub use brisk_proto::{
 };
 pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
 pub use error::Error;
-pub use stream_events::{STREAM_EVENT_QUEUE, StreamEvent};
+pub use stream_events::{STREAM_EVENT_QUEUE, STREAM_EVENT_STREAMS, StreamEvent};
 pub use transport::DatagramTransport;

@@ -11,6 +11,11 @@ use brisk_proto::{Event, ResetDirection};
 /// and counted ([`Association::stream_events_dropped`](crate::Association::stream_events_dropped)).
 pub const STREAM_EVENT_QUEUE: usize = 1024;
 
+/// Stream numbers the queued events hold at most, all events together (a
+/// reset of every stream lists up to 65535): older events are dropped, and
+/// counted, to make room.
+pub const STREAM_EVENT_STREAMS: usize = 1 << 16;
+
 /// What happened to the association's streams (RFC 6525), read with
 /// [`Association::stream_event`](crate::Association::stream_event).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,20 +87,43 @@ impl StreamEvent {
 #[derive(Debug, Default)]
 pub(crate) struct StreamEvents {
     queue: VecDeque<StreamEvent>,
+    /// Stream numbers the queued events list.
+    streams: usize,
     pub dropped: u64,
+}
+
+impl StreamEvent {
+    /// How many stream numbers the event lists.
+    fn streams(&self) -> usize {
+        match self {
+            StreamEvent::Reset { streams, .. } | StreamEvent::ResetFailed { streams, .. } => {
+                streams.len()
+            }
+            _ => 0,
+        }
+    }
 }
 
 impl StreamEvents {
     pub fn push(&mut self, event: StreamEvent) {
-        if self.queue.len() >= STREAM_EVENT_QUEUE {
-            self.queue.pop_front();
+        let more = event.streams();
+        while !self.queue.is_empty()
+            && (self.queue.len() >= STREAM_EVENT_QUEUE
+                || self.streams + more > STREAM_EVENT_STREAMS)
+        {
+            if let Some(old) = self.queue.pop_front() {
+                self.streams -= old.streams();
+            }
             self.dropped += 1;
         }
+        self.streams += more;
         self.queue.push_back(event);
     }
 
     pub fn pop(&mut self) -> Option<StreamEvent> {
-        self.queue.pop_front()
+        let e = self.queue.pop_front()?;
+        self.streams -= e.streams();
+        Some(e)
     }
 }
 
@@ -120,5 +148,21 @@ mod tests {
                 incoming: 0
             })
         );
+    }
+
+    #[test]
+    fn the_queue_holds_at_most_65536_stream_numbers() {
+        let mut q = StreamEvents::default();
+        let all = |n: u16| StreamEvent::Reset {
+            direction: brisk_proto::ResetDirection::Incoming,
+            streams: (0..n).collect(),
+        };
+        q.push(all(40_000));
+        q.push(all(20_000));
+        assert_eq!((q.dropped, q.streams), (0, 60_000));
+        q.push(all(10_000));
+        assert_eq!((q.dropped, q.streams), (1, 30_000));
+        assert_eq!(q.pop(), Some(all(20_000)));
+        assert_eq!(q.streams, 10_000);
     }
 }

@@ -1018,3 +1018,335 @@ pr_matrix! {
     brisk_pr_ordered_forward_tsn_lost_to_pion: brisk_sends_pr("pion", RTX0_ORDERED_FORWARD_TSN_LOST);
     pion_pr_ordered_forward_tsn_lost_to_brisk: peer_sends_pr("pion", RTX0_ORDERED_FORWARD_TSN_LOST);
 }
+
+// ---- Stream reconfiguration (RFC 6525) --------------------------------------
+//
+// The peers' `reconfig-server` / `reconfig-client` roles (the usrsctp peer's
+// reconfig block, pion's reconfig.go): the initiator sends messages on
+// stream 1, resets its outgoing stream 1 with them in flight, and sends more
+// on it, which must arrive numbered from SSN 0 again; then streams are added
+// (and, with usrsctp, SSNs and TSNs reset, and usrsctp asked to reset its
+// own stream) where the peer can (usrsctp both ways; pion cannot parse Add Streams
+// or Incoming SSN Reset Requests and drops them, which Brisk reports as never
+// answered). PPIDs
+// 1001, 1002, 1003 and 1009 mark the phases (PPIDs tshark does not dissect).
+
+mod reconfig {
+    use super::*;
+    use brisk::{RECONFIG_NO_ANSWER, ResetDirection, StreamEvent};
+
+    const K: u64 = 50;
+
+    fn reconfig_config() -> Config {
+        Config {
+            stream_reconfig: true,
+            max_inbound_streams: 32,
+            // A request pion drops is given up after 6 sends: within seconds.
+            rto_max: Duration::from_secs(1),
+            ..config()
+        }
+    }
+
+    fn opts(ppid: u32) -> SendOptions {
+        SendOptions {
+            ppid,
+            ..Default::default()
+        }
+    }
+
+    /// Waits for stream events until `done` holds for those seen so far.
+    async fn events_until(
+        assoc: &Association,
+        seen: &mut Vec<StreamEvent>,
+        done: impl Fn(&[StreamEvent]) -> bool,
+    ) {
+        while !done(seen) {
+            let e = tokio::time::timeout(Duration::from_secs(30), assoc.stream_event())
+                .await
+                .unwrap_or_else(|_| panic!("no stream event in 30 s; seen {seen:?}"))
+                .expect("association open");
+            eprintln!(
+                "stream event: {e:?} ({:?} since the start)",
+                started().elapsed()
+            );
+            seen.push(e);
+        }
+    }
+
+    /// When the first reconfiguration test of this process started.
+    fn started() -> Instant {
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        *START.get_or_init(Instant::now)
+    }
+
+    fn has(seen: &[StreamEvent], want: &StreamEvent) -> bool {
+        seen.contains(want)
+    }
+
+    fn reset(direction: ResetDirection) -> StreamEvent {
+        StreamEvent::Reset {
+            direction,
+            streams: vec![1],
+        }
+    }
+
+    /// Brisk resets its outgoing stream 1 with messages in flight, then adds
+    /// streams; the peer's server checks what arrives.
+    pub async fn brisk_resets_and_adds_streams(peer: &str) {
+        let bin = build_peer(peer, &[]);
+        let (peer_port, our_port) = (free_port(), free_port());
+        let capture = Capture::start(&format!("{peer}-reconfig-server"), &[peer_port, our_port]);
+        let server = spawn(
+            &bin,
+            &[
+                "reconfig-server".into(),
+                "--bind".into(),
+                format!("127.0.0.1:{peer_port}"),
+            ],
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let ep = endpoint(our_port, false).await;
+        let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
+        let assoc = ep
+            .connect_to_port(remote, 5000, reconfig_config())
+            .await
+            .expect("handshake");
+        assert!(assoc.stream_reconfig(), "{peer} lists RE-CONFIG");
+        for i in 0..K {
+            assoc
+                .send(1, format!("before-{i}").into_bytes(), opts(1001))
+                .await
+                .unwrap();
+        }
+        assoc.reset_streams(&[1]).unwrap();
+        for i in 0..K {
+            assoc
+                .send(1, format!("after-{i}").into_bytes(), opts(1002))
+                .await
+                .unwrap();
+        }
+        let mut seen = Vec::new();
+        events_until(&assoc, &mut seen, |s| {
+            has(s, &reset(ResetDirection::Outgoing))
+        })
+        .await;
+        if peer == "usrsctp" {
+            assoc.add_streams(2, 2).unwrap();
+            events_until(&assoc, &mut seen, |s| {
+                s.iter().any(|e| {
+                    matches!(
+                        e,
+                        StreamEvent::Added {
+                            outgoing: 18,
+                            incoming: 18
+                        }
+                    )
+                })
+            })
+            .await;
+            assoc.send(17, b"added".to_vec(), opts(1009)).await.unwrap();
+            let m = tokio::time::timeout(Duration::from_secs(30), assoc.recv())
+                .await
+                .expect("the server's answer on its added stream")
+                .unwrap();
+            assert_eq!(
+                (m.stream_id, m.ppid, &m.payload[..]),
+                (17, 1009, &b"added"[..])
+            );
+            // RFC 6525 5.1.4: an SSN/TSN reset; the next messages on
+            // stream 1 are numbered from 0 under the new TSNs.
+            assoc.reset_ssn_tsn().unwrap();
+            for i in 0..5 {
+                assoc
+                    .send(1, format!("assoc-{i}").into_bytes(), opts(1003))
+                    .await
+                    .unwrap();
+            }
+            events_until(&assoc, &mut seen, |s| {
+                has(s, &StreamEvent::AssociationReset)
+            })
+            .await;
+            // RFC 6525 5.1.3: usrsctp resets its outgoing stream 1 for us.
+            assoc.request_incoming_reset(&[1]).unwrap();
+            events_until(&assoc, &mut seen, |s| {
+                has(s, &reset(ResetDirection::Incoming))
+            })
+            .await;
+        } else {
+            // pion cannot parse an Add Streams Request: it drops the packet
+            // without a word, and Brisk gives up and says so.
+            assoc.add_streams(2, 0).unwrap();
+            events_until(&assoc, &mut seen, |s| {
+                s.iter().any(|e| matches!(e, StreamEvent::AddFailed { .. }))
+            })
+            .await;
+            assert!(
+                has(
+                    &seen,
+                    &StreamEvent::AddFailed {
+                        outgoing: 2,
+                        incoming: 0,
+                        result: RECONFIG_NO_ANSWER
+                    }
+                ),
+                "{seen:?}"
+            );
+            // Nor an Incoming SSN Reset Request (pion resets its streams
+            // only when it closes them).
+            assoc.request_incoming_reset(&[2]).unwrap();
+            events_until(&assoc, &mut seen, |s| {
+                s.iter()
+                    .any(|e| matches!(e, StreamEvent::ResetFailed { .. }))
+            })
+            .await;
+            assert!(
+                has(
+                    &seen,
+                    &StreamEvent::ResetFailed {
+                        streams: vec![2],
+                        result: RECONFIG_NO_ANSWER
+                    }
+                ),
+                "{seen:?}"
+            );
+        }
+        assoc.flush().await.unwrap();
+        assoc.close().await.expect("graceful close");
+        let line = peer_output(server, &format!("{peer} reconfig-server"));
+        let expected = if peer == "usrsctp" {
+            format!(
+                "RECONFIG before={K} reset=1 after={K} ssn=ok instreams=18 outstreams=18 added=1 \
+                 assoc=5 out_reset=1"
+            )
+        } else {
+            format!("RECONFIG before={K} reset=1 after={K} ssn=na added=0")
+        };
+        assert_eq!(line, expected);
+        let packets = capture.finish();
+        assert!(packets > 10, "{packets} packets");
+    }
+
+    /// The peer resets its outgoing stream 1 with messages in flight (and
+    /// usrsctp adds streams); Brisk checks the numbering and, as a data
+    /// channel does (RFC 8831 6.7), resets its own stream 1 in turn.
+    pub async fn peer_resets_and_adds_streams(peer: &str) {
+        let bin = build_peer(peer, &[]);
+        let (our_port, peer_port) = (free_port(), free_port());
+        let capture = Capture::start(&format!("{peer}-reconfig-client"), &[peer_port, our_port]);
+        let ep = endpoint_with(our_port, true, reconfig_config()).await;
+        let mut args = vec![
+            "reconfig-client".to_string(),
+            "--bind".into(),
+            format!("127.0.0.1:{peer_port}"),
+            "--connect".into(),
+            format!("127.0.0.1:{our_port}"),
+            "--count".into(),
+            K.to_string(),
+        ];
+        let add = if peer == "usrsctp" { 2 } else { 0 };
+        if add > 0 {
+            args.extend(["--add".into(), add.to_string()]);
+        }
+        let client = spawn(&bin, &args);
+        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+            .await
+            .expect("the peer's INIT")
+            .expect("accept");
+        assert!(assoc.stream_reconfig(), "{peer} lists RE-CONFIG");
+        let mut msgs: Vec<(u16, u32, u16, String)> = Vec::new();
+        let mut seen: Vec<StreamEvent> = Vec::new();
+        let (mut events_open, mut answered) = (true, false);
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            tokio::select! {
+                m = assoc.recv() => match m {
+                    Ok(m) => msgs.push((
+                        m.stream_id,
+                        m.ppid,
+                        m.ssn,
+                        String::from_utf8_lossy(&m.payload).into_owned(),
+                    )),
+                    Err(Error::Closed(_)) => break,
+                    Err(e) => panic!("recv: {e}"),
+                },
+                e = assoc.stream_event(), if events_open => match e {
+                    Ok(e) => {
+                        eprintln!("stream event: {e:?}");
+                        if e == reset(ResetDirection::Incoming) {
+                            assoc.reset_streams(&[1]).unwrap();
+                        }
+                        if let StreamEvent::Added { outgoing, .. } = e
+                            && outgoing > 16
+                            && !answered
+                        {
+                            answered = true;
+                            assoc.send(outgoing - 1, b"added".to_vec(), opts(1009)).await.unwrap();
+                        }
+                        seen.push(e);
+                    }
+                    Err(_) => events_open = false,
+                },
+                _ = tokio::time::sleep_until(end.into()) => panic!("no end after 60 s: {msgs:?} {seen:?}"),
+            }
+        }
+        let line = peer_output(client, &format!("{peer} reconfig-client"));
+        assert_eq!(
+            line,
+            format!("OK reconfig before={K} after={K} added={add}")
+        );
+        // Stream 1: before-0.. with SSNs 0.., then after-0.. with SSNs 0.. again.
+        let on_1: Vec<(u32, u16, String)> = msgs
+            .iter()
+            .filter(|m| m.0 == 1)
+            .map(|m| (m.1, m.2, m.3.clone()))
+            .collect();
+        let expected: Vec<(u32, u16, String)> = (0..K)
+            .map(|i| (1001, i as u16, format!("before-{i}")))
+            .chain((0..K).map(|i| (1002, i as u16, format!("after-{i}"))))
+            .collect();
+        assert_eq!(on_1, expected);
+        assert!(has(&seen, &reset(ResetDirection::Incoming)), "{seen:?}");
+        assert!(has(&seen, &reset(ResetDirection::Outgoing)), "{seen:?}");
+        if add > 0 {
+            for e in [
+                StreamEvent::Added {
+                    outgoing: 16,
+                    incoming: 18,
+                },
+                StreamEvent::Added {
+                    outgoing: 18,
+                    incoming: 18,
+                },
+            ] {
+                assert!(has(&seen, &e), "{seen:?}");
+            }
+            assert!(
+                msgs.iter()
+                    .any(|m| (m.0, m.1, m.3.as_str()) == (17, 1009, "added")),
+                "{msgs:?}"
+            );
+        }
+        let packets = capture.finish();
+        assert!(packets > 10, "{packets} packets");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_resets_and_adds_streams_usrsctp() {
+    reconfig::brisk_resets_and_adds_streams("usrsctp").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_resets_streams_pion() {
+    reconfig::brisk_resets_and_adds_streams("pion").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usrsctp_resets_and_adds_streams_brisk() {
+    reconfig::peer_resets_and_adds_streams("usrsctp").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pion_resets_streams_brisk() {
+    reconfig::peer_resets_and_adds_streams("pion").await;
+}

@@ -162,6 +162,11 @@ func main() {
 		prMain(os.Args[1], os.Args[2:])
 		return
 	}
+	// So have the stream reconfiguration roles (reconfig.go).
+	if len(os.Args) >= 2 && (os.Args[1] == "reconfig-server" || os.Args[1] == "reconfig-client") {
+		reconfigMain(os.Args[1], os.Args[2:])
+		return
+	}
 	armTimeout()
 	if len(os.Args) < 2 {
 		usage()

@@ -1924,6 +1924,339 @@ static int pr_main(int argc, char **argv)
 	return sender ? run_pr_send(&p) : run_pr_recv(&p);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Stream reconfiguration roles (RFC 6525), not part of PROTOCOL.md         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ *   peer reconfig-server --bind 127.0.0.1:UDP
+ *   peer reconfig-client --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP
+ *                        --count K [--add N]
+ *
+ * The initiator sends K messages "before-<i>" (PPID 1001) on stream 1,
+ * resets its outgoing stream 1 at once (data in flight), then sends K
+ * messages "after-<i>" (PPID 1002) on stream 1, which must arrive with SSNs
+ * from 0 again.  With --add N it then adds N streams each way and sends
+ * "added" (PPID 1009) on its last outgoing stream; the other side answers on
+ * its own last outgoing stream once it has it.  (PPIDs tshark does not
+ * dissect.)  The server also takes an SSN/TSN reset (RFC 6525 5.2.4) and
+ * then messages "assoc-<i>" (PPID 1003) on stream 1, numbered from 0, and
+ * resets its own outgoing stream 1 when asked to (5.2.3).  The server checks what it gets (order, SSNs, the reset and
+ * change notifications) and, at the end of the association, prints
+ *
+ *   RECONFIG before=<b> reset=<0|1> after=<a> ssn=<ok|bad> instreams=<n>
+ *            outstreams=<n> added=<m> assoc=<k> out_reset=<0|1>
+ *
+ * The client prints "OK reconfig before=K after=K added=N" once shut down.
+ */
+
+#define RC_STREAM 1
+
+struct rc_state {
+	uint64_t before, after, added, assoc;
+	int reset_in, reset_out, ssn_bad, assoc_reset;
+	uint16_t in, out;
+	int answered;
+};
+
+/* Enables every RE-CONFIG request, subscribes to its notifications, and
+ * accepts up to 64 inbound streams (16 outbound), so that streams can be
+ * added.  On the listening socket the settings carry over to the
+ * accepted association. */
+static void rc_enable(struct socket *s)
+{
+	struct sctp_assoc_value av;
+	struct sctp_event ev;
+	struct sctp_initmsg init;
+	const uint16_t events[] = {SCTP_STREAM_RESET_EVENT, SCTP_STREAM_CHANGE_EVENT,
+	    SCTP_ASSOC_RESET_EVENT};
+
+	memset(&av, 0, sizeof(av));
+	av.assoc_id = SCTP_FUTURE_ASSOC;
+	av.assoc_value = SCTP_ENABLE_RESET_STREAM_REQ | SCTP_ENABLE_RESET_ASSOC_REQ |
+	    SCTP_ENABLE_CHANGE_ASSOC_REQ;
+	set_opt(s, IPPROTO_SCTP, SCTP_ENABLE_STREAM_RESET, &av, sizeof(av),
+	    "SCTP_ENABLE_STREAM_RESET");
+	memset(&ev, 0, sizeof(ev));
+	ev.se_assoc_id = SCTP_FUTURE_ASSOC;
+	ev.se_on = 1;
+	for (size_t k = 0; k < sizeof(events) / sizeof(events[0]); k++) {
+		ev.se_type = events[k];
+		set_opt(s, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT");
+	}
+	memset(&init, 0, sizeof(init));
+	init.sinit_num_ostreams = NUM_STREAMS;
+	init.sinit_max_instreams = 64;
+	set_opt(s, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof(init), "SCTP_INITMSG");
+}
+
+static void rc_send(struct socket *s, uint16_t sid, uint32_t ppid, const char *text)
+{
+	struct sctp_sndinfo snd;
+
+	memset(&snd, 0, sizeof(snd));
+	snd.snd_sid = sid;
+	snd.snd_ppid = htonl(ppid);
+	if (usrsctp_sendv(s, text, strlen(text), NULL, 0, &snd, (socklen_t)sizeof(snd),
+	    SCTP_SENDV_SNDINFO, 0) < 0)
+		fail("send '%s' on stream %u: %s", text, sid, strerror(errno));
+}
+
+/* Handles a RE-CONFIG notification; returns 1 if it was one. */
+static int rc_notification(struct socket *s, const struct msg *m, struct rc_state *st)
+{
+	const union sctp_notification *n = (const union sctp_notification *)m->buf;
+
+	if (m->len < sizeof(n->sn_header))
+		return 0;
+	if (n->sn_header.sn_type == SCTP_STREAM_RESET_EVENT) {
+		const struct sctp_stream_reset_event *e = &n->sn_strreset_event;
+		size_t count = (m->len - sizeof(*e)) / sizeof(uint16_t);
+		int has = count == 0;
+
+		for (size_t k = 0; k < count; k++)
+			has |= e->strreset_stream_list[k] == RC_STREAM;
+		diag("SCTP_STREAM_RESET_EVENT flags 0x%x, %zu streams", e->strreset_flags, count);
+		if (e->strreset_flags & (SCTP_STREAM_RESET_DENIED | SCTP_STREAM_RESET_FAILED))
+			fail("stream reset denied or failed (flags 0x%x)", e->strreset_flags);
+		if (has && (e->strreset_flags & SCTP_STREAM_RESET_INCOMING_SSN))
+			st->reset_in = 1;
+		if (has && (e->strreset_flags & SCTP_STREAM_RESET_OUTGOING_SSN))
+			st->reset_out = 1;
+		return 1;
+	}
+	if (n->sn_header.sn_type == SCTP_ASSOC_RESET_EVENT) {
+		const struct sctp_assoc_reset_event *e = &n->sn_assocreset_event;
+
+		diag("SCTP_ASSOC_RESET_EVENT flags 0x%x: local TSN %u, remote TSN %u",
+		    e->assocreset_flags, e->assocreset_local_tsn, e->assocreset_remote_tsn);
+		if (e->assocreset_flags & (SCTP_ASSOC_RESET_DENIED | SCTP_ASSOC_RESET_FAILED))
+			fail("SSN/TSN reset denied or failed (flags 0x%x)", e->assocreset_flags);
+		st->assoc_reset = 1;
+		return 1;
+	}
+	if (n->sn_header.sn_type == SCTP_STREAM_CHANGE_EVENT) {
+		const struct sctp_stream_change_event *e = &n->sn_strchange_event;
+
+		diag("SCTP_STREAM_CHANGE_EVENT flags 0x%x: %u in / %u out", e->strchange_flags,
+		    e->strchange_instrms, e->strchange_outstrms);
+		if (e->strchange_flags & (SCTP_STREAM_CHANGE_DENIED | SCTP_STREAM_CHANGE_FAILED))
+			fail("adding streams denied or failed (flags 0x%x)", e->strchange_flags);
+		if (get_streams(s, &st->in, &st->out) < 0)
+			fail("association lost");
+		return 1;
+	}
+	return 0;
+}
+
+/* One data message: checks the stream-1 phases and their SSNs, answers an
+ * "added" message once an added outgoing stream exists. */
+static void rc_data(struct socket *s, const struct msg *m, struct rc_state *st)
+{
+	uint32_t ppid = ntohl(m->info.rcv_ppid);
+	char want[32];
+
+	if (ppid == 1009) {
+		st->added++;
+		diag("'added' on stream %u", m->info.rcv_sid);
+		return;
+	}
+	if (ppid == 1003) {
+		/* After the SSN/TSN reset: numbered from 0 again. */
+		snprintf(want, sizeof(want), "assoc-%" PRIu64, st->assoc);
+		if (m->len != strlen(want) || memcmp(m->buf, want, m->len) != 0)
+			fail("expected '%s', got %zu bytes", want, m->len);
+		if (!st->assoc_reset || m->info.rcv_ssn != (uint16_t)st->assoc) {
+			diag("'%s' has SSN %u (SSN/TSN reset seen: %d)", want, m->info.rcv_ssn,
+			    st->assoc_reset);
+			st->ssn_bad = 1;
+		}
+		st->assoc++;
+		return;
+	}
+	if (m->info.rcv_sid != RC_STREAM || (ppid != 1001 && ppid != 1002))
+		fail("unexpected message: stream %u PPID %u", m->info.rcv_sid, ppid);
+	uint64_t *k = ppid == 1001 ? &st->before : &st->after;
+	snprintf(want, sizeof(want), "%s-%" PRIu64, ppid == 1001 ? "before" : "after", *k);
+	if (m->len != strlen(want) || memcmp(m->buf, want, m->len) != 0)
+		fail("expected '%s', got %zu bytes", want, m->len);
+	/* RFC 6525: numbered from 0 before the reset, and from 0 again after. */
+	if (m->info.rcv_ssn != (uint16_t)*k || (ppid == 1002 && !st->reset_in)) {
+		diag("'%s' has SSN %u (reset seen: %d)", want, m->info.rcv_ssn, st->reset_in);
+		st->ssn_bad = 1;
+	}
+	(*k)++;
+	(void)s;
+}
+
+static int run_reconfig(int argc, char **argv)
+{
+	struct opts o;
+	struct msg m;
+	struct rc_state st;
+	uint64_t count = 0, add = 0;
+	int client;
+	struct socket *sock;
+	char text[32];
+
+	memset(&o, 0, sizeof(o));
+	memset(&st, 0, sizeof(st));
+	client = strcmp(argv[1], "reconfig-client") == 0;
+	if (!client && strcmp(argv[1], "reconfig-server") != 0)
+		usage("role must be reconfig-server or reconfig-client");
+	g_role = argv[1];
+	o.role = client ? ROLE_CLIENT : ROLE_SERVER;
+	for (int k = 2; k + 1 < argc; k += 2) {
+		if (strcmp(argv[k], "--bind") == 0 && parse_addr(argv[k + 1], &o.bind_addr) == 0)
+			o.have_bind = 1;
+		else if (strcmp(argv[k], "--connect") == 0 &&
+		    parse_addr(argv[k + 1], &o.connect_addr) == 0)
+			o.have_connect = 1;
+		else if (strcmp(argv[k], "--count") == 0 && parse_u64(argv[k + 1], &count) == 0)
+			;
+		else if (strcmp(argv[k], "--add") == 0 && parse_u64(argv[k + 1], &add) == 0)
+			;
+		else
+			usage("bad reconfig option");
+	}
+	if (!o.have_bind || (client && (!o.have_connect || count == 0)) || add > 16)
+		usage("reconfig roles need --bind (and, for the client, --connect and --count)");
+	stack_init(ntohs(o.bind_addr.sin_port));
+	m.buf = xmalloc(MAX_MSG);
+	m.cap = MAX_MSG;
+
+	if (!client) {
+		struct socket *lsock = make_socket(&o);
+
+		rc_enable(lsock);
+		if (usrsctp_listen(lsock, 1) < 0)
+			fail("usrsctp_listen: %s", strerror(errno));
+		sock = usrsctp_accept(lsock, NULL, NULL);
+		if (sock == NULL)
+			fail("usrsctp_accept: %s", strerror(errno));
+		usrsctp_close(lsock);
+		g_conn = sock;
+		if (get_streams(sock, &st.in, &st.out) < 0)
+			fail("association lost at once");
+		for (;;) {
+			enum recv_result r = recv_msg(sock, &m);
+
+			if (r == RECV_EOF)
+				break;
+			if (r == RECV_ERR)
+				fail("recv: %s", strerror(errno));
+			if (m.notification) {
+				if (rc_notification(sock, &m, &st))
+					;
+				else if (handle_notification(&m) == NOTE_CLOSED_SHUTDOWN)
+					break;
+				else if (handle_notification(&m) == NOTE_CLOSED_ABORT)
+					fail("association aborted");
+			} else {
+				rc_data(sock, &m, &st);
+			}
+			if (st.added > 0 && !st.answered && st.out > NUM_STREAMS) {
+				rc_send(sock, (uint16_t)(st.out - 1), 1009, "added");
+				st.answered = 1;
+			}
+		}
+		g_conn = NULL;
+		result("RECONFIG before=%" PRIu64 " reset=%d after=%" PRIu64 " ssn=%s instreams=%u "
+		    "outstreams=%u added=%" PRIu64 " assoc=%" PRIu64 " out_reset=%d", st.before,
+		    st.reset_in, st.after, st.ssn_bad ? "bad" : "ok", st.in, st.out, st.added, st.assoc,
+		    st.reset_out);
+	} else {
+		struct sockaddr_in dst;
+		struct sctp_udpencaps enc;
+		struct {
+			struct sctp_reset_streams r;
+			uint16_t list[1];
+		} rs;
+
+		sock = make_socket(&o);
+		rc_enable(sock);
+		dst = o.connect_addr;
+		dst.sin_port = htons(SCTP_PORT);
+		memset(&enc, 0, sizeof(enc));
+		memcpy(&enc.sue_address, &dst, sizeof(dst));
+		enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
+		enc.sue_port = o.connect_addr.sin_port;
+		set_opt(sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
+		    "SCTP_REMOTE_UDP_ENCAPS_PORT");
+		if (usrsctp_connect(sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
+			fail("connect: %s", strerror(errno));
+		g_conn = sock;
+		if (get_streams(sock, &st.in, &st.out) < 0)
+			fail("association lost right after connect");
+		for (uint64_t i = 0; i < count; i++) {
+			snprintf(text, sizeof(text), "before-%" PRIu64, i);
+			rc_send(sock, RC_STREAM, 1001, text);
+		}
+		/* At once, with the messages still in flight: usrsctp sends the
+		 * request once the stream's queue has drained. */
+		memset(&rs, 0, sizeof(rs));
+		rs.r.srs_assoc_id = SCTP_FUTURE_ASSOC;
+		rs.r.srs_flags = SCTP_STREAM_RESET_OUTGOING;
+		rs.r.srs_number_streams = 1;
+		rs.list[0] = RC_STREAM;
+		set_opt(sock, IPPROTO_SCTP, SCTP_RESET_STREAMS, &rs, sizeof(rs), "SCTP_RESET_STREAMS");
+		while (!st.reset_out) {
+			if (recv_msg(sock, &m) != RECV_MSG)
+				fail("association lost waiting for the reset");
+			if (!m.notification || !rc_notification(sock, &m, &st))
+				diag("ignored a message or notification while resetting");
+		}
+		for (uint64_t i = 0; i < count; i++) {
+			snprintf(text, sizeof(text), "after-%" PRIu64, i);
+			rc_send(sock, RC_STREAM, 1002, text);
+		}
+		if (add > 0) {
+			struct sctp_add_streams as;
+			uint16_t in0 = st.in, out0 = st.out;
+
+			memset(&as, 0, sizeof(as));
+			as.sas_assoc_id = SCTP_FUTURE_ASSOC;
+			as.sas_instrms = (uint16_t)add;
+			as.sas_outstrms = (uint16_t)add;
+			set_opt(sock, IPPROTO_SCTP, SCTP_ADD_STREAMS, &as, sizeof(as), "SCTP_ADD_STREAMS");
+			while (st.in < in0 + add || st.out < out0 + add) {
+				if (recv_msg(sock, &m) != RECV_MSG)
+					fail("association lost waiting for the added streams");
+				if (!m.notification)
+					rc_data(sock, &m, &st);
+				else
+					rc_notification(sock, &m, &st);
+			}
+			rc_send(sock, (uint16_t)(st.out - 1), 1009, "added");
+			while (st.added == 0) {
+				if (recv_msg(sock, &m) != RECV_MSG)
+					fail("association lost waiting for the peer's 'added'");
+				if (!m.notification)
+					rc_data(sock, &m, &st);
+			}
+		}
+		/* Graceful end: SHUTDOWN once everything is acknowledged. */
+		if (usrsctp_shutdown(sock, SHUT_WR) < 0)
+			fail("shutdown: %s", strerror(errno));
+		for (;;) {
+			enum recv_result r = recv_msg(sock, &m);
+
+			if (r != RECV_MSG)
+				break;
+			if (m.notification && !rc_notification(sock, &m, &st) &&
+			    handle_notification(&m) == NOTE_CLOSED_SHUTDOWN)
+				break;
+		}
+		g_conn = NULL;
+		result("OK reconfig before=%" PRIu64 " after=%" PRIu64 " added=%" PRIu64, count, count,
+		    add);
+	}
+	usrsctp_close(sock);
+	free(m.buf);
+	stack_finish();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1938,6 +2271,10 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && (strcmp(argv[1], "pr-send") == 0 || strcmp(argv[1], "pr-recv") == 0))
 		return pr_main(argc, argv);
+
+	/* Stream reconfiguration (RFC 6525): roles of their own, above. */
+	if (argc >= 2 && strncmp(argv[1], "reconfig-", 9) == 0)
+		return run_reconfig(argc, argv);
 	parse_args(argc, argv, &o);
 	switch (o.role) {
 	case ROLE_CLIENT:

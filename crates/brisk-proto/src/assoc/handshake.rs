@@ -368,6 +368,10 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
     a.local_tag = c.local_tag;
     a.rtx.restart(Tsn(c.local_initial_tsn), &mut a.timers);
     a.control.clear();
+    // RFC 6525 5.1.1: requests are numbered from the new initial TSN; the
+    // old association's requests are gone with it.
+    a.reconfig = super::reconfig::Reconfig::new(c.local_initial_tsn);
+    a.timers.stop(TimerKind::Reconfig);
     a.adopt_cookie_peer(c);
     a.local_tie_tag = 0;
     a.peer_tie_tag = 0;

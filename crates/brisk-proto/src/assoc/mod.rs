@@ -4,7 +4,8 @@
 //! Each concern has its own file: `handshake.rs` (5.1, 5.2), `receive.rs`
 //! (DATA in, SACK out: 6.2, 6.5, 6.9), `sack.rs` (SACK in: 6.2.1, 6.3, 7.2),
 //! `transmit.rs` (packets out: 6.1, 6.10), `shutdown.rs` (9), `heartbeat.rs`
-//! (8.3) and `timers.rs` (what happens when each timer fires).
+//! (8.3), `reconfig/` (stream reconfiguration, RFC 6525) and `timers.rs`
+//! (what happens when each timer fires).
 
 mod handshake;
 mod heartbeat;
@@ -38,7 +39,7 @@ use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
 pub use crate::tx::stream_scheduler::SchedulingError;
-pub use reconfig::ReconfigError;
+pub use reconfig::{MAX_REQUEST_RETRANSMITS, NO_ANSWER, ReconfigError};
 pub use transmit::Transmit;
 
 use handshake::Handshake;
@@ -651,9 +652,11 @@ impl Association {
         }
         // As many stream entries as fit a packet with the FORWARD TSN alone.
         let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
-        let Some(forward) = self.rtx.take_forward_tsn(now, max_streams) else {
+        let Some(mut forward) = self.rtx.take_forward_tsn(now, max_streams) else {
             return;
         };
+        // RFC 6525: no entry that could skip a reset stream's new numbering.
+        reconfig::filter_forward_tsn(self, &mut forward);
         self.control
             .retain(|c| !matches!(c.chunk, Chunk::ForwardTsn(_)));
         self.control

@@ -536,6 +536,15 @@ impl SendQueue {
         }
     }
 
+    /// The outbound streams used so far (with state), in no particular
+    /// order; the others still number from SSN 0 and hold nothing.
+    pub fn used_streams(&self) -> impl Iterator<Item = u16> + '_ {
+        self.streams
+            .iter()
+            .map(|s| s.id.0)
+            .filter(|&id| id < self.outbound_streams)
+    }
+
     /// Whether `stream_id` waits for a reset (5.1.2 A1).
     pub fn is_paused(&self, stream_id: u16) -> bool {
         self.known_slot(stream_id)

@@ -207,6 +207,9 @@ pub fn config(d: &mut Dice<'_>) -> Config {
     }
     c.outbound_streams = d.range(1, 20) as u16;
     c.max_inbound_streams = d.range(1, 20) as u16;
+    // Stream reconfiguration (RFC 6525) on in half the worlds, drawn from
+    // the stream count so that no seed's later dice move.
+    c.stream_reconfig = c.max_inbound_streams % 2 == 0;
     if d.chance(64) {
         c.nagle = *d.pick(&[Nagle::Off, Nagle::Classic, Nagle::Minshall]);
     }

@@ -1,0 +1,272 @@
+//! The peer's requests (RFC 6525 5.2): checked by sequence number,
+//! performed, deferred or refused, and answered.
+
+use super::*;
+
+/// One request of the peer, checked against the sequence number we expect
+/// (5.2.1); returns the answer.
+pub(super) fn on_request(
+    a: &mut Association,
+    now: Time,
+    p: &ReconfigParam<'_>,
+) -> ReconfigParam<'static> {
+    let seq = request_seq(p);
+    if !a.reconfig.negotiated {
+        // Not offered by us (or by the peer): refused, without state.
+        return response(seq, ReconfigResult::Denied);
+    }
+    if seq != a.reconfig.peer_next_seq {
+        // 5.2.1: a retransmission of a request we answered gets the same
+        // answer; any other number is a bad one.
+        return a
+            .reconfig
+            .repeat(seq)
+            .unwrap_or_else(|| response(seq, ReconfigResult::ErrorBadSequenceNumber));
+    }
+    let (answer, consumed) = perform(a, now, p);
+    if consumed {
+        a.reconfig.peer_next_seq = seq.wrapping_add(1);
+        a.reconfig.remember(answer.clone());
+    }
+    answer
+}
+
+/// Performs (or defers, or refuses) the request `p`, which carries the
+/// sequence number we expected. Returns the answer and whether the request
+/// was taken (otherwise its retransmission is performed anew).
+fn perform(
+    a: &mut Association,
+    now: Time,
+    p: &ReconfigParam<'_>,
+) -> (ReconfigParam<'static>, bool) {
+    let seq = request_seq(p);
+    let result = match p {
+        ReconfigParam::OutgoingSsnReset {
+            response_seq,
+            last_tsn,
+            streams,
+            ..
+        } => on_outgoing_reset(a, now, seq, *response_seq, Tsn(*last_tsn), streams),
+        ReconfigParam::IncomingSsnReset { streams, .. } => on_incoming_reset(a, streams),
+        ReconfigParam::SsnTsnReset { .. } => return on_ssn_tsn_reset(a, now, seq),
+        ReconfigParam::AddOutgoingStreams { new_streams, .. } => on_add_outgoing(a, *new_streams),
+        ReconfigParam::AddIncomingStreams { new_streams, .. } => on_add_incoming(a, *new_streams),
+        ReconfigParam::Response { .. } | ReconfigParam::Unknown { .. } => ReconfigResult::Denied,
+    };
+    (response(seq, result), true)
+}
+
+/// 5.2.2: the peer reset its outgoing streams, our incoming ones.
+fn on_outgoing_reset(
+    a: &mut Association,
+    now: Time,
+    seq: u32,
+    response_seq: u32,
+    last_tsn: Tsn,
+    streams: &[u16],
+) -> ReconfigResult {
+    // 5.2.2: the answer to our Incoming SSN Reset Request, if it was one.
+    complete_incoming_request(a, response_seq);
+    let streams = normalized(streams);
+    let inbound = a.delivery.inbound_streams();
+    if streams.last().is_some_and(|&s| s >= inbound) {
+        return ReconfigResult::Denied;
+    }
+    if a.reconfig.deferred.is_some() {
+        return ReconfigResult::ErrorRequestAlreadyInProgress;
+    }
+    let cum = a.tracker.cum_tsn();
+    if !cum.is_before(last_tsn) {
+        // E3: everything before the reset has arrived (or was skipped).
+        reset_incoming(a, now, &streams);
+        return ReconfigResult::SuccessPerformed;
+    }
+    // A sender cannot have assigned TSNs further ahead than a gap block
+    // reaches: a Last Assigned TSN beyond lies.
+    if last_tsn.since(cum) > MAX_GAP_OFFSET {
+        a.counters.malformed_chunks += 1;
+        return ReconfigResult::Denied;
+    }
+    // E1: deferred until the cumulative TSN reaches it.
+    a.reconfig.deferred = Some(Box::new(Deferred {
+        request_seq: seq,
+        last_tsn,
+        streams,
+        held: Vec::new(),
+        held_bytes: 0,
+    }));
+    ReconfigResult::InProgress
+}
+
+/// The peer's Outgoing SSN Reset Request answered our Incoming SSN Reset
+/// Request `response_seq` (5.2.2, 5.1.3): that request is done.
+fn complete_incoming_request(a: &mut Association, response_seq: u32) {
+    let Some(flight) = a.reconfig.in_flight.as_mut() else {
+        return;
+    };
+    flight
+        .requests
+        .retain(|(seq, r)| !(*seq == response_seq && matches!(r, Request::ResetIncoming { .. })));
+    if flight.requests.is_empty() {
+        a.reconfig.in_flight = None;
+        a.timers.stop(TimerKind::Reconfig);
+    }
+}
+
+/// 5.2.2 E3: the next expected SSN of `streams` (all if empty) is 0.
+fn reset_incoming(a: &mut Association, now: Time, streams: &[u16]) {
+    let list: Vec<u16> = if streams.is_empty() {
+        (0..a.delivery.inbound_streams()).collect()
+    } else {
+        streams.to_vec()
+    };
+    for &s in &list {
+        a.delivery.reset_stream(s, now);
+    }
+    a.counters.streams_reset += list.len() as u64;
+    if a.delivery.has_ready() {
+        a.emit(Event::MessageReady);
+    }
+    a.emit(Event::StreamsReset {
+        direction: ResetDirection::Incoming,
+        streams: list,
+    });
+}
+
+/// 5.2.3: the peer asks us to reset our outgoing `streams` (all if
+/// empty): those we have used go in our next Outgoing SSN Reset Request.
+/// A stream never used still numbers from 0: nothing to reset, and no
+/// state is made for it (a request naming every stream costs nothing).
+fn on_incoming_reset(a: &mut Association, streams: &[u16]) -> ReconfigResult {
+    let outbound = a.outbound_streams;
+    if streams.iter().any(|&s| s >= outbound) {
+        return ReconfigResult::Denied;
+    }
+    let used: Vec<u16> = if streams.is_empty() {
+        a.send_queue.used_streams().collect()
+    } else {
+        let used: BTreeSet<u16> = a.send_queue.used_streams().collect();
+        normalized(streams)
+            .into_iter()
+            .filter(|s| used.contains(s))
+            .collect()
+    };
+    if used.is_empty() {
+        return ReconfigResult::SuccessNothingToDo;
+    }
+    for s in used {
+        a.reconfig.pending_mut().reset.insert(s);
+        a.send_queue.pause(s);
+    }
+    ReconfigResult::SuccessPerformed
+}
+
+/// 5.2.4: the peer asks to reset every SSN and the TSNs. Performed only
+/// when everything we sent is acknowledged (otherwise "In progress", and
+/// the peer's retransmission is taken anew).
+fn on_ssn_tsn_reset(a: &mut Association, now: Time, seq: u32) -> (ReconfigParam<'static>, bool) {
+    if a.reconfig.deferred.is_some() || a.reconfig.in_flight.is_some() {
+        return (
+            response(seq, ReconfigResult::ErrorRequestAlreadyInProgress),
+            true,
+        );
+    }
+    if !a.rtx.outstanding().is_empty() || a.send_queue.is_mid_message() {
+        return (response(seq, ReconfigResult::InProgress), false);
+    }
+    // G4: as a FORWARD TSN to the highest TSN received; G1: the peer's
+    // next TSN is the first we did not acknowledge plus 2^31.
+    let receiver_next = a.tracker.cum_tsn().next().plus(1 << 31);
+    restart_receiving(a, now, receiver_next);
+    // G2, G3: our next TSN stays (nothing is outstanding).
+    let sender_next = a.rtx.outstanding().next_tsn();
+    a.send_queue.reset_all_ssns();
+    a.emit(Event::AssociationReset);
+    (
+        ReconfigParam::Response {
+            response_seq: seq,
+            result: ReconfigResult::SuccessPerformed,
+            next_tsns: Some((sender_next.0, receiver_next.0)),
+        },
+        true,
+    )
+}
+
+/// 5.2.5: the peer adds outgoing streams, our incoming ones, up to
+/// `Config::max_inbound_streams`.
+fn on_add_outgoing(a: &mut Association, added: u16) -> ReconfigResult {
+    let total = u32::from(a.delivery.inbound_streams()) + u32::from(added);
+    if added == 0 || total > u32::from(a.cfg.max_inbound_streams) {
+        return ReconfigResult::Denied;
+    }
+    let incoming = a.delivery.add_streams(added);
+    a.emit(Event::StreamsAdded {
+        outgoing: a.outbound_streams,
+        incoming,
+    });
+    ReconfigResult::SuccessPerformed
+}
+
+/// 5.2.6: the peer asks us to add outgoing streams: our Add Outgoing
+/// Streams Request follows (up to 65535 streams).
+fn on_add_incoming(a: &mut Association, added: u16) -> ReconfigResult {
+    let (asked, _) = a.reconfig.adds_requested();
+    let total = u32::from(a.outbound_streams) + asked + u32::from(added);
+    if added == 0 || total > u32::from(u16::MAX) {
+        return ReconfigResult::Denied;
+    }
+    let p = &mut a.reconfig.pending_mut().add;
+    p.0 = p.0.saturating_add(added);
+    ReconfigResult::SuccessPerformed
+}
+
+/// A whole message for delivery: held if a deferred reset covers its
+/// stream and it belongs to the new numbering (5.2.2 E1).
+pub(in crate::assoc) fn deliver(a: &mut Association, msg: Reassembled, now: Time) {
+    if let Some(d) = a.reconfig.deferred.as_mut()
+        && !msg.unordered
+        && d.covers(msg.stream_id)
+        && d.last_tsn.is_before(Tsn(msg.first_tsn))
+    {
+        d.held_bytes += msg.payload.len();
+        d.held.push(msg);
+        return;
+    }
+    a.delivery.push(msg, now);
+}
+
+/// After a packet moved the cumulative TSN: performs a deferred reset once
+/// every TSN up to its Sender's Last Assigned TSN arrived or was skipped
+/// (5.2.2 E1 to E4), and answers the request again, now performed.
+pub(in crate::assoc) fn after_packet(a: &mut Association, now: Time) {
+    a.reconfig.requests_in_packet = false;
+    let Some(d) = &a.reconfig.deferred else {
+        return;
+    };
+    if a.tracker.cum_tsn().is_before(d.last_tsn) {
+        return;
+    }
+    let Some(d) = a.reconfig.deferred.take() else {
+        return;
+    };
+    reset_incoming(a, now, &d.streams);
+    for m in d.held {
+        a.delivery.push(m, now);
+    }
+    if a.delivery.has_ready() {
+        a.emit(Event::MessageReady);
+    }
+    answer_performed(a, d.request_seq);
+}
+
+/// The deferred request `seq` is performed: it is answered so, now and to
+/// any repeat.
+pub(super) fn answer_performed(a: &mut Association, seq: u32) {
+    let answer = response(seq, ReconfigResult::SuccessPerformed);
+    for slot in &mut a.reconfig.answered {
+        if request_seq(slot) == seq {
+            *slot = answer.clone();
+        }
+    }
+    queue_answers(a, vec![answer]);
+}
