@@ -352,6 +352,12 @@ declare_config! {
         #[unit = "true|false"]
         #[default = false]
         pub partial_reliability: bool,
+        /// Message interleaving (RFC 8260): I-DATA (and I-FORWARD-TSN with partial
+        /// reliability) offered in INIT/INIT ACK; with a peer that offers it too, all
+        /// user data goes as I-DATA and the scheduler may switch streams between fragments.
+        #[unit = "true|false"]
+        #[default = false]
+        pub message_interleaving: bool,
 
         // --- Observability ---
         /// Record per-message and per-retransmission events (`Event::MessageAcked`,
@@ -1002,6 +1008,7 @@ mod tests {
                 | "tail_loss_probe"
                 | "pktdrop"
                 | "partial_reliability"
+                | "message_interleaving"
                 | "early_retransmit_delay"
                 | "spurious_timeout_undo"
                 | "lost_retransmission_detection"
@@ -1124,7 +1131,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 42);
+        assert_eq!(KNOBS.len(), 43);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1287,6 +1294,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+message_interleaving=false
 events=true
 [lksctp-2.6.15]
 rto_initial=1s
@@ -1330,6 +1338,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+message_interleaving=false
 events=true
 [signaling]
 rto_initial=200ms
@@ -1373,6 +1382,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+message_interleaving=false
 events=true
 [thin-stream]
 rto_initial=1s
@@ -1416,6 +1426,7 @@ tail_loss_probe=false
 nagle=off
 pktdrop=false
 partial_reliability=false
+message_interleaving=false
 events=true
 [low-latency]
 rto_initial=1s
@@ -1459,6 +1470,7 @@ tail_loss_probe=true
 nagle=off
 pktdrop=true
 partial_reliability=false
+message_interleaving=false
 events=true
 ";
 

@@ -32,6 +32,8 @@ const BODY_LEN: usize =
 const EXT_PKTDROP: u8 = 0x01;
 /// Extension bit: the peer offered partial reliability (RFC 3758).
 const EXT_PR_SCTP: u8 = 0x02;
+/// Extension bit: the peer listed I-DATA (RFC 8260 2.2).
+const EXT_IDATA: u8 = 0x04;
 const MAC_LEN: usize = 32;
 /// Bytes of an encoded cookie.
 pub const COOKIE_LEN: usize = BODY_LEN + MAC_LEN;
@@ -62,6 +64,8 @@ pub struct CookieContents {
     pub peer_pktdrop: bool,
     /// The peer offered partial reliability (Forward-TSN-Supported, RFC 3758).
     pub peer_pr_sctp: bool,
+    /// The peer listed I-DATA in its Supported Extensions (RFC 8260 2.2).
+    pub peer_idata: bool,
 }
 
 impl CookieContents {
@@ -158,6 +162,9 @@ impl CookieSealer {
         if c.peer_pr_sctp {
             ext |= EXT_PR_SCTP;
         }
+        if c.peer_idata {
+            ext |= EXT_IDATA;
+        }
         out.push(ext);
         debug_assert_eq!(out.len(), BODY_LEN);
         let tag = mac(&self.key, &out).finalize().into_bytes();
@@ -231,10 +238,12 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
         peer_tie_tag: u32_at(take(4)?)?,
         peer_pktdrop: false,
         peer_pr_sctp: false,
+        peer_idata: false,
     };
     let ext = take(1)?[0];
     contents.peer_pktdrop = ext & EXT_PKTDROP != 0;
     contents.peer_pr_sctp = ext & EXT_PR_SCTP != 0;
+    contents.peer_idata = ext & EXT_IDATA != 0;
     Some(contents)
 }
 
@@ -263,6 +272,7 @@ mod tests {
             peer_tie_tag: 0,
             peer_pktdrop: true,
             peer_pr_sctp: true,
+            peer_idata: true,
         }
     }
 

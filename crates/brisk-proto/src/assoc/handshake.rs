@@ -16,7 +16,7 @@ use crate::init::{
     unrecognized_to_report,
 };
 use crate::path::Path;
-use crate::rx::{Delivery, Reassembly, TsnTracker};
+use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
@@ -92,6 +92,7 @@ impl Association {
     fn adopt_cookie_peer(&mut self, c: &CookieContents) {
         self.pktdrop = self.cfg.pktdrop && c.peer_pktdrop;
         self.pr_sctp = self.cfg.partial_reliability && c.peer_pr_sctp;
+        self.set_interleaving(self.cfg.message_interleaving && c.peer_idata);
         self.adopt_peer(
             c.peer_tag,
             c.peer_initial_tsn,
@@ -121,6 +122,8 @@ impl Association {
         // 6.2.1 A.
         self.rtx.on_peer_window(peer_rwnd);
         self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
+        self.ireassembly = IReassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
+        self.mid_ordering = MidOrdering::new(inbound);
         self.delivery = Delivery::new(inbound);
         self.path = Path::new(self.path.remote, &self.cfg, peer_rwnd);
     }
@@ -168,6 +171,7 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     };
     a.pktdrop = a.cfg.pktdrop && ack.supports(crate::wire::chunk::types::PKTDROP);
     a.pr_sctp = a.cfg.partial_reliability && init::offers_pr_sctp(ack);
+    a.set_interleaving(a.cfg.message_interleaving && init::offers_idata(ack));
     a.adopt_peer(
         ack.initiate_tag,
         ack.initial_tsn,

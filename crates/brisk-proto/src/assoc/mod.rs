@@ -25,7 +25,7 @@ use crate::events::{CloseReason, Event, Stats};
 use crate::message::{IncomingMessage, MessageId, OutgoingMessage};
 use crate::path::Path;
 use crate::recovery::pktdrop;
-use crate::rx::{Delivery, Reassembly, SackDecision, TsnTracker};
+use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, SackDecision, TsnTracker};
 use crate::time::Time;
 use crate::timer::{TimerTable, earliest};
 use crate::tx::retransmission_queue::{RetransmissionQueue, TxEnv};
@@ -142,6 +142,8 @@ pub struct Association {
     pktdrop: bool,
     /// Partial reliability was negotiated (RFC 3758 3.1): both offered it.
     pr_sctp: bool,
+    /// I-DATA was negotiated (RFC 8260 2.2): both listed it.
+    idata: bool,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
     next_message_id: u64,
@@ -152,6 +154,9 @@ pub struct Association {
     tracker: TsnTracker,
     sack_decision: SackDecision,
     reassembly: Reassembly,
+    /// I-DATA (RFC 8260): reassembly by message and ordering by MID.
+    ireassembly: IReassembly,
+    mid_ordering: MidOrdering,
     delivery: Delivery,
     /// a_rwnd of the last SACK we sent, for window updates.
     advertised_rwnd: u32,
@@ -234,12 +239,15 @@ impl Association {
             rtx: RetransmissionQueue::new(crate::serial::Tsn(local_initial_tsn)),
             pktdrop: false,
             pr_sctp: false,
+            idata: false,
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
             tracker: TsnTracker::new(crate::serial::Tsn(0)),
             sack_decision: SackDecision::new(cfg.sack_freq, cfg.sack_delay),
             reassembly: Reassembly::new(0, cfg.largest_message_received()),
+            ireassembly: IReassembly::new(0, cfg.largest_message_received()),
+            mid_ordering: MidOrdering::new(cfg.max_inbound_streams),
             delivery: Delivery::new(cfg.max_inbound_streams),
             advertised_rwnd: cfg.receive_buffer,
             sack_requested: false,
@@ -289,6 +297,23 @@ impl Association {
     /// offered it. Without it every message is sent reliably.
     pub fn partial_reliability(&self) -> bool {
         self.pr_sctp
+    }
+
+    /// Whether message interleaving was negotiated (RFC 8260 2.2): both ends
+    /// listed I-DATA, so all user data goes as I-DATA (and partial
+    /// reliability skips with I-FORWARD-TSN).
+    pub fn message_interleaving(&self) -> bool {
+        self.idata
+    }
+
+    pub(crate) fn interleaving(&self) -> bool {
+        self.idata
+    }
+
+    /// RFC 8260 2.2: the handshake settled whether I-DATA is used.
+    pub(crate) fn set_interleaving(&mut self, on: bool) {
+        self.idata = on;
+        self.send_queue.set_interleaving(on);
     }
 
     /// Queues a message. It goes out as soon as the association is established
@@ -546,8 +571,14 @@ impl Association {
     /// receive buffer plus `rx::window::NEXT_TSN_ALLOWANCE`.
     pub fn receive_held(&self) -> usize {
         crate::rx::window::held(
-            self.delivery.buffered_bytes() + self.reassembly.buffered_bytes(),
-            self.delivery.message_count() + self.reassembly.fragment_count(),
+            self.delivery.buffered_bytes()
+                + self.reassembly.buffered_bytes()
+                + self.ireassembly.buffered_bytes()
+                + self.mid_ordering.buffered_bytes(),
+            self.delivery.message_count()
+                + self.reassembly.fragment_count()
+                + self.ireassembly.fragment_count()
+                + self.mid_ordering.message_count(),
         )
     }
 
@@ -635,15 +666,25 @@ impl Association {
             }
             self.report_abandoned(id);
         }
-        // As many stream entries as fit a packet with the FORWARD TSN alone.
-        let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
-        let Some(forward) = self.rtx.take_forward_tsn(max_streams) else {
+        let forward = if self.idata {
+            // RFC 8260 2.3: with I-DATA, I-FORWARD-TSN (8 bytes an entry).
+            let max_entries = self.path.mtu.saturating_sub(12 + 8) / 8;
+            self.rtx
+                .take_iforward_tsn(max_entries)
+                .map(Chunk::IForwardTsn)
+        } else {
+            // As many stream entries as fit a packet with the FORWARD TSN alone.
+            let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
+            self.rtx
+                .take_forward_tsn(max_streams)
+                .map(Chunk::ForwardTsn)
+        };
+        let Some(forward) = forward else {
             return;
         };
         self.control
-            .retain(|c| !matches!(c.chunk, Chunk::ForwardTsn(_)));
-        self.control
-            .push_back(Control::new(Chunk::ForwardTsn(forward)));
+            .retain(|c| !matches!(c.chunk, Chunk::ForwardTsn(_) | Chunk::IForwardTsn(_)));
+        self.control.push_back(Control::new(forward));
         // RFC 3758 3.5 E: T3 guards the FORWARD TSN as it guards DATA.
         let rto = self.data_rto();
         self.timers
@@ -749,7 +790,11 @@ impl Association {
                 break;
             }
             match chunk {
+                // RFC 8260 2.1: DATA only without I-DATA, I-DATA only with it.
+                Chunk::Data(_) if self.idata => receive::on_wrong_data_kind(self, "DATA"),
                 Chunk::Data(d) => receive::on_data(self, now, d, &mut data_seen),
+                Chunk::IData(d) if self.idata => receive::on_idata(self, now, d, &mut data_seen),
+                Chunk::IData(_) => receive::on_wrong_data_kind(self, "I-DATA"),
                 Chunk::Sack(s) => {
                     if sack::on_sack(self, now, s) {
                         shutdown::progress(self, now);
@@ -783,8 +828,12 @@ impl Association {
                     }
                 }
                 Chunk::PktDrop(pd) => self.on_pktdrop(pd),
-                Chunk::ForwardTsn(f) if self.pr_sctp => {
+                // RFC 8260 2.3: with I-DATA, I-FORWARD-TSN replaces FORWARD TSN.
+                Chunk::ForwardTsn(f) if self.pr_sctp && !self.idata => {
                     receive::on_forward_tsn(self, now, f, &mut data_seen);
+                }
+                Chunk::IForwardTsn(f) if self.pr_sctp && self.idata => {
+                    receive::on_iforward_tsn(self, now, f, &mut data_seen);
                 }
                 Chunk::Unknown(u) => {
                     let action = u.action();

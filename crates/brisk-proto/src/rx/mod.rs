@@ -20,11 +20,13 @@
 //! classified, not trusted.
 
 pub mod delivery;
+pub mod interleaved;
 pub mod reassembly;
 pub mod tracker;
 pub mod window;
 
 pub use delivery::Delivery;
+pub use interleaved::{IFragment, IReassembled, IReassembly, MidOrdering};
 pub use reassembly::{Fragment, Reassembled, Reassembly, ReassemblyError};
 pub use tracker::{
     MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, MAX_GAP_RANGES, MAX_SACK_DELAY, Received,

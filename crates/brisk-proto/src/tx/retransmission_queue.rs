@@ -26,7 +26,9 @@ use crate::tx::outstanding::{
     AckedMessage, ChunkState, Outstanding, SackOutcome, SackRejected, SentChunk, window_cost,
 };
 use crate::tx::send_queue::PendingFragment;
-use crate::wire::chunk::{ForwardTsn, ForwardTsnStream, PktDrop, Sack};
+use crate::wire::chunk::{
+    ForwardTsn, ForwardTsnStream, IForwardTsn, IForwardTsnStream, PktDrop, Sack,
+};
 
 /// What the queue borrows from the association for one call: the knobs, the
 /// path the data goes to (its congestion control and RTO) and the timers.
@@ -328,7 +330,7 @@ impl RetransmissionQueue {
         env: &mut TxEnv<'_>,
     ) -> Tsn {
         let payload_len = frag.payload.len() as u64;
-        let size = crate::tx::outstanding::chunk_size(frag.payload.len());
+        let size = frag.chunk_size();
         let tsn = self.outstanding.send_new(frag, now, packet);
         // 6.2.1 B.
         self.peer_window.on_sent(window_cost(size));
@@ -785,6 +787,31 @@ impl RetransmissionQueue {
         })
     }
 
+    /// RFC 8260 2.3.1: [`take_forward_tsn`](Self::take_forward_tsn) for an
+    /// association that sends I-DATA: the I-FORWARD-TSN to send now, if due,
+    /// with at most `max_entries` (stream, U, MID) entries.
+    pub fn take_iforward_tsn(&mut self, max_entries: usize) -> Option<IForwardTsn> {
+        if self.outstanding.abandoned() == 0 {
+            return None;
+        }
+        let (point, entries) = self.outstanding.iforward_tsn_point(max_entries);
+        if point == self.outstanding.cum_ack_point() || self.forwarded_to == Some(point) {
+            return None;
+        }
+        self.forwarded_to = Some(point);
+        Some(IForwardTsn {
+            new_cum_tsn: point.0,
+            streams: entries
+                .into_iter()
+                .map(|(stream, unordered, mid)| IForwardTsnStream {
+                    stream_id: stream.0,
+                    unordered,
+                    mid,
+                })
+                .collect(),
+        })
+    }
+
     // --- Timers ---
 
     /// T3-rtx expired (6.3.3): what kind of expiry it is. The association
@@ -973,6 +1000,9 @@ mod tests {
                 payload: Bytes::from(vec![0u8; 100]),
                 queued_at: now,
                 reliability: crate::message::Reliability::Reliable,
+                idata: false,
+                mid: 0,
+                fsn: 0,
             };
             let tsn = rq.send_new(frag, now, p, &mut env);
             rq.end_packet();

@@ -19,6 +19,15 @@
 //!   first come first served, round robin per message (the default) or per
 //!   packet, strict priority, or weighted fair queueing. Whole messages are
 //!   scheduled; messages leave a stream in the order they were pushed.
+//! - **Interleaving (I-DATA, RFC 8260).** Once the association negotiated
+//!   I-DATA ([`SendQueue::set_interleaving`]), each stream may have its front
+//!   message part-sent, and the scheduler picks a stream for every fragment:
+//!   a small message on one stream no longer waits for a large one on another
+//!   to finish. Each stream numbers its ordered messages with a 32-bit Message
+//!   Identifier (MID) and its unordered messages with a MID sequence of their
+//!   own (RFC 8260 2.1); each fragment carries its Fragment Sequence Number
+//!   (FSN), 0 on the first. Messages of one stream still leave in order, one
+//!   at a time.
 //!
 //! With round robin and first come first served every operation is O(1)
 //! apart from [`SendQueue::drain`], [`SendQueue::limit_streams`] and
@@ -55,6 +64,13 @@ pub struct PendingFragment {
     pub queued_at: Time,
     /// The message's partial-reliability policy (RFC 3758, RFC 7496).
     pub reliability: Reliability,
+    /// Sent as I-DATA (RFC 8260 2.1) rather than DATA.
+    pub idata: bool,
+    /// I-DATA: the Message Identifier, per stream and per ordered/unordered
+    /// sequence; 0 for DATA.
+    pub mid: u32,
+    /// I-DATA: the Fragment Sequence Number, 0 on the first fragment; 0 for DATA.
+    pub fsn: u32,
 }
 
 /// Why a message was not queued. The message is dropped, never sent in part.
@@ -112,13 +128,27 @@ struct InProgress {
     ssn: Ssn,
 }
 
+/// I-DATA: the front message of a stream, part of which was handed out.
+#[derive(Debug, Clone, Copy)]
+struct Started {
+    mid: u32,
+    next_fsn: u32,
+}
+
 /// Per-stream state, created the first time a stream is used.
 #[derive(Debug)]
 struct Stream {
     id: StreamId,
     /// SSN of the next ordered message (RFC 9260 6.5).
     next_ssn: Ssn,
-    /// Messages of which nothing was handed out, oldest first.
+    /// I-DATA: MID of the next ordered message (RFC 8260 2.1).
+    next_mid: u32,
+    /// I-DATA: MID of the next unordered message, a sequence of its own.
+    next_unordered_mid: u32,
+    /// I-DATA: the front message was started (its first fragment handed out).
+    started: Option<Started>,
+    /// Messages not finished, oldest first; without I-DATA nothing of them
+    /// was handed out (the started one is `SendQueue::current`).
     messages: VecDeque<Queued>,
 }
 
@@ -144,6 +174,11 @@ pub struct SendQueue {
     /// Messages not yet started with a lifetime (RFC 7496 3.1): while none
     /// is queued, nothing can expire and nothing is searched.
     timed: usize,
+    /// I-DATA was negotiated: fragments of different streams interleave.
+    interleave: bool,
+    /// Interleaving: the largest fragment last asked for, the unit the
+    /// scheduler weighs a stream's turn by (WFQ).
+    unit: usize,
 }
 
 impl SendQueue {
@@ -177,7 +212,25 @@ impl SendQueue {
             buffered: 0,
             len: 0,
             timed: 0,
+            interleave: false,
+            unit: DEFAULT_UNIT,
         }
+    }
+
+    /// RFC 8260 2.2: I-DATA was negotiated (or not). With it, every message
+    /// goes as I-DATA and the scheduler picks a stream for each fragment.
+    /// Called when the handshake ends, before any fragment was handed out.
+    pub fn set_interleaving(&mut self, on: bool) {
+        if self.interleave != on && self.current.is_none() {
+            self.interleave = on;
+            // The scheduler weighs the queued streams anew by the new unit.
+            self.set_scheduler(self.sched.kind());
+        }
+    }
+
+    /// Whether fragments interleave (I-DATA negotiated).
+    pub fn interleaving(&self) -> bool {
+        self.interleave
     }
 
     /// Queues a message at the back of its stream. On error nothing is queued.
@@ -223,7 +276,7 @@ impl SendQueue {
             queued_at: now,
             reliability: msg.reliability,
         });
-        let head_len = stream.messages.front().map_or(size, |m| m.payload.len());
+        let head_len = self.head_len(slot).unwrap_or(size);
         self.sched.on_push(slot, was_idle, head_len);
         self.buffered += size;
         self.len += 1;
@@ -239,6 +292,9 @@ impl SendQueue {
     pub fn next_fragment(&mut self, max_payload: usize) -> Option<PendingFragment> {
         if max_payload == 0 {
             return None;
+        }
+        if self.interleave {
+            return self.next_interleaved(max_payload);
         }
         // RFC 9260 6.9: the fragments of a message take consecutive TSNs, so a
         // started message finishes before the next one begins.
@@ -270,6 +326,9 @@ impl SendQueue {
             payload,
             queued_at: cur.msg.queued_at,
             reliability: cur.msg.reliability,
+            idata: false,
+            mid: 0,
+            fsn: 0,
         };
         self.buffered -= fragment.payload.len();
         if ending {
@@ -286,6 +345,10 @@ impl SendQueue {
             return None;
         }
         let remaining = match &self.current {
+            _ if self.interleave => {
+                let slot = self.sched.peek()?;
+                self.streams[slot as usize].messages.front()?.payload.len()
+            }
             Some(cur) => cur.msg.payload.len(),
             None => {
                 let slot = self.sched.peek()?;
@@ -313,6 +376,13 @@ impl SendQueue {
     /// True if the next fragment continues a message whose first fragment has
     /// already been handed out; it must then go out before any other new data.
     pub fn is_mid_message(&self) -> bool {
+        if self.interleave {
+            // RFC 8260: the stream in turn continues its started message.
+            return self
+                .sched
+                .peek()
+                .is_some_and(|slot| self.streams[slot as usize].started.is_some());
+        }
         self.current.is_some()
     }
 
@@ -326,7 +396,14 @@ impl SendQueue {
             ids.push((cur.msg.id, true));
         }
         for stream in &mut self.streams {
-            ids.extend(stream.messages.drain(..).map(|m| (m.id, false)));
+            let started = stream.started.take().is_some();
+            ids.extend(
+                stream
+                    .messages
+                    .drain(..)
+                    .enumerate()
+                    .map(|(i, m)| (m.id, started && i == 0)),
+            );
         }
         self.sched.clear();
         ids.sort_unstable_by_key(|&(id, _)| id);
@@ -344,7 +421,13 @@ impl SendQueue {
         }
         let mut gone = Vec::new();
         for stream in &mut self.streams {
+            // I-DATA: a started front message took TSNs; it is abandoned
+            // with its chunks, not here.
+            let mut keep_front = stream.started.is_some();
             stream.messages.retain(|m| {
+                if std::mem::take(&mut keep_front) {
+                    return true;
+                }
                 let expired =
                     is_timed(m.reliability) && m.reliability.abandons(m.queued_at, 0, now);
                 if expired {
@@ -371,7 +454,14 @@ impl SendQueue {
     /// being fragmented, returns its end as a fragment without payload, for
     /// the retransmission queue to give a TSN that FORWARD TSN skips, so that
     /// the receiver learns the message's stream and SSN (as dcSCTP does).
+    ///
+    /// With I-DATA the message is the started front of its stream; it is
+    /// removed and `None` returned: I-FORWARD-TSN names its MID (RFC 8260 2.3).
     pub fn abandon_current(&mut self, id: MessageId) -> Option<PendingFragment> {
+        if self.interleave {
+            self.abandon_started(id);
+            return None;
+        }
         if self.current.as_ref().is_none_or(|cur| cur.msg.id != id) {
             return None;
         }
@@ -392,7 +482,28 @@ impl SendQueue {
             payload: Bytes::new(),
             queued_at: cur.msg.queued_at,
             reliability: cur.msg.reliability,
+            idata: false,
+            mid: 0,
+            fsn: 0,
         })
+    }
+
+    /// I-DATA: drops the started front message `id` of its stream, if any.
+    fn abandon_started(&mut self, id: MessageId) {
+        let Some(stream) = self
+            .streams
+            .iter_mut()
+            .find(|s| s.started.is_some() && s.messages.front().is_some_and(|m| m.id == id))
+        else {
+            return;
+        };
+        stream.started = None;
+        if let Some(m) = stream.messages.pop_front() {
+            self.buffered -= m.payload.len();
+            self.len -= 1;
+        }
+        // The scheduler learns the queue anew (a rare event).
+        self.set_scheduler(self.sched.kind());
     }
 
     /// Narrows the streams to the number negotiated in the handshake (RFC 9260
@@ -403,10 +514,12 @@ impl SendQueue {
         if outbound_streams < self.outbound_streams {
             for (slot, stream) in self.streams.iter_mut().enumerate() {
                 if stream.id.0 >= outbound_streams && !stream.messages.is_empty() {
-                    for m in stream.messages.drain(..) {
+                    let started = stream.started.take().is_some();
+                    for (i, m) in stream.messages.drain(..).enumerate() {
+                        let counted_timed = !(started && i == 0);
                         self.buffered -= m.payload.len();
                         self.len -= 1;
-                        self.timed -= usize::from(is_timed(m.reliability));
+                        self.timed -= usize::from(counted_timed && is_timed(m.reliability));
                         removed.push(m.id);
                     }
                     // At most 65535 streams: the slot fits in a u32.
@@ -543,6 +656,9 @@ impl SendQueue {
             self.streams.push(Stream {
                 id: StreamId(stream_id),
                 next_ssn: Ssn(0),
+                next_mid: 0,
+                next_unordered_mid: 0,
+                started: None,
                 messages: VecDeque::new(),
             });
             self.sched.add_stream();
@@ -561,14 +677,89 @@ impl SendQueue {
         Ok(self.slot(stream_id))
     }
 
-    /// The length of the front message of stream `slot`, if it has one.
+    /// The length of the front message of stream `slot`, if it has one:
+    /// what the scheduler weighs its turn by. With I-DATA a turn is one
+    /// fragment, at most the unit.
     fn head_len(&self, slot: u32) -> Option<usize> {
-        self.streams[slot as usize]
-            .messages
-            .front()
-            .map(|m| m.payload.len())
+        let len = self.streams[slot as usize].messages.front()?.payload.len();
+        Some(if self.interleave {
+            len.min(self.unit)
+        } else {
+            len
+        })
+    }
+
+    /// I-DATA (RFC 8260): the next fragment of the stream in turn, whose
+    /// front message may already be part-sent; the scheduler picks a stream
+    /// for each fragment.
+    fn next_interleaved(&mut self, max_payload: usize) -> Option<PendingFragment> {
+        self.unit = max_payload;
+        let slot = self.sched.peek()?;
+        let stream = &mut self.streams[slot as usize];
+        let msg = stream.messages.front_mut()?;
+        let beginning = stream.started.is_none();
+        let (mid, fsn) = match stream.started {
+            Some(s) => (s.mid, s.next_fsn),
+            None => {
+                self.timed -= usize::from(is_timed(msg.reliability));
+                // RFC 8260 2.1: ordered and unordered messages take MIDs
+                // from separate sequences, +1 per message, wrapping at 2^32.
+                let seq = if msg.unordered {
+                    &mut stream.next_unordered_mid
+                } else {
+                    &mut stream.next_mid
+                };
+                let mid = *seq;
+                *seq = mid.wrapping_add(1);
+                (mid, 0)
+            }
+        };
+        let ending = msg.payload.len() <= max_payload;
+        let payload = if ending {
+            std::mem::take(&mut msg.payload)
+        } else {
+            msg.payload.split_to(max_payload)
+        };
+        let fragment = PendingFragment {
+            msg: msg.id,
+            stream_id: stream.id,
+            ssn: Ssn(0),
+            ppid: msg.ppid,
+            flags: DataFlags {
+                immediate: ending && msg.immediate_sack,
+                unordered: msg.unordered,
+                beginning,
+                ending,
+            },
+            payload,
+            queued_at: msg.queued_at,
+            reliability: msg.reliability,
+            idata: true,
+            mid,
+            // RFC 8260 2.1: the FSN of the first fragment is 0, +1 per fragment.
+            fsn,
+        };
+        self.buffered -= fragment.payload.len();
+        if ending {
+            stream.started = None;
+            stream.messages.pop_front();
+            self.len -= 1;
+            let next = self.head_len(slot);
+            self.sched.on_start(slot, next);
+        } else {
+            stream.started = Some(Started {
+                mid,
+                next_fsn: fsn.wrapping_add(1),
+            });
+            let rest = self.head_len(slot).unwrap_or(0);
+            self.sched.on_fragment(slot, rest);
+        }
+        Some(fragment)
     }
 }
+
+/// Interleaving: the scheduler's unit until a fragment size is known.
+const DEFAULT_UNIT: usize = 1200;
 
 /// Whether a message has a lifetime (RFC 7496 3.1).
 fn is_timed(r: Reliability) -> bool {

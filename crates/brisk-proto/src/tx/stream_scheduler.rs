@@ -218,6 +218,16 @@ impl Scheduler {
         }
     }
 
+    /// I-DATA (RFC 8260): the send queue handed out a fragment of the front
+    /// message of `slot`, which continues with a next fragment of
+    /// `next_len` bytes. Every scheduler but FCFS treats the fragment as a
+    /// turn (the stream has more); FCFS keeps the message in front.
+    pub fn on_fragment(&mut self, slot: u32, next_len: usize) {
+        if self.kind != StreamScheduler::Fcfs {
+            self.on_start(slot, Some(next_len));
+        }
+    }
+
     /// The packet of new data being assembled is complete: under RR-P the
     /// next packet may belong to another stream (RFC 8260 3.3). A no-op for
     /// the other schedulers.
