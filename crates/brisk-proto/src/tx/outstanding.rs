@@ -368,11 +368,15 @@ impl Outstanding {
         let msg_first_sent = if frag.flags.beginning {
             now
         } else {
-            // Fragments of one message have consecutive TSNs (RFC 9260 6.9).
-            self.chunks
-                .back()
-                .filter(|prev| prev.frag.msg == frag.msg)
-                .map_or(now, |prev| prev.msg_first_sent)
+            // Fragments of one message have consecutive TSNs (RFC 9260 6.9);
+            // with I-DATA they interleave with other streams' (RFC 8260).
+            let mut earlier = self.chunks.iter().rev();
+            let prev = if frag.idata {
+                earlier.find(|prev| prev.frag.msg == frag.msg)
+            } else {
+                earlier.next().filter(|prev| prev.frag.msg == frag.msg)
+            };
+            prev.map_or(now, |prev| prev.msg_first_sent)
         };
         let immediate = frag.flags.immediate;
         let chunk = SentChunk {
@@ -764,10 +768,14 @@ impl Outstanding {
             return false;
         };
         let mut changed = false;
-        // Fragments of one message have consecutive TSNs (RFC 9260 6.9).
+        // Fragments of one message have consecutive TSNs (RFC 9260 6.9);
+        // with I-DATA other streams' fragments lie between them (RFC 8260).
         for i in first..self.chunks.len() {
             let chunk = &mut self.chunks[i];
             if chunk.frag.msg != msg {
+                if chunk.frag.idata {
+                    continue;
+                }
                 break;
             }
             chunk.message_abandoned = true;

@@ -740,6 +740,8 @@ impl RetransmissionQueue {
             })
             .map(|c| c.frag.msg)
             .collect();
+        // With I-DATA a message's chunks need not be adjacent (RFC 8260).
+        due.sort_unstable();
         due.dedup();
         for &msg in &due {
             self.abandon(msg);

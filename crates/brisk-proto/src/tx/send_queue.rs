@@ -455,12 +455,11 @@ impl SendQueue {
     /// the retransmission queue to give a TSN that FORWARD TSN skips, so that
     /// the receiver learns the message's stream and SSN (as dcSCTP does).
     ///
-    /// With I-DATA the message is the started front of its stream; it is
-    /// removed and `None` returned: I-FORWARD-TSN names its MID (RFC 8260 2.3).
+    /// With I-DATA the message is the started front of its stream, and its
+    /// end carries its MID, which the I-FORWARD-TSN names (RFC 8260 2.3).
     pub fn abandon_current(&mut self, id: MessageId) -> Option<PendingFragment> {
         if self.interleave {
-            self.abandon_started(id);
-            return None;
+            return self.abandon_started(id);
         }
         if self.current.as_ref().is_none_or(|cur| cur.msg.id != id) {
             return None;
@@ -488,22 +487,38 @@ impl SendQueue {
         })
     }
 
-    /// I-DATA: drops the started front message `id` of its stream, if any.
-    fn abandon_started(&mut self, id: MessageId) {
-        let Some(stream) = self
+    /// I-DATA: drops the started front message `id` of its stream, if any,
+    /// and returns its end as a fragment without payload.
+    fn abandon_started(&mut self, id: MessageId) -> Option<PendingFragment> {
+        let stream = self
             .streams
             .iter_mut()
-            .find(|s| s.started.is_some() && s.messages.front().is_some_and(|m| m.id == id))
-        else {
-            return;
+            .find(|s| s.started.is_some() && s.messages.front().is_some_and(|m| m.id == id))?;
+        let started = stream.started.take()?;
+        let m = stream.messages.pop_front()?;
+        let end = PendingFragment {
+            msg: m.id,
+            stream_id: stream.id,
+            ssn: Ssn(0),
+            ppid: m.ppid,
+            flags: DataFlags {
+                immediate: false,
+                unordered: m.unordered,
+                beginning: false,
+                ending: true,
+            },
+            payload: Bytes::new(),
+            queued_at: m.queued_at,
+            reliability: m.reliability,
+            idata: true,
+            mid: started.mid,
+            fsn: started.next_fsn,
         };
-        stream.started = None;
-        if let Some(m) = stream.messages.pop_front() {
-            self.buffered -= m.payload.len();
-            self.len -= 1;
-        }
+        self.buffered -= m.payload.len();
+        self.len -= 1;
         // The scheduler learns the queue anew (a rare event).
         self.set_scheduler(self.sched.kind());
+        Some(end)
     }
 
     /// Narrows the streams to the number negotiated in the handshake (RFC 9260
