@@ -1300,6 +1300,206 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// RFC 8260 2.1 with every scheduler: fragments of different streams
+        /// interleave, each stream's messages still start in push order, one
+        /// at a time, each message's FSNs run 0, 1, 2, ... and its bytes come
+        /// out whole; ordered and unordered messages take MIDs 0, 1, 2, ...
+        /// from separate sequences per stream.
+        #[test]
+        fn interleaved_fragments_carry_mids_and_fsns_and_reassemble_every_message(
+            ops in proptest::collection::vec(op(), 1..200),
+            tail_max in 1usize..1500,
+            kind in scheduler(),
+        ) {
+            let mut q = SendQueue::with_scheduler(5, BIG, BIG, kind);
+            q.set_interleaving(true);
+            let mut sent: HashMap<u64, OutgoingMessage> = HashMap::new();
+            let mut pushed_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
+            let mut started_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
+            let mut got: HashMap<u64, Vec<u8>> = HashMap::new();
+            // Per stream: the message open and its next FSN and MID.
+            let mut open: HashMap<u16, (u64, u32, u32)> = HashMap::new();
+            let mut next_mid: HashMap<(u16, bool), u32> = HashMap::new();
+            let mut completed = 0usize;
+            let mut next_id = 0u64;
+            let tail: usize = ops
+                .iter()
+                .map(|o| match o {
+                    Op::Push { len, .. } => len.div_ceil(tail_max) + 1,
+                    _ => 0,
+                })
+                .sum();
+            let all = ops.into_iter().chain(std::iter::repeat_n(Op::Pop(tail_max), tail + 1));
+            for o in all {
+                match o {
+                    Op::Push { stream, len, unordered, immediate } => {
+                        let payload: Vec<u8> =
+                            (0..len).map(|i| (next_id as usize * 31 + i) as u8).collect();
+                        let m = OutgoingMessage::new(stream, payload)
+                            .unordered(unordered)
+                            .immediate_sack(immediate)
+                            .with_ppid(next_id as u32);
+                        q.push(MessageId(next_id), m.clone(), Time::ZERO).unwrap();
+                        sent.insert(next_id, m);
+                        pushed_per_stream.entry(stream).or_default().push(next_id);
+                        next_id += 1;
+                    }
+                    Op::PacketEnd => q.on_packet_end(),
+                    Op::Tune { stream, priority, weight } => {
+                        q.set_priority(stream, priority).unwrap();
+                        q.set_weight(stream, weight).unwrap();
+                    }
+                    Op::Pop(max) => {
+                        let peeked = q.peek_len(max);
+                        let Some(f) = q.next_fragment(max) else {
+                            prop_assert_eq!(peeked, None);
+                            if !q.is_empty() {
+                                prop_assert_eq!(kind, StreamScheduler::RoundRobinPacket);
+                                q.on_packet_end();
+                            }
+                            continue;
+                        };
+                        prop_assert_eq!(peeked, Some(f.payload.len()));
+                        prop_assert!(f.idata && !f.payload.is_empty() && f.payload.len() <= max);
+                        let m = &sent[&f.msg.0];
+                        let stream = f.stream_id.0;
+                        prop_assert_eq!(stream, m.stream_id);
+                        prop_assert_eq!(f.ppid, m.ppid);
+                        prop_assert_eq!(f.flags.unordered, m.unordered);
+                        match open.get(&stream).copied() {
+                            Some((id, fsn, mid)) => {
+                                // One message at a time per stream.
+                                prop_assert!(!f.flags.beginning);
+                                prop_assert_eq!((f.msg.0, f.fsn, f.mid), (id, fsn, mid));
+                            }
+                            None => {
+                                prop_assert!(f.flags.beginning);
+                                prop_assert_eq!(f.fsn, 0);
+                                started_per_stream.entry(stream).or_default().push(f.msg.0);
+                                let n = next_mid.entry((stream, m.unordered)).or_insert(0);
+                                prop_assert_eq!(f.mid, *n);
+                                *n += 1;
+                            }
+                        }
+                        got.entry(f.msg.0).or_default().extend_from_slice(&f.payload);
+                        if f.flags.ending {
+                            open.remove(&stream);
+                            completed += 1;
+                        } else {
+                            open.insert(stream, (f.msg.0, f.fsn + 1, f.mid));
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), sent.len() - completed);
+            }
+            prop_assert!(q.is_empty());
+            for (id, m) in &sent {
+                prop_assert_eq!(&got[id][..], &m.payload[..], "message {}", id);
+            }
+            prop_assert_eq!(started_per_stream, pushed_per_stream);
+        }
+    }
+
+    /// (stream, MID, FSN, B, E) of each fragment handed out at `max`.
+    fn interleaved(q: &mut SendQueue, max: usize) -> Vec<(u16, u32, u32, bool, bool)> {
+        std::iter::from_fn(|| q.next_fragment(max))
+            .map(|f| {
+                (
+                    f.stream_id.0,
+                    f.mid,
+                    f.fsn,
+                    f.flags.beginning,
+                    f.flags.ending,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn with_interleaving_round_robin_turns_to_another_stream_between_fragments() {
+        let mut q = queue();
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(2, 10));
+        push(&mut q, 3, msg(2, 10));
+        q.set_interleaving(true);
+        assert!(q.interleaving());
+        assert_eq!(
+            interleaved(&mut q, 1000),
+            [
+                (1, 0, 0, true, false),
+                (2, 0, 0, true, true),
+                (1, 0, 1, false, false),
+                (2, 1, 0, true, true),
+                (1, 0, 2, false, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn with_interleaving_fcfs_finishes_the_oldest_message_before_the_next() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Fcfs);
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(1, 2500));
+        push(&mut q, 2, msg(2, 10));
+        let streams: Vec<u16> = interleaved(&mut q, 1000).iter().map(|f| f.0).collect();
+        assert_eq!(streams, [1, 1, 1, 2]);
+    }
+
+    #[test]
+    fn with_interleaving_unordered_messages_take_mids_of_their_own() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(0, 5));
+        push(&mut q, 2, msg(0, 5).unordered(true));
+        push(&mut q, 3, msg(0, 5));
+        push(&mut q, 4, msg(0, 5).unordered(true));
+        let mids: Vec<(u32, bool)> = std::iter::from_fn(|| q.next_fragment(100))
+            .map(|f| (f.mid, f.flags.unordered))
+            .collect();
+        assert_eq!(mids, [(0, false), (0, true), (1, false), (1, true)]);
+    }
+
+    #[test]
+    fn with_interleaving_an_abandoned_started_message_ends_with_its_mid_and_frees_its_stream() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(1, 10));
+        push(&mut q, 3, msg(2, 10));
+        let first = q.next_fragment(1000).unwrap();
+        assert_eq!((first.msg, first.mid), (MessageId(1), 0));
+        let end = q.abandon_current(MessageId(1)).expect("its end");
+        assert_eq!(
+            (
+                end.idata,
+                end.mid,
+                end.fsn,
+                end.flags.ending,
+                end.payload.len()
+            ),
+            (true, 0, 1, true, 0)
+        );
+        assert_eq!((q.len(), q.buffered_bytes()), (2, 20));
+        // A message not started, or unknown: nothing.
+        assert_eq!(q.abandon_current(MessageId(2)), None);
+        let rest = interleaved(&mut q, 1000);
+        assert_eq!(rest.len(), 2);
+        assert!(rest.contains(&(1, 1, 0, true, true)) && rest.contains(&(2, 0, 0, true, true)));
+    }
+
+    #[test]
+    fn with_interleaving_fragments_are_i_data_and_cost_a_20_byte_header() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(0, 100));
+        let f = q.next_fragment(1000).unwrap();
+        assert_eq!(f.chunk_size(), 120);
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 100));
+        assert_eq!(q.next_fragment(1000).unwrap().chunk_size(), 116);
+    }
+
     #[test]
     fn limit_streams_removes_messages_on_streams_that_were_not_negotiated() {
         let mut q = SendQueue::new(8, 10_000, 100_000);
