@@ -508,3 +508,26 @@ fn a_message_id_reused_for_a_whole_message_while_one_is_open_aborts() {
     assert!(b_closed_reason(&p).is_some_and(|r| r.contains("MID")));
     assert!(b_aborted_with_protocol_violation(&p));
 }
+
+/// The receiver holds each message it has part of until it is whole, so
+/// two messages that fit its buffer one at a time but not together must not
+/// both be part-sent: the sender starts the second when the first is done
+/// (interleaving them would fill the buffer with two halves forever).
+#[test]
+fn two_large_messages_that_together_exceed_the_receive_buffer_both_arrive() {
+    let cfg = Config {
+        receive_buffer: 1 << 20,
+        max_message_size: 1 << 20,
+        ..idata(Config::rfc9260())
+    };
+    let mut p = connected(cfg.clone(), cfg);
+    p.a_send(OutgoingMessage::new(1, vec![1u8; 700 << 10]));
+    p.a_send(OutgoingMessage::new(2, vec![2u8; 700 << 10]));
+    p.a_send(OutgoingMessage::new(3, vec![3u8; 100]));
+    let got = read_in_order(&mut p, 3, Duration::from_secs(120));
+    let streams: Vec<u16> = got.iter().map(|g| g.0).collect();
+    // The small one still overtakes; the second large one follows the first.
+    assert_eq!(streams, [3, 1, 2], "{got:?}");
+    assert!(got.iter().skip(1).all(|g| g.1 == 700 << 10));
+    assert_eq!(b_assoc(&mut p).receive_held(), 0);
+}

@@ -308,6 +308,19 @@ fn with_message_interleaving_no_message_is_lost_or_repeated() {
     check_many(&cfg, scenarios() / 2);
 }
 
+/// Interleaving into a receive buffer of 8 KiB, which holds only a few
+/// messages in progress at once: the sender starts a message only when it
+/// fits beside those in progress, and nothing stalls.
+#[test]
+fn with_message_interleaving_and_a_small_receive_buffer_no_message_is_lost_or_repeated() {
+    let cfg = Config {
+        message_interleaving: true,
+        receive_buffer: 8192,
+        ..config()
+    };
+    check_many(&cfg, scenarios() / 4);
+}
+
 /// Interleaving with partial reliability (I-FORWARD-TSN) and every latency
 /// mechanism: delivered exactly once in order, or reported abandoned.
 #[test]

@@ -92,7 +92,7 @@ impl Association {
     fn adopt_cookie_peer(&mut self, c: &CookieContents) {
         self.pktdrop = self.cfg.pktdrop && c.peer_pktdrop;
         self.pr_sctp = self.cfg.partial_reliability && c.peer_pr_sctp;
-        self.set_interleaving(self.cfg.message_interleaving && c.peer_idata);
+        self.set_interleaving(self.cfg.message_interleaving && c.peer_idata, c.peer_a_rwnd);
         self.adopt_peer(
             c.peer_tag,
             c.peer_initial_tsn,
@@ -171,7 +171,10 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     };
     a.pktdrop = a.cfg.pktdrop && ack.supports(crate::wire::chunk::types::PKTDROP);
     a.pr_sctp = a.cfg.partial_reliability && init::offers_pr_sctp(ack);
-    a.set_interleaving(a.cfg.message_interleaving && init::offers_idata(ack));
+    a.set_interleaving(
+        a.cfg.message_interleaving && init::offers_idata(ack),
+        ack.a_rwnd,
+    );
     a.adopt_peer(
         ack.initiate_tag,
         ack.initial_tsn,

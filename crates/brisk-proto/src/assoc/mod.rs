@@ -310,10 +310,12 @@ impl Association {
         self.idata
     }
 
-    /// RFC 8260 2.2: the handshake settled whether I-DATA is used.
-    pub(crate) fn set_interleaving(&mut self, on: bool) {
+    /// RFC 8260 2.2: the handshake settled whether I-DATA is used; the
+    /// peer's receive buffer is `peer_rwnd`.
+    pub(crate) fn set_interleaving(&mut self, on: bool, peer_rwnd: u32) {
         self.idata = on;
         self.send_queue.set_interleaving(on);
+        self.send_queue.set_peer_buffer(peer_rwnd);
     }
 
     /// Queues a message. It goes out as soon as the association is established

@@ -133,6 +133,8 @@ struct InProgress {
 struct Started {
     mid: u32,
     next_fsn: u32,
+    /// What the whole message takes of the peer's receive buffer.
+    charge: usize,
 }
 
 /// Per-stream state, created the first time a stream is used.
@@ -179,6 +181,10 @@ pub struct SendQueue {
     /// Interleaving: the largest fragment last asked for, the unit the
     /// scheduler weighs a stream's turn by (WFQ).
     unit: usize,
+    /// Interleaving: the peer's receive buffer (its a_rwnd at the
+    /// handshake), and what the messages started and not finished take of it.
+    peer_buffer: usize,
+    open_charge: usize,
 }
 
 impl SendQueue {
@@ -214,6 +220,8 @@ impl SendQueue {
             timed: 0,
             interleave: false,
             unit: DEFAULT_UNIT,
+            peer_buffer: usize::MAX,
+            open_charge: 0,
         }
     }
 
@@ -231,6 +239,16 @@ impl SendQueue {
     /// Whether fragments interleave (I-DATA negotiated).
     pub fn interleaving(&self) -> bool {
         self.interleave
+    }
+
+    /// Interleaving: the peer's receive buffer, `bytes` (its a_rwnd at the
+    /// handshake). The receiver holds every message it has part of until the
+    /// message is whole, so the messages in progress at once must fit in it
+    /// together, or none could ever finish: a message that would not fit
+    /// beside those in progress waits until they finish (one alone always
+    /// starts, as with DATA).
+    pub fn set_peer_buffer(&mut self, bytes: u32) {
+        self.peer_buffer = usize::try_from(bytes).unwrap_or(usize::MAX);
     }
 
     /// Queues a message at the back of its stream. On error nothing is queued.
@@ -346,7 +364,7 @@ impl SendQueue {
         }
         let remaining = match &self.current {
             _ if self.interleave => {
-                let slot = self.sched.peek()?;
+                let (slot, _) = self.interleaved_slot(max_payload)?;
                 self.streams[slot as usize].messages.front()?.payload.len()
             }
             Some(cur) => cur.msg.payload.len(),
@@ -407,6 +425,7 @@ impl SendQueue {
         }
         self.sched.clear();
         ids.sort_unstable_by_key(|&(id, _)| id);
+        self.open_charge = 0;
         self.buffered = 0;
         self.len = 0;
         self.timed = 0;
@@ -495,6 +514,7 @@ impl SendQueue {
             .iter_mut()
             .find(|s| s.started.is_some() && s.messages.front().is_some_and(|m| m.id == id))?;
         let started = stream.started.take()?;
+        self.open_charge = self.open_charge.saturating_sub(started.charge);
         let m = stream.messages.pop_front()?;
         let end = PendingFragment {
             msg: m.id,
@@ -709,13 +729,18 @@ impl SendQueue {
     /// for each fragment.
     fn next_interleaved(&mut self, max_payload: usize) -> Option<PendingFragment> {
         self.unit = max_payload;
-        let slot = self.sched.peek()?;
+        let (slot, bypass) = self.interleaved_slot(max_payload)?;
+        let charge = self.streams[slot as usize]
+            .messages
+            .front()
+            .map_or(0, |m| charge_of(m.payload.len(), max_payload));
         let stream = &mut self.streams[slot as usize];
         let msg = stream.messages.front_mut()?;
         let beginning = stream.started.is_none();
-        let (mid, fsn) = match stream.started {
-            Some(s) => (s.mid, s.next_fsn),
+        let (mid, fsn, charge) = match stream.started {
+            Some(s) => (s.mid, s.next_fsn, s.charge),
             None => {
+                self.open_charge += charge;
                 self.timed -= usize::from(is_timed(msg.reliability));
                 // RFC 8260 2.1: ordered and unordered messages take MIDs
                 // from separate sequences, +1 per message, wrapping at 2^32.
@@ -726,7 +751,7 @@ impl SendQueue {
                 };
                 let mid = *seq;
                 *seq = mid.wrapping_add(1);
-                (mid, 0)
+                (mid, 0, charge)
             }
         };
         let ending = msg.payload.len() <= max_payload;
@@ -759,18 +784,86 @@ impl SendQueue {
             stream.started = None;
             stream.messages.pop_front();
             self.len -= 1;
-            let next = self.head_len(slot);
-            self.sched.on_start(slot, next);
+            self.open_charge = self.open_charge.saturating_sub(charge);
         } else {
             stream.started = Some(Started {
                 mid,
                 next_fsn: fsn.wrapping_add(1),
+                charge,
             });
-            let rest = self.head_len(slot).unwrap_or(0);
-            self.sched.on_fragment(slot, rest);
         }
+        let next = self.head_len(slot);
+        match (bypass, ending) {
+            // Served out of turn: the scheduler keeps the stream's turn,
+            // unless it has nothing left.
+            (true, _) if next.is_none() => self.sched.remove(slot),
+            (true, _) => {}
+            (false, true) => self.sched.on_start(slot, next),
+            (false, false) => self.sched.on_fragment(slot, next.unwrap_or(0)),
+        }
+        self.pass_blocked_turns(max_payload);
         Some(fragment)
     }
+
+    /// Interleaving: a stream whose turn comes while its front message
+    /// cannot start (see [`Self::interleaved_slot`]) passes its turn, so
+    /// that the streams behind it (a small message, say) go first; at most
+    /// one pass per stream.
+    fn pass_blocked_turns(&mut self, max_payload: usize) {
+        if self.sched.kind() == StreamScheduler::Fcfs {
+            // One message at a time: nothing ever waits for room.
+            return;
+        }
+        for _ in 0..self.streams.len() {
+            let Some(slot) = self.sched.peek() else {
+                return;
+            };
+            if !self.blocked(slot, max_payload) {
+                return;
+            }
+            let head = self.head_len(slot).unwrap_or(0);
+            self.sched.on_fragment(slot, head);
+        }
+    }
+
+    /// Interleaving: whether the front message of stream `slot` is not
+    /// started and would not fit in the peer's buffer beside the messages
+    /// in progress (`set_peer_buffer`; one alone always fits).
+    fn blocked(&self, slot: u32, max_payload: usize) -> bool {
+        let stream = &self.streams[slot as usize];
+        let Some(front) = stream.messages.front() else {
+            return false;
+        };
+        stream.started.is_none()
+            && self.open_charge > 0
+            && self
+                .open_charge
+                .saturating_add(charge_of(front.payload.len(), max_payload))
+                > self.peer_buffer
+    }
+
+    /// Interleaving: the stream whose fragment goes next, and whether it is
+    /// served out of the scheduler's turn. The stream in turn goes, unless
+    /// it is [blocked](Self::blocked) (the streams behind it were blocked
+    /// too); then a message in progress continues instead (the first
+    /// stream's that has one), so that the peer can finish it and make room.
+    fn interleaved_slot(&self, max_payload: usize) -> Option<(u32, bool)> {
+        let slot = self.sched.peek()?;
+        if !self.blocked(slot, max_payload) {
+            return Some((slot, false));
+        }
+        let other = self.streams.iter().position(|s| s.started.is_some())?;
+        // At most 65535 streams: the slot fits in a u32.
+        Some((other as u32, true))
+    }
+}
+
+/// What a message of `len` bytes, cut into fragments of `max_payload`,
+/// takes of the peer's receive buffer while it is held there whole: its
+/// bytes and each chunk's bookkeeping (`tx::outstanding::PEER_CHUNK_OVERHEAD`).
+fn charge_of(len: usize, max_payload: usize) -> usize {
+    let chunks = len.div_ceil(max_payload.max(1));
+    len.saturating_add(chunks.saturating_mul(crate::tx::outstanding::PEER_CHUNK_OVERHEAD as usize))
 }
 
 /// Interleaving: the scheduler's unit until a fragment size is known.
@@ -1311,9 +1404,11 @@ mod tests {
             ops in proptest::collection::vec(op(), 1..200),
             tail_max in 1usize..1500,
             kind in scheduler(),
+            peer_buffer in prop_oneof![Just(u32::MAX), 1000u32..20_000],
         ) {
             let mut q = SendQueue::with_scheduler(5, BIG, BIG, kind);
             q.set_interleaving(true);
+            q.set_peer_buffer(peer_buffer);
             let mut sent: HashMap<u64, OutgoingMessage> = HashMap::new();
             let mut pushed_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
             let mut started_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
@@ -1434,6 +1529,39 @@ mod tests {
                 (1, 0, 2, false, true),
             ]
         );
+    }
+
+    #[test]
+    fn with_interleaving_a_message_that_would_overflow_the_peer_waits_for_those_in_progress() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        // Two 3000-byte messages (3 fragments of 1000: 3768 bytes of the
+        // peer's buffer each) do not fit in 6000 bytes together.
+        q.set_peer_buffer(6000);
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(2, 3000));
+        push(&mut q, 3, msg(3, 10));
+        assert_eq!(
+            interleaved(&mut q, 1000),
+            [
+                (1, 0, 0, true, false),
+                // Stream 2 passes its turn: its message waits for room.
+                (3, 0, 0, true, true),
+                (1, 0, 1, false, false),
+                (1, 0, 2, false, true),
+                (2, 0, 0, true, false),
+                (2, 0, 1, false, false),
+                (2, 0, 2, false, true),
+            ]
+        );
+        // With room for both, they interleave.
+        let mut q = queue();
+        q.set_interleaving(true);
+        q.set_peer_buffer(8000);
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(2, 3000));
+        let streams: Vec<u16> = interleaved(&mut q, 1000).iter().map(|f| f.0).collect();
+        assert_eq!(streams, [1, 2, 1, 2, 1, 2]);
     }
 
     #[test]
