@@ -531,3 +531,50 @@ fn two_large_messages_that_together_exceed_the_receive_buffer_both_arrive() {
     assert!(got.iter().skip(1).all(|g| g.1 == 700 << 10));
     assert_eq!(b_assoc(&mut p).receive_held(), 0);
 }
+
+/// A peer that interleaves more unfinished messages than the receive buffer
+/// holds (Brisk's own sender never does) leaves no way forward: once the
+/// chunk the cumulative TSN waits for cannot enter and the application has
+/// nothing to read, the receiver aborts and says why, rather than stall.
+#[test]
+fn a_peer_that_fills_the_buffer_with_unfinished_interleaved_messages_is_aborted_not_waited_for() {
+    const BUFFER: u32 = 16 << 10;
+    let cfg = Config {
+        receive_buffer: BUFFER,
+        ..idata(Config::rfc9260())
+    };
+    let mut p = Pair::new(ms(10), cfg);
+    p.connect(idata(Config::rfc9260()));
+    let base = p.a_next_tsn();
+    // First fragments of messages on streams 0..: each fits, together not.
+    let b = p.b_id.expect("accepted");
+    let (mut k, mut worst) = (0u32, 0);
+    while let Some(assoc) =
+        p.b.association(b)
+            .filter(|a| a.state() == State::Established)
+    {
+        worst = worst.max(assoc.receive_held());
+        assert!(k < 100, "never aborted");
+        let chunk = ifrag(
+            base.wrapping_add(k),
+            (k % 8) as u16,
+            k / 8,
+            0,
+            true,
+            false,
+            1000,
+        );
+        p.inject_to_b(vec![chunk]);
+        k += 1;
+    }
+    assert!(worst <= BUFFER as usize + NEXT_TSN_ALLOWANCE, "{worst}");
+    let reason = b_closed_reason(&p).expect("B aborted");
+    assert!(
+        reason.contains("interleaved unfinished messages"),
+        "{reason}"
+    );
+    assert!(b_aborted_with_protocol_violation(&p));
+    // Not before the buffer was full (each chunk charged with bookkeeping).
+    let charged = k as usize * brisk_proto::rx::window::charge(1000);
+    assert!(charged > BUFFER as usize, "aborted after {k} chunks");
+}

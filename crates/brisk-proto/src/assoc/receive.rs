@@ -316,39 +316,60 @@ fn admit(a: &mut Association, d: &UserChunk<'_>) -> bool {
             return false;
         }
     }
-    match window::admit(a.receive_held(), charge, buffer, next) {
+    let admitted = match window::admit(a.receive_held(), charge, buffer, next) {
         Admission::Accept => true,
         Admission::Drop => false,
-        Admission::MakeRoom { mut need } => {
-            // Only fragments above this TSN may go, and only if enough can.
-            let can_free = if a.interleaving() {
-                a.ireassembly.can_free_above(d.tsn, need, window::charge)
-            } else {
-                a.reassembly.can_free_above(d.tsn, need, window::charge)
-            };
-            if !can_free {
-                return false;
-            }
-            let mut evicted = Vec::new();
-            while need > 0 {
-                let highest = if a.interleaving() {
-                    a.ireassembly.evict_highest_above(d.tsn)
-                } else {
-                    a.reassembly.evict_highest_above(d.tsn)
-                };
-                let Some((tsn, len)) = highest else {
-                    break;
-                };
-                need = need.saturating_sub(window::charge(len));
-                evicted.push(tsn);
-            }
-            for &tsn in &evicted {
-                a.tracker.forget(Tsn(tsn));
-            }
-            a.counters.data_reneged += evicted.len() as u64;
-            need == 0
-        }
+        Admission::MakeRoom { need } => make_room(a, d, need),
+    };
+    if !admitted && next.is_next && a.interleaving() && !a.delivery.has_ready() {
+        // RFC 8260 leaves the receiver to hold every interleaved message
+        // whole: a buffer full of unfinished messages, none of which the
+        // application can read, that cannot take the chunk the cumulative
+        // TSN waits for can never move again. Say so rather than stall.
+        let info = format!(
+            "the peer interleaved unfinished messages that together fill the receive \
+             buffer of {buffer} bytes ({} held), and the chunk with TSN {} does not fit",
+            a.receive_held(),
+            d.tsn
+        );
+        a.abort_with(
+            ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
+            &info,
+        );
     }
+    admitted
+}
+
+/// RFC 9260 6.2: makes `need` charged bytes of room for chunk `d` by
+/// reneging on the highest fragments held above its TSN, if enough can go.
+fn make_room(a: &mut Association, d: &UserChunk<'_>, mut need: usize) -> bool {
+    // Only fragments above this TSN may go, and only if enough can.
+    let can_free = if a.interleaving() {
+        a.ireassembly.can_free_above(d.tsn, need, window::charge)
+    } else {
+        a.reassembly.can_free_above(d.tsn, need, window::charge)
+    };
+    if !can_free {
+        return false;
+    }
+    let mut evicted = Vec::new();
+    while need > 0 {
+        let highest = if a.interleaving() {
+            a.ireassembly.evict_highest_above(d.tsn)
+        } else {
+            a.reassembly.evict_highest_above(d.tsn)
+        };
+        let Some((tsn, len)) = highest else {
+            break;
+        };
+        need = need.saturating_sub(window::charge(len));
+        evicted.push(tsn);
+    }
+    for &tsn in &evicted {
+        a.tracker.forget(Tsn(tsn));
+    }
+    a.counters.data_reneged += evicted.len() as u64;
+    need == 0
 }
 
 /// After the DATA chunks of a packet: the SACK decision (6.2, 6.7).
