@@ -578,3 +578,69 @@ fn a_peer_that_fills_the_buffer_with_unfinished_interleaved_messages_is_aborted_
     let charged = k as usize * brisk_proto::rx::window::charge(1000);
     assert!(charged > BUFFER as usize, "aborted after {k} chunks");
 }
+
+/// Chunk types of the packets A sent that carried user data, in order.
+fn a_data_chunk_types(p: &Pair) -> Vec<Vec<u8>> {
+    p.data_packets(Dir::AtoB)
+        .iter()
+        .map(|l| {
+            l.seen
+                .chunk_types
+                .iter()
+                .copied()
+                .filter(|&t| t == types::DATA || t == types::IDATA)
+                .collect()
+        })
+        .collect()
+}
+
+/// The latency mechanisms act on I-DATA chunks as on DATA: packet-based
+/// Early Retransmit resends a lost I-DATA chunk on the first SACK, and a
+/// PKTDROP report for a corrupted packet of I-DATA brings it back at once;
+/// every retransmission is an I-DATA chunk.
+#[test]
+fn early_retransmit_and_pktdrop_resend_lost_i_data_chunks() {
+    use brisk_proto::{EarlyRetransmit, RetransmitCause};
+    let with = |f: fn(&mut Config)| {
+        let mut c = idata(Config::rfc9260());
+        f(&mut c);
+        c
+    };
+    let cases: [(Config, harness::Fate, RetransmitCause); 2] = [
+        (
+            with(|c| c.early_retransmit = EarlyRetransmit::Packets),
+            harness::Fate::Drop,
+            RetransmitCause::EarlyRetransmit,
+        ),
+        (
+            with(|c| c.pktdrop = true),
+            harness::Fate::Corrupt,
+            RetransmitCause::PacketDrop,
+        ),
+    ];
+    for (cfg, fate, cause) in cases {
+        let mut p = connected(cfg.clone(), cfg);
+        assert!(a_assoc(&mut p).message_interleaving());
+        p.rule(move |s| (s.dir == Dir::AtoB && s.data_ordinal == Some(1)).then_some(fate));
+        for i in 0..2u8 {
+            p.a_send(OutgoingMessage::new(u16::from(i), vec![i; 200]));
+            p.run_for(ms(1));
+        }
+        p.run_for(ms(2000));
+        let rtx = p.a_retransmissions();
+        assert_eq!(rtx.len(), 1, "{cause:?}: {rtx:?}");
+        assert_eq!(rtx[0].2, cause);
+        // Within a round trip or so of the loss (20 ms RTT), not after T3's
+        // RTO (at least 1 s).
+        let t0 = p.data_packets(Dir::AtoB)[0].seen.sent_at;
+        let after = rtx[0].0.as_micros() - t0.as_micros();
+        assert!(
+            (20_000..=30_000).contains(&after),
+            "{cause:?} after {after} us"
+        );
+        let types = a_data_chunk_types(&p);
+        assert_eq!(types.len(), 3, "{types:?}");
+        assert!(types.iter().flatten().all(|&t| t == types::IDATA));
+        assert_eq!(p.b_recv_all().len(), 2);
+    }
+}
