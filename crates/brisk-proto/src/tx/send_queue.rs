@@ -1565,6 +1565,44 @@ mod tests {
     }
 
     #[test]
+    fn with_interleaving_wfq_shares_fragments_by_weight_and_priority_serves_the_urgent_stream() {
+        // WFQ: a weight-3 stream gets three fragments per fragment of weight 1.
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Wfq);
+        q.set_interleaving(true);
+        q.set_weight(1, 3).unwrap();
+        push(&mut q, 1, msg(0, 30_000));
+        push(&mut q, 2, msg(1, 30_000));
+        let first: Vec<u16> = (0..16)
+            .map(|_| q.next_fragment(1000).unwrap().stream_id.0)
+            .collect();
+        assert_eq!(first.iter().filter(|&&s| s == 1).count(), 12, "{first:?}");
+        // Priority: a message on a more urgent stream takes the next
+        // fragment, even while a large one is part-sent.
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Priority);
+        q.set_interleaving(true);
+        q.set_priority(0, 5).unwrap();
+        q.set_priority(1, 1).unwrap();
+        push(&mut q, 1, msg(0, 5000));
+        assert_eq!(q.next_fragment(1000).unwrap().stream_id.0, 0);
+        push(&mut q, 2, msg(1, 1500));
+        let order: Vec<u16> = interleaved(&mut q, 1000).iter().map(|f| f.0).collect();
+        assert_eq!(order, [1, 1, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn with_interleaving_round_robin_per_packet_keeps_a_packet_to_one_stream() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::RoundRobinPacket);
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(0, 3000));
+        push(&mut q, 2, msg(1, 3000));
+        // Two fragments fill a packet: each packet is one stream's.
+        assert_eq!(
+            packets(&mut q, 1000, 2),
+            [vec![1, 1], vec![2, 2], vec![1], vec![2]]
+        );
+    }
+
+    #[test]
     fn with_interleaving_fcfs_finishes_the_oldest_message_before_the_next() {
         let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Fcfs);
         q.set_interleaving(true);
