@@ -123,7 +123,9 @@ impl Association {
         self.rtx.on_peer_window(peer_rwnd);
         self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
         self.ireassembly = IReassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
-        self.mid_ordering = MidOrdering::new(inbound);
+        // RFC 8260: ordering by MID only where I-DATA was negotiated (it
+        // was, before the peer is adopted).
+        self.mid_ordering = MidOrdering::new(if self.idata { inbound } else { 0 });
         self.delivery = Delivery::new(inbound);
         self.path = Path::new(self.path.remote, &self.cfg, peer_rwnd);
     }

@@ -247,7 +247,7 @@ impl Association {
             sack_decision: SackDecision::new(cfg.sack_freq, cfg.sack_delay),
             reassembly: Reassembly::new(0, cfg.largest_message_received()),
             ireassembly: IReassembly::new(0, cfg.largest_message_received()),
-            mid_ordering: MidOrdering::new(cfg.max_inbound_streams),
+            mid_ordering: MidOrdering::new(0),
             delivery: Delivery::new(cfg.max_inbound_streams),
             advertised_rwnd: cfg.receive_buffer,
             sack_requested: false,
