@@ -3,7 +3,10 @@
 //! protocol of `tests/interop/PROTOCOL.md`; Brisk plays the other role, in both
 //! directions, ending with a graceful shutdown or an abort. Every run is
 //! captured with tshark, and every packet must have a good CRC32c and dissect
-//! without error.
+//! without error. Message interleaving (RFC 8260, I-DATA) is negotiated with
+//! both (usrsctp with its peer's `--interleave`; pion v1.11.3 offers it by
+//! default) and refused where the peer does not offer it; the captures'
+//! DATA and I-DATA chunks are read to check which crossed the wire.
 //!
 //! Needs: cc and libusrsctp-dev, go, tshark, and root for the loopback capture.
 //! `scripts/test` installs them; a missing one fails the test with its name.
@@ -784,6 +787,26 @@ fn assert_user_data_is_idata(chunks: &[WireChunk], peer_port: u16, our_port: u16
 /// peer offers it. Asserts what was negotiated, every message verified,
 /// and that only the negotiated kind of user data chunk crossed the wire.
 async fn brisk_idata_against(peer: &str, brisk_is_client: bool, peer_idata: bool) {
+    brisk_idata_against_with(peer, brisk_is_client, peer_idata, interleaving_config()).await;
+}
+
+/// Interleaving and partial reliability on at Brisk: with a peer that offers
+/// both, I-DATA and I-FORWARD-TSN are agreed (Brisk's INIT lists I-FORWARD-TSN
+/// too), and GEN's unordered messages carry PR policies (RFC 7496).
+async fn brisk_idata_pr_against(peer: &str, brisk_is_client: bool) {
+    let cfg = Config {
+        partial_reliability: true,
+        ..interleaving_config()
+    };
+    brisk_idata_against_with(peer, brisk_is_client, true, cfg).await;
+}
+
+async fn brisk_idata_against_with(
+    peer: &str,
+    brisk_is_client: bool,
+    peer_idata: bool,
+    cfg: Config,
+) {
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let role = if brisk_is_client { "server" } else { "client" };
@@ -815,7 +838,7 @@ async fn brisk_idata_against(peer: &str, brisk_is_client: bool, peer_idata: bool
         let ep = endpoint(our_port, false).await;
         let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
         let assoc = ep
-            .connect_to_port(remote, 5000, interleaving_config())
+            .connect_to_port(remote, 5000, cfg.clone())
             .await
             .expect("handshake");
         assert_eq!(
@@ -823,13 +846,14 @@ async fn brisk_idata_against(peer: &str, brisk_is_client: bool, peer_idata: bool
             peer_idata,
             "{peer} and I-DATA"
         );
+        assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
         let verified = brisk_client(&assoc, None).await.unwrap();
         assert_eq!(verified, COUNT);
         assoc.close().await.expect("graceful close");
         let line = peer_output(server, &format!("{peer} server"));
         assert_eq!(line, format!("CLOSED shutdown echoed={COUNT}"));
     } else {
-        let ep = endpoint_with(our_port, true, interleaving_config()).await;
+        let ep = endpoint_with(our_port, true, cfg.clone()).await;
         let client = spawn_peer(vec![
             "client".into(),
             "--bind".into(),
@@ -850,6 +874,7 @@ async fn brisk_idata_against(peer: &str, brisk_is_client: bool, peer_idata: bool
             peer_idata,
             "{peer}'s INIT and I-DATA"
         );
+        assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
         let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
             .await
             .expect("the association ends");
@@ -913,4 +938,14 @@ idata_matrix! {
         "usrsctp", brisk_is_client = true, peer_idata = false;
     usrsctp_client_without_idata_brisk_idata_server_falls_back_to_data:
         "usrsctp", brisk_is_client = false, peer_idata = false;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_idata_pr_client_usrsctp_server() {
+    brisk_idata_pr_against("usrsctp", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_idata_pr_client_pion_server() {
+    brisk_idata_pr_against("pion", true).await;
 }
