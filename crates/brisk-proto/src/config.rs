@@ -681,10 +681,16 @@ impl Config {
     /// when the receive buffer cannot hold it whole. A message is held until
     /// its last fragment arrives (no partial delivery), each fragment charged
     /// 256 bytes of bookkeeping (`rx::window`), within `receive_buffer` plus
-    /// the one-chunk allowance; assumed cut at this side's MTU. A larger one
-    /// ends the association with a reason that says so.
+    /// the one-chunk allowance; assumed cut at this side's MTU, in I-DATA
+    /// chunks (RFC 8260 2.1: 4 bytes more header each) when
+    /// `message_interleaving` is on. A larger one ends the association with a
+    /// reason that says so.
     pub fn largest_message_received(&self) -> usize {
-        let f = self.max_data_payload();
+        let f = if self.message_interleaving {
+            self.mtu.saturating_sub(12 + 20).max(1)
+        } else {
+            self.max_data_payload()
+        };
         let room = usize::try_from(self.receive_buffer)
             .unwrap_or(usize::MAX)
             .saturating_add(crate::rx::window::NEXT_TSN_ALLOWANCE);
@@ -931,6 +937,17 @@ mod tests {
         assert!(crate::rx::window::held(l, l.div_ceil(f)) <= room);
         assert!(crate::rx::window::held(l + f, (l + f).div_ceil(f)) > room);
         assert!(l > 60_000, "{l}");
+        // With interleaving the peer may cut it into I-DATA chunks, 4 bytes
+        // of header more each (RFC 8260 2.1): still whole in the buffer.
+        let idata = Config {
+            message_interleaving: true,
+            ..small
+        };
+        let li = idata.largest_message_received();
+        let fi = idata.mtu - 12 - 20;
+        assert!(li < l);
+        assert!(crate::rx::window::held(li, li.div_ceil(fi)) <= room);
+        assert!(crate::rx::window::held(l, l.div_ceil(fi)) > room);
     }
 
     #[test]

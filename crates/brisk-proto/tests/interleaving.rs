@@ -10,7 +10,7 @@ use brisk_proto::rx::window::NEXT_TSN_ALLOWANCE;
 use brisk_proto::wire::chunk::types;
 use brisk_proto::wire::chunk::{Data, DataFlags, IData, IForwardTsn, IForwardTsnStream, PpidOrFsn};
 use brisk_proto::wire::{Chunk, Packet};
-use brisk_proto::{CloseReason, Config, Event, MessageId, OutgoingMessage, State};
+use brisk_proto::{CloseReason, Config, Event, MessageId, OutgoingMessage, State, Time};
 use harness::{Dir, Pair, ms};
 
 fn idata(base: Config) -> Config {
@@ -643,4 +643,45 @@ fn early_retransmit_and_pktdrop_resend_lost_i_data_chunks() {
         assert!(types.iter().flatten().all(|&t| t == types::IDATA));
         assert_eq!(p.b_recv_all().len(), 2);
     }
+}
+
+/// A message queued before the handshake settles is charged to the send
+/// buffer as I-DATA fragments when the knob is on, so that learning that the
+/// peer agreed (smaller fragments, more chunks) never raises its charge past
+/// what `send` admitted.
+#[test]
+fn a_message_queued_before_the_handshake_keeps_its_send_buffer_charge_once_idata_is_agreed() {
+    let cfg = Config {
+        send_buffer: 6000,
+        max_message_size: 6000,
+        ..idata(Config::rfc9260())
+    };
+    let mut p = Pair::new(ms(10), idata(Config::rfc9260()));
+    let a = p.a.connect(p.now, p.b_addr, cfg).expect("connect");
+    p.a_id = Some(a);
+    // 2 x 1420 + 1 bytes: three I-DATA chunks at MTU 1452 (1420 bytes of
+    // payload each), where two DATA chunks (1424) and a byte would be
+    // counted as two.
+    let now = p.now;
+    let assoc = p.a.association(a).unwrap();
+    assoc
+        .send(now, OutgoingMessage::new(1, vec![5u8; 2 * 1420 + 1]))
+        .unwrap();
+    let before = assoc.send_held();
+    assert!(before <= 6000);
+    let mut worst = 0;
+    let mut got = Vec::new();
+    while got.is_empty() && p.now < Time::from_millis(5000) {
+        p.step();
+        if let Some(assoc) = p.a.association(a) {
+            worst = worst.max(assoc.send_held());
+        }
+        got.extend(p.b_recv_all());
+    }
+    assert!(p.a.association(a).unwrap().message_interleaving());
+    assert!(
+        worst <= before,
+        "charged {before} when queued, up to {worst} once I-DATA was agreed"
+    );
+    assert_eq!(got.len(), 1);
 }

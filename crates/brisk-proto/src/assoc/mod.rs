@@ -560,7 +560,17 @@ impl Association {
     /// counted as at most one more chunk than its bytes fill, so that sending
     /// it never raises the charge.
     fn send_charge(&self, queued: usize, messages: usize) -> usize {
-        let fragments = messages + queued / self.max_payload();
+        // The fragment size with the larger chunk header that this
+        // association may come to use (I-DATA's, RFC 8260 2.1, when the knob
+        // is on), so that a message queued before the handshake settled is
+        // never charged less than after.
+        let header = if self.cfg.message_interleaving {
+            crate::wire::chunk::IData::HEADER_LEN
+        } else {
+            crate::wire::chunk::Data::HEADER_LEN
+        };
+        let fragment = self.path.mtu.saturating_sub(12 + header).max(1);
+        let fragments = messages + queued / fragment;
         crate::tx::held(
             queued + self.rtx.outstanding().payload_bytes(),
             fragments + self.rtx.outstanding().len(),
