@@ -253,12 +253,24 @@ impl IReassembly {
     /// I-FORWARD-TSN (RFC 8260 2.3.1): the sender abandoned the message
     /// `(stream, U, mid)`, and for an ordered stream every earlier one too.
     /// Drops the unfinished messages that covers; returns the bytes dropped.
+    ///
+    /// Only the messages dropped are visited, so a peer that names the same
+    /// stream again and again costs nothing for the messages it keeps.
     pub fn forget(&mut self, stream_id: u16, unordered: bool, mid: u32) -> usize {
-        let doomed: Vec<MessageKey> = self
-            .partials
-            .range((stream_id, unordered, 0)..=(stream_id, unordered, u32::MAX))
-            .map(|(&k, _)| k)
-            .filter(|&(_, _, m)| m == mid || (!unordered && lt32(m, mid)))
+        // The MIDs at or before `mid` in serial arithmetic (RFC 1982): the
+        // 2^31 values up to it.
+        let first = if unordered {
+            mid
+        } else {
+            mid.wrapping_sub((1 << 31) - 1)
+        };
+        let doomed: Vec<MessageKey> = serial_span(first, mid)
+            .flat_map(|span| {
+                let (lo, hi) = span.into_inner();
+                self.partials
+                    .range((stream_id, unordered, lo)..=(stream_id, unordered, hi))
+                    .map(|(&k, _)| k)
+            })
             .collect();
         let mut dropped = 0;
         for key in doomed {
@@ -378,15 +390,17 @@ impl MidOrdering {
         if lt32(mid, next) {
             return;
         }
-        let span = mid.wrapping_sub(next);
-        let mut stranded: Vec<(u32, u32)> = self
-            .waiting
-            .range((stream_id, 0)..=(stream_id, u32::MAX))
-            .map(|(&(_, m), _)| (m.wrapping_sub(next), m))
-            .filter(|&(offset, _)| offset <= span)
+        // The MIDs from `next` to `mid`, in serial order; only those waiting
+        // are visited.
+        let stranded: Vec<u32> = serial_span(next, mid)
+            .flat_map(|span| {
+                let (lo, hi) = span.into_inner();
+                self.waiting
+                    .range((stream_id, lo)..=(stream_id, hi))
+                    .map(|(&(_, m), _)| m)
+            })
             .collect();
-        stranded.sort_unstable();
-        for (_, m) in stranded {
+        for m in stranded {
             if let Some(w) = self.waiting.remove(&(stream_id, m)) {
                 self.waiting_bytes = self.waiting_bytes.saturating_sub(w.msg.payload.len());
                 deliver(out, w.msg, w.completed_at, now);
@@ -417,6 +431,17 @@ impl MidOrdering {
             *slot = next;
         }
     }
+}
+
+/// The u32 values from `lo` up to `hi` inclusive, wrapping past `u32::MAX`,
+/// as at most two ascending ranges, in serial order.
+fn serial_span(lo: u32, hi: u32) -> impl Iterator<Item = std::ops::RangeInclusive<u32>> {
+    let (a, b) = if lo <= hi {
+        (lo..=hi, None)
+    } else {
+        (lo..=u32::MAX, Some(0..=hi))
+    };
+    std::iter::once(a).chain(b)
 }
 
 /// Hands a whole message to the application's queue. The SSN field carries
@@ -549,6 +574,29 @@ mod tests {
         assert_eq!(r.partial((3, false, 6)), Some((1, 1)));
         assert_eq!(r.partial((3, true, 5)), Some((1, 1)));
         assert_eq!((r.buffered_bytes(), r.fragment_count()), (2, 2));
+    }
+
+    #[test]
+    fn forget_and_skip_compare_mids_serially_across_the_wrap() {
+        let mut r = IReassembly::new(1, 1 << 20);
+        for (tsn, mid) in [(1, u32::MAX), (2, 0), (3, 1), (4, 2), (5, 1 << 31)] {
+            r.push(frag(tsn, 0, mid, 0, true, false, b"x")).unwrap();
+        }
+        // MID 1 covers u32::MAX, 0 and 1 (before it), not 2 (after) nor
+        // 2^31 (more than 2^31 - 1 before it is after it).
+        assert_eq!(r.forget(0, false, 1), 3);
+        assert_eq!(r.partial((0, false, 2)), Some((1, 1)));
+        assert_eq!(r.partial((0, false, 1 << 31)), Some((1, 1)));
+
+        let mut d = Delivery::new(1);
+        let mut o = MidOrdering::new(1);
+        o.next_mid[0] = u32::MAX - 1;
+        for mid in [u32::MAX, 1, 5] {
+            o.push(whole(0, mid), Time(1), &mut d);
+        }
+        o.skip_through(0, 0, Time(2), &mut d);
+        assert_eq!(drain(&mut d), [(0, u32::MAX), (0, 1)]);
+        assert_eq!((o.next_mid(0), o.message_count()), (Some(2), 1));
     }
 
     fn whole(stream: u16, mid: u32) -> IReassembled {
