@@ -779,6 +779,8 @@ impl Outstanding {
                 break;
             }
             chunk.message_abandoned = true;
+            // The message's last chunk: nothing of it follows.
+            let last = chunk.frag.flags.ending;
             match chunk.state {
                 ChunkState::InFlight => {
                     let (size, packet) = (chunk.size(), chunk.packet);
@@ -786,15 +788,20 @@ impl Outstanding {
                     self.flight_size -= size;
                     self.in_flight -= 1;
                     self.leave_packet(packet);
+                    self.abandoned += 1;
+                    changed = true;
                 }
                 ChunkState::Marked(_) => {
                     chunk.state = ChunkState::Abandoned;
                     self.marked -= 1;
+                    self.abandoned += 1;
+                    changed = true;
                 }
-                ChunkState::GapAcked | ChunkState::Abandoned => continue,
+                ChunkState::GapAcked | ChunkState::Abandoned => {}
             }
-            self.abandoned += 1;
-            changed = true;
+            if last {
+                break;
+            }
         }
         self.trim_packets();
         changed
