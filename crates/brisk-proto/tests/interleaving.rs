@@ -685,3 +685,57 @@ fn a_message_queued_before_the_handshake_keeps_its_send_buffer_charge_once_idata
     );
     assert_eq!(got.len(), 1);
 }
+
+/// An unordered message abandoned after part of it arrived: the
+/// I-FORWARD-TSN names it with U set and its own MID (unordered messages
+/// number their MIDs apart), the receiver drops the part it held, and the
+/// stream's later unordered and ordered messages arrive.
+#[test]
+fn an_abandoned_unordered_message_is_named_with_u_and_its_mid_and_its_part_is_dropped() {
+    let pr = || Config {
+        partial_reliability: true,
+        ..idata(Config::rfc9260())
+    };
+    let mut p = connected(pr(), pr());
+    p.a_send(OutgoingMessage::new(3, vec![1u8; 10]).unordered(true));
+    p.run_for(ms(100));
+    assert_eq!(p.b_recv_all().len(), 1);
+    // Unordered MID 1 on stream 3: three packets, the second lost.
+    let lost_packet = p.data_packets(Dir::AtoB).len() as u64 + 2;
+    p.drop_data_packet(Dir::AtoB, lost_packet);
+    p.a_send(
+        OutgoingMessage::new(3, vec![2u8; 4000])
+            .unordered(true)
+            .with_max_retransmits(0),
+    );
+    p.a_send(OutgoingMessage::new(3, vec![3u8; 10]).unordered(true));
+    p.a_send(OutgoingMessage::new(3, vec![4u8; 10]));
+    p.run_for(ms(3000));
+    assert_eq!(abandoned(&p).len(), 1);
+    let entries: Vec<IForwardTsnStream> = chunks(&p, Dir::AtoB)
+        .into_iter()
+        .filter_map(|c| match c {
+            Chunk::IForwardTsn(f) => Some(f.streams),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(!entries.is_empty());
+    assert!(
+        entries.iter().all(|e| *e
+            == IForwardTsnStream {
+                stream_id: 3,
+                unordered: true,
+                mid: 1
+            }),
+        "{entries:?}"
+    );
+    let mut got: Vec<u8> = p.b_recv_all().iter().map(|m| m.payload[0]).collect();
+    got.sort_unstable();
+    assert_eq!(got, [3, 4]);
+    assert_eq!(
+        b_assoc(&mut p).receive_held(),
+        0,
+        "the part held was dropped"
+    );
+}
