@@ -549,7 +549,11 @@ impl SendQueue {
         if outbound_streams < self.outbound_streams {
             for (slot, stream) in self.streams.iter_mut().enumerate() {
                 if stream.id.0 >= outbound_streams && !stream.messages.is_empty() {
-                    let started = stream.started.take().is_some();
+                    let started = stream.started.take();
+                    if let Some(s) = started {
+                        self.open_charge = self.open_charge.saturating_sub(s.charge);
+                    }
+                    let started = started.is_some();
                     for (i, m) in stream.messages.drain(..).enumerate() {
                         let counted_timed = !(started && i == 0);
                         self.buffered -= m.payload.len();
@@ -852,9 +856,15 @@ impl SendQueue {
         if !self.blocked(slot, max_payload) {
             return Some((slot, false));
         }
-        let other = self.streams.iter().position(|s| s.started.is_some())?;
-        // At most 65535 streams: the slot fits in a u32.
-        Some((other as u32, true))
+        // A message waits only while another is in progress; should none
+        // be, the stream in turn goes after all rather than nothing at all.
+        // At most 65535 streams: a slot fits in a u32.
+        Some(
+            self.streams
+                .iter()
+                .position(|s| s.started.is_some())
+                .map_or((slot, false), |other| (other as u32, true)),
+        )
     }
 }
 
