@@ -540,7 +540,8 @@ struct RawSweep {
 /// `ours` names the quantity of our results to compare with it:
 /// - `range:VARIANT`: the smallest and largest MTT of the variant (ms);
 /// - `mean:VARIANT`: the mean MTT over all measured messages (ms);
-/// - `position:VARIANT:K`: the mean MTT of the K-th message of each burst (ms);
+/// - `position:VARIANT:K`: the mean MTT of the K-th message of each burst,
+///   or of a trace (ms);
 /// - `mean:VARIANT@BANDWIDTH/DELAY`: the mean MTT at one sweep point, e.g.
 ///   `mean:standard@2000kbit/15ms`;
 /// - `reduction:A:B` or `reduction:A:B@BANDWIDTH/DELAY`: the mean MTT
@@ -761,8 +762,11 @@ pub enum Traffic {
         message_size: usize,
         packing: Packing,
     },
-    /// Messages at the times and sizes a trace file lists.
-    Trace { entries: Vec<(Duration, usize)> },
+    /// Messages at the times and sizes a trace file lists, each on its
+    /// SCTP stream (0 unless the line names one).
+    Trace {
+        entries: Vec<(Duration, usize, u16)>,
+    },
 }
 
 /// How a saturated sender fills packets.
@@ -969,9 +973,14 @@ pub fn parse_rate(value: &str) -> Option<u64> {
     (x.is_finite() && x > 0.0).then(|| (x * scale).round() as u64)
 }
 
-/// Parses a trace: one message per line, `TIME SIZE` (time since the start,
-/// with a unit or in seconds; size in bytes, at least 8); `#` comments.
-pub fn parse_trace(text: &str) -> Result<Vec<(Duration, usize)>, (usize, String)> {
+/// One message of a trace: when it is written (since the start), its size
+/// in bytes and the SCTP stream it goes on.
+pub type TraceEntry = (Duration, usize, u16);
+
+/// Parses a trace: one message per line, `TIME SIZE [STREAM]` (time since
+/// the start, with a unit or in seconds; size in bytes, at least 8; the SCTP
+/// stream it goes on, 0 if left out); `#` comments.
+pub fn parse_trace(text: &str) -> Result<Vec<TraceEntry>, (usize, String)> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -979,8 +988,14 @@ pub fn parse_trace(text: &str) -> Result<Vec<(Duration, usize)>, (usize, String)
             continue;
         }
         let mut f = line.split_whitespace();
-        let (Some(t), Some(size), None) = (f.next(), f.next(), f.next()) else {
-            return Err((n + 1, format!("`{line}` is not TIME SIZE")));
+        let (Some(t), Some(size), stream, None) = (f.next(), f.next(), f.next(), f.next()) else {
+            return Err((n + 1, format!("`{line}` is not TIME SIZE [STREAM]")));
+        };
+        let stream: u16 = match stream {
+            None => 0,
+            Some(s) => s
+                .parse()
+                .map_err(|_| (n + 1, format!("`{s}` is not a stream number (0 to 65535)")))?,
         };
         let t = if t.parse::<f64>().is_ok() {
             parse_duration(&format!("{t}s"))
@@ -993,7 +1008,7 @@ pub fn parse_trace(text: &str) -> Result<Vec<(Duration, usize)>, (usize, String)
             .ok()
             .filter(|s| *s >= 8)
             .ok_or_else(|| (n + 1, format!("`{size}` is not a size of at least 8 bytes")))?;
-        out.push((t, size));
+        out.push((t, size, stream));
     }
     if out.is_empty() {
         return Err((0, "no messages".into()));
@@ -1568,7 +1583,7 @@ fn trace(cx: &Cx, t: &RawTraffic) -> Result<Traffic, ExperimentError> {
         entries: parse_trace(&text).map_err(|(line, what)| {
             cx.invalid(
                 "traffic.file",
-                "lines of `TIME SIZE` (e.g. `1.5s 200`)",
+                "lines of `TIME SIZE [STREAM]` (e.g. `1.5s 200` or `0 100 2`)",
                 format!("{}:{line}: {what}", trace_path.display()),
             )
         })?,
@@ -1851,6 +1866,7 @@ fn send_options(vx: &VariantCx, v: &RawVariant) -> Result<SendOptions, Experimen
     Ok(SendOptions {
         unordered: v.unordered,
         reliability,
+        ..SendOptions::default()
     })
 }
 
@@ -2347,6 +2363,7 @@ bandwidth = ["500kbit", "1Mbit"]
             SendOptions {
                 unordered: true,
                 reliability: Reliability::Lifetime(Duration::from_millis(100)),
+                stream: 0,
             }
         );
         let exp = Experiment::parse(Path::new("exp.toml"), &with("max_retransmits = 0")).unwrap();

@@ -212,12 +212,18 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 .split_once(':')
                 .and_then(|(v, k)| Some((v, k.parse::<u64>().ok()?)))
                 .ok_or_else(|| format!("`{spec}`: expected position:VARIANT:K"))?;
-            let Traffic::Bursts {
-                size: Count::Fixed(n),
-                ..
-            } = exp.traffic
-            else {
-                return Err(format!("`{spec}`: positions need fixed-size bursts"));
+            // The K-th message of each fixed-size burst, or of a trace.
+            let n = match &exp.traffic {
+                Traffic::Bursts {
+                    size: Count::Fixed(n),
+                    ..
+                } => *n,
+                Traffic::Trace { entries } => u32::try_from(entries.len()).unwrap_or(u32::MAX),
+                _ => {
+                    return Err(format!(
+                        "`{spec}`: positions need fixed-size bursts or a trace"
+                    ));
+                }
             };
             let v: Vec<f64> = stat_per_tsn(&data(variant)?)
                 .into_iter()

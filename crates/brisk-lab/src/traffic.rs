@@ -27,6 +27,8 @@ pub struct Planned {
     pub measured: bool,
     /// Number of the burst it belongs to (0 for periodic traffic).
     pub burst: u32,
+    /// The SCTP stream it goes on (a trace may name one; 0 otherwise).
+    pub stream: u16,
 }
 
 /// Draws the messages of one replication. The same seed gives the same plan,
@@ -54,6 +56,7 @@ pub fn plan(traffic: &Traffic, seed: u64) -> Vec<Planned> {
                         size: message_size,
                         measured: b >= warmup_bursts,
                         burst: b,
+                        stream: 0,
                     });
                 }
                 t += match gap {
@@ -76,16 +79,18 @@ pub fn plan(traffic: &Traffic, seed: u64) -> Vec<Planned> {
                     size: message_size,
                     measured: true,
                     burst: 0,
+                    stream: 0,
                 });
             }
         }
         Traffic::Trace { ref entries } => {
-            for &(offset, size) in entries {
+            for &(offset, size, stream) in entries {
                 out.push(Planned {
                     offset,
                     size,
                     measured: true,
                     burst: 0,
+                    stream,
                 });
             }
         }
@@ -111,6 +116,7 @@ pub fn plan(traffic: &Traffic, seed: u64) -> Vec<Planned> {
                     size: message_size,
                     measured: true,
                     burst: 0,
+                    stream: 0,
                 });
             }
         }
@@ -368,9 +374,13 @@ impl<T: Messages> App<T> for Sender<T> {
         let mut payload = (i as u64).to_be_bytes().to_vec();
         payload.resize(m.size.max(8), 0x5a);
         let now = ctx.now();
+        let options = SendOptions {
+            stream: m.stream,
+            ..self.options
+        };
         match ctx
             .transport()
-            .send_message_with(now, assoc, payload, self.options)
+            .send_message_with(now, assoc, payload, options)
         {
             Ok(handle) => {
                 self.written[i] = Some(now);

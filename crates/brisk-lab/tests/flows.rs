@@ -118,10 +118,33 @@ fn trace_files_parse_with_units_and_name_the_bad_line() {
     assert_eq!(
         parse_trace("# t size\n0 100\n1.5s 200\n2500ms 300 # last\n").unwrap(),
         vec![
-            (std::time::Duration::ZERO, 100),
-            (std::time::Duration::from_millis(1500), 200),
-            (std::time::Duration::from_millis(2500), 300),
+            (std::time::Duration::ZERO, 100, 0),
+            (std::time::Duration::from_millis(1500), 200, 0),
+            (std::time::Duration::from_millis(2500), 300, 0),
         ]
+    );
+    // A third column names the SCTP stream.
+    assert_eq!(
+        parse_trace(
+            "0 1048576 1
+0 100 2
+"
+        )
+        .unwrap(),
+        vec![
+            (std::time::Duration::ZERO, 1 << 20, 1),
+            (std::time::Duration::ZERO, 100, 2),
+        ]
+    );
+    assert_eq!(
+        parse_trace(
+            "0 100
+0 100 70000
+"
+        )
+        .unwrap_err()
+        .0,
+        2
     );
     assert_eq!(parse_trace("0 100\nsoon 5\n").unwrap_err().0, 2);
     assert!(
@@ -146,8 +169,8 @@ fn trace_files_parse_with_units_and_name_the_bad_line() {
         exp.traffic,
         Traffic::Trace {
             entries: vec![
-                (std::time::Duration::ZERO, 100),
-                (std::time::Duration::from_millis(100), 100)
+                (std::time::Duration::ZERO, 100, 0),
+                (std::time::Duration::from_millis(100), 100, 0)
             ]
         }
     );

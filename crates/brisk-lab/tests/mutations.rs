@@ -563,3 +563,37 @@ fn the_partial_reliability_comparison_fails_when_the_unreliable_channel_is_relia
         "{differ:?}"
     );
 }
+
+#[test]
+fn the_head_of_line_comparison_fails_when_the_idata_variant_does_not_interleave() {
+    const FILE: &str = "hol-idata.toml";
+    assert_holds(&mutated(FILE, &[]));
+    // Interleaving off in the I-DATA variant: plain DATA, so the small
+    // message waits for the whole 1 MiB one.
+    let differ = assert_differs(
+        &mutated(
+            FILE,
+            &[(
+                "name = \"idata\"\npreset = \"rfc9260\"\nset = { message_interleaving = true,",
+                "name = \"idata\"\npreset = \"rfc9260\"\nset = { message_interleaving = false,",
+            )],
+        ),
+        "idata without message_interleaving",
+    );
+    assert_eq!(differ.len(), 1, "{differ:?}");
+    assert!(
+        differ[0].starts_with("idata: MTT of the 100-byte message"),
+        "{differ:?}"
+    );
+    // Interleaving on at the sender only: not negotiated, the same.
+    assert_differs(
+        &mutated(
+            FILE,
+            &[(
+                "set = { message_interleaving = true, max_message_size = 2097152, receive_buffer = 4194304, send_buffer = 8388608 }",
+                "set = { message_interleaving = true, max_message_size = 2097152, receive_buffer = 4194304, send_buffer = 8388608 }\nreceiver_set = { message_interleaving = false }",
+            )],
+        ),
+        "idata with a receiver that does not offer I-DATA",
+    );
+}

@@ -360,6 +360,12 @@ declare_config! {
         #[unit = "true|false"]
         #[default = false]
         pub stream_reconfig: bool,
+        /// Message interleaving (RFC 8260): I-DATA (and I-FORWARD-TSN with partial
+        /// reliability) offered in INIT/INIT ACK; with a peer that offers it too, all
+        /// user data goes as I-DATA and the scheduler may switch streams between fragments.
+        #[unit = "true|false"]
+        #[default = false]
+        pub message_interleaving: bool,
 
         // --- Observability ---
         /// Record per-message and per-retransmission events (`Event::MessageAcked`,
@@ -683,10 +689,16 @@ impl Config {
     /// when the receive buffer cannot hold it whole. A message is held until
     /// its last fragment arrives (no partial delivery), each fragment charged
     /// 256 bytes of bookkeeping (`rx::window`), within `receive_buffer` plus
-    /// the one-chunk allowance; assumed cut at this side's MTU. A larger one
-    /// ends the association with a reason that says so.
+    /// the one-chunk allowance; assumed cut at this side's MTU, in I-DATA
+    /// chunks (RFC 8260 2.1: 4 bytes more header each) when
+    /// `message_interleaving` is on. A larger one ends the association with a
+    /// reason that says so.
     pub fn largest_message_received(&self) -> usize {
-        let f = self.max_data_payload();
+        let f = if self.message_interleaving {
+            self.mtu.saturating_sub(12 + 20).max(1)
+        } else {
+            self.max_data_payload()
+        };
         let room = usize::try_from(self.receive_buffer)
             .unwrap_or(usize::MAX)
             .saturating_add(crate::rx::window::NEXT_TSN_ALLOWANCE);
@@ -933,6 +945,17 @@ mod tests {
         assert!(crate::rx::window::held(l, l.div_ceil(f)) <= room);
         assert!(crate::rx::window::held(l + f, (l + f).div_ceil(f)) > room);
         assert!(l > 60_000, "{l}");
+        // With interleaving the peer may cut it into I-DATA chunks, 4 bytes
+        // of header more each (RFC 8260 2.1): still whole in the buffer.
+        let idata = Config {
+            message_interleaving: true,
+            ..small
+        };
+        let li = idata.largest_message_received();
+        let fi = idata.mtu - 12 - 20;
+        assert!(li < l);
+        assert!(crate::rx::window::held(li, li.div_ceil(fi)) <= room);
+        assert!(crate::rx::window::held(l, l.div_ceil(fi)) > room);
     }
 
     #[test]
@@ -1011,6 +1034,7 @@ mod tests {
                 | "pktdrop"
                 | "partial_reliability"
                 | "stream_reconfig"
+                | "message_interleaving"
                 | "early_retransmit_delay"
                 | "spurious_timeout_undo"
                 | "lost_retransmission_detection"
@@ -1297,6 +1321,7 @@ nagle=off
 pktdrop=false
 partial_reliability=false
 stream_reconfig=false
+message_interleaving=false
 events=true
 [lksctp-2.6.15]
 rto_initial=1s
@@ -1341,6 +1366,7 @@ nagle=off
 pktdrop=false
 partial_reliability=false
 stream_reconfig=false
+message_interleaving=false
 events=true
 [signaling]
 rto_initial=200ms
@@ -1385,6 +1411,7 @@ nagle=off
 pktdrop=false
 partial_reliability=false
 stream_reconfig=false
+message_interleaving=false
 events=true
 [thin-stream]
 rto_initial=1s
@@ -1429,6 +1456,7 @@ nagle=off
 pktdrop=false
 partial_reliability=false
 stream_reconfig=false
+message_interleaving=false
 events=true
 [low-latency]
 rto_initial=1s
@@ -1473,6 +1501,7 @@ nagle=off
 pktdrop=true
 partial_reliability=false
 stream_reconfig=false
+message_interleaving=false
 events=true
 ";
 

@@ -34,6 +34,8 @@ const EXT_PKTDROP: u8 = 0x01;
 const EXT_PR_SCTP: u8 = 0x02;
 /// Extension bit: the peer listed RE-CONFIG (RFC 6525). (0x04 is I-DATA's.)
 const EXT_RECONFIG: u8 = 0x08;
+/// Extension bit: the peer listed I-DATA (RFC 8260 2.2).
+const EXT_IDATA: u8 = 0x04;
 const MAC_LEN: usize = 32;
 /// Bytes of an encoded cookie.
 pub const COOKIE_LEN: usize = BODY_LEN + MAC_LEN;
@@ -66,6 +68,8 @@ pub struct CookieContents {
     pub peer_pr_sctp: bool,
     /// The peer listed RE-CONFIG in its Supported Extensions (RFC 6525 3.1).
     pub peer_reconfig: bool,
+    /// The peer listed I-DATA in its Supported Extensions (RFC 8260 2.2).
+    pub peer_idata: bool,
 }
 
 impl CookieContents {
@@ -165,6 +169,9 @@ impl CookieSealer {
         if c.peer_reconfig {
             ext |= EXT_RECONFIG;
         }
+        if c.peer_idata {
+            ext |= EXT_IDATA;
+        }
         out.push(ext);
         debug_assert_eq!(out.len(), BODY_LEN);
         let tag = mac(&self.key, &out).finalize().into_bytes();
@@ -239,11 +246,13 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
         peer_pktdrop: false,
         peer_pr_sctp: false,
         peer_reconfig: false,
+        peer_idata: false,
     };
     let ext = take(1)?[0];
     contents.peer_pktdrop = ext & EXT_PKTDROP != 0;
     contents.peer_pr_sctp = ext & EXT_PR_SCTP != 0;
     contents.peer_reconfig = ext & EXT_RECONFIG != 0;
+    contents.peer_idata = ext & EXT_IDATA != 0;
     Some(contents)
 }
 
@@ -273,6 +282,7 @@ mod tests {
             peer_pktdrop: true,
             peer_pr_sctp: true,
             peer_reconfig: true,
+            peer_idata: true,
         }
     }
 

@@ -134,6 +134,7 @@ pub(crate) fn build_init_ack(
         peer_pktdrop: i.init.supports(crate::wire::chunk::types::PKTDROP),
         peer_pr_sctp: offers_pr_sctp(i.init),
         peer_reconfig: i.init.supports(crate::wire::chunk::types::RECONFIG),
+        peer_idata: offers_idata(i.init),
     };
     let mut params = vec![Param::StateCookie(sealer.seal(&contents).into())];
     // 3.3.3: each reported parameter is copied whole; with its padding, so
@@ -160,9 +161,11 @@ pub(crate) fn build_init_ack(
 
 /// The parameters that offer our extensions, each only when configured:
 /// Forward-TSN-Supported (RFC 3758 3.1) for partial reliability, and RFC
-/// 5061 4.2.7's Supported Extensions listing FORWARD TSN and PKTDROP.
+/// 5061 4.2.7's Supported Extensions listing FORWARD TSN, PKTDROP, RE-CONFIG
+/// (RFC 6525 3.1), and I-DATA with (under partial reliability) I-FORWARD-TSN
+/// (RFC 8260 2.2).
 pub(crate) fn extension_params(cfg: &Config) -> Vec<Param<'static>> {
-    use crate::wire::chunk::types::{FORWARD_TSN, PKTDROP, RECONFIG};
+    use crate::wire::chunk::types::{FORWARD_TSN, IDATA, IFORWARD_TSN, PKTDROP, RECONFIG};
     let mut params = Vec::new();
     if cfg.partial_reliability {
         params.push(Param::ForwardTsnSupported);
@@ -172,6 +175,11 @@ pub(crate) fn extension_params(cfg: &Config) -> Vec<Param<'static>> {
         (cfg.pktdrop, PKTDROP),
         // RFC 6525 3.1 (RFC 5061 4.2.7): RE-CONFIG is offered by listing it.
         (cfg.stream_reconfig, RECONFIG),
+        (cfg.message_interleaving, IDATA),
+        (
+            cfg.message_interleaving && cfg.partial_reliability,
+            IFORWARD_TSN,
+        ),
     ]
     .into_iter()
     .filter_map(|(on, typ)| on.then_some(typ))
@@ -189,6 +197,12 @@ pub(crate) fn offers_pr_sctp<const ACK: bool>(init: &InitChunk<'_, ACK>) -> bool
         .iter()
         .any(|p| matches!(p, Param::ForwardTsnSupported))
         || init.supports(crate::wire::chunk::types::FORWARD_TSN)
+}
+
+/// RFC 8260 2.2: the peer's INIT or INIT ACK lists I-DATA in its Supported
+/// Extensions, so that both ends send I-DATA if we list it too.
+pub(crate) fn offers_idata<const ACK: bool>(init: &InitChunk<'_, ACK>) -> bool {
+    init.supports(crate::wire::chunk::types::IDATA)
 }
 
 /// Our INIT (5.1 A): no address parameters (pion drops INITs carrying them), and

@@ -365,6 +365,16 @@ impl Association {
             .map_or(0, |s| s.stream_events.dropped)
     }
 
+    /// Whether message interleaving was negotiated with the peer (RFC 8260
+    /// 2.2): both ends listed I-DATA, so all user data goes as I-DATA and
+    /// fragments of different streams interleave.
+    pub fn message_interleaving(&self) -> bool {
+        let mut st = self.inner.shared.lock();
+        st.proto
+            .association(self.id)
+            .is_some_and(|a| a.message_interleaving())
+    }
+
     /// Counters and loss-recovery state, while the association exists.
     pub fn stats(&self) -> Option<Stats> {
         let mut st = self.inner.shared.lock();

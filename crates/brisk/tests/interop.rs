@@ -3,7 +3,10 @@
 //! protocol of `tests/interop/PROTOCOL.md`; Brisk plays the other role, in both
 //! directions, ending with a graceful shutdown or an abort. Every run is
 //! captured with tshark, and every packet must have a good CRC32c and dissect
-//! without error.
+//! without error. Message interleaving (RFC 8260, I-DATA) is negotiated with
+//! both (usrsctp with its peer's `--interleave`; pion v1.11.3 offers it by
+//! default) and refused where the peer does not offer it; the captures'
+//! DATA and I-DATA chunks are read to check which crossed the wire.
 //!
 //! Needs: cc and libusrsctp-dev, go, tshark, and root for the loopback capture.
 //! `scripts/test` installs them; a missing one fails the test with its name.
@@ -1349,4 +1352,362 @@ async fn usrsctp_resets_and_adds_streams_brisk() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pion_resets_streams_brisk() {
     reconfig::peer_resets_and_adds_streams("pion").await;
+}
+
+// --- Message interleaving (RFC 8260, I-DATA) ---
+
+use capture::WireChunk;
+
+/// Whether the chunks sent from `port`, in TSN order (first transmissions),
+/// interleave: a message's stream has chunks of another stream between two
+/// of its own (RFC 8260's point), for a stream in `large`.
+fn interleaved(chunks: &[WireChunk], port: u16, large: &[u16]) -> bool {
+    let mut by_tsn: Vec<(u32, u16)> = chunks
+        .iter()
+        .filter(|c| c.from == port)
+        .map(|c| (c.tsn, c.stream))
+        .collect();
+    by_tsn.sort_unstable();
+    by_tsn.dedup();
+    let streams: Vec<u16> = by_tsn.iter().map(|c| c.1).collect();
+    streams
+        .windows(3)
+        .any(|w| large.contains(&w[0]) && w[1] != w[0] && w[2] == w[0])
+}
+
+/// Interleaving on, with the configuration Brisk uses against foreign peers.
+fn interleaving_config() -> Config {
+    Config {
+        message_interleaving: true,
+        ..config()
+    }
+}
+
+/// PPIDs of `large_and_small`: unregistered values, so that tshark does not
+/// dissect the payloads as some protocol's; the large message's is `LARGE`.
+const LARGE: u32 = 5000;
+
+/// A 256 KiB message on stream 1, then small messages on streams 2 to 5,
+/// all at once; each echo is verified. Returns the PPIDs in the order the
+/// echoes came back (the large message's is `LARGE`, the small ones' above).
+async fn large_and_small(assoc: &Association) -> Vec<u32> {
+    const SMALL: u32 = 40;
+    let payload = |ppid: u32, size: usize| -> Vec<u8> {
+        (0..size)
+            .map(|j| (ppid as usize * 131 + j * 7) as u8)
+            .collect()
+    };
+    let mut expected = HashMap::new();
+    for ppid in LARGE..=LARGE + SMALL {
+        let (stream, size) = if ppid == LARGE {
+            (1, 256 << 10)
+        } else {
+            (2 + (ppid % 4) as u16, 100)
+        };
+        let opts = SendOptions {
+            ppid,
+            ..Default::default()
+        };
+        assoc
+            .send(stream, Bytes::from(payload(ppid, size)), opts)
+            .await
+            .expect("send");
+        expected.insert(ppid, (stream, payload(ppid, size)));
+    }
+    let mut order = Vec::new();
+    while !expected.is_empty() {
+        let m = tokio::time::timeout(Duration::from_secs(30), assoc.recv())
+            .await
+            .expect("an echo within 30 s")
+            .expect("recv");
+        let (stream, bytes) = expected.remove(&m.ppid).expect("an echo of a message sent");
+        assert_eq!(m.stream_id, stream, "PPID {}", m.ppid);
+        assert!(
+            m.payload[..] == bytes[..],
+            "echo of PPID {} differs",
+            m.ppid
+        );
+        order.push(m.ppid);
+    }
+    order
+}
+
+/// Brisk (interleaving on) connects to usrsctp's server (`--interleave`):
+/// I-DATA is negotiated, a 256 KiB message and small ones on other streams
+/// are interleaved on the wire both ways and all verified, then the GEN
+/// workload; never a DATA chunk.
+async fn brisk_idata_as_client_usrsctp() {
+    let bin = build_peer("usrsctp", &[]);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let capture = Capture::start("usrsctp-server-idata", &[peer_port, our_port]);
+    let server = spawn(
+        &bin,
+        &[
+            "server".into(),
+            "--bind".into(),
+            format!("127.0.0.1:{peer_port}"),
+            "--interleave".into(),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let ep = endpoint(our_port, false).await;
+    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
+    let assoc = ep
+        .connect_to_port(remote, 5000, interleaving_config())
+        .await
+        .expect("handshake");
+    assert!(assoc.message_interleaving(), "usrsctp lists I-DATA");
+    let order = large_and_small(&assoc).await;
+    // The small messages overtook the large one end to end.
+    assert_ne!(
+        order[0], LARGE,
+        "the first echo is a small message: {order:?}"
+    );
+    let verified = brisk_client(&assoc, None).await.unwrap();
+    assert_eq!(verified, COUNT);
+    assoc.close().await.expect("graceful close");
+    let line = peer_output(server, "usrsctp server");
+    assert_eq!(line, format!("CLOSED shutdown echoed={}", COUNT + 41));
+    let (packets, chunks) = capture.finish_with_chunks();
+    assert!(packets > 100, "{packets} packets");
+    assert_user_data_is_idata(&chunks, peer_port, our_port);
+    assert!(
+        interleaved(&chunks, our_port, &[1]),
+        "Brisk interleaves the 256 KiB message with the small ones"
+    );
+    assert!(
+        interleaved(&chunks, peer_port, &[1, 2, 3]),
+        "usrsctp interleaves its echoes too"
+    );
+}
+
+/// usrsctp's client (`--interleave`) runs GEN against Brisk's server
+/// (interleaving on): I-DATA negotiated, every echo verified, Brisk's echoes
+/// of the 64 KiB messages interleaved with other streams'.
+async fn usrsctp_idata_client_brisk_server() {
+    let bin = build_peer("usrsctp", &[]);
+    let (our_port, peer_port) = (free_port(), free_port());
+    let capture = Capture::start("usrsctp-client-idata", &[peer_port, our_port]);
+    let ep = endpoint_with(our_port, true, interleaving_config()).await;
+    let client = spawn(
+        &bin,
+        &[
+            "client".into(),
+            "--bind".into(),
+            format!("127.0.0.1:{peer_port}"),
+            "--connect".into(),
+            format!("127.0.0.1:{our_port}"),
+            "--count".into(),
+            COUNT.to_string(),
+            "--seed".into(),
+            SEED.to_string(),
+            "--interleave".into(),
+        ],
+    );
+    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+        .await
+        .expect("the peer's INIT")
+        .expect("accept");
+    assert!(assoc.message_interleaving(), "usrsctp's INIT lists I-DATA");
+    let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
+        .await
+        .expect("the association ends");
+    let line = peer_output(client, "usrsctp client");
+    assert_eq!(line, format!("OK verified={COUNT}"));
+    assert!(how.is_ok(), "{how:?}");
+    assert_eq!(echoed, COUNT);
+    let (packets, chunks) = capture.finish_with_chunks();
+    assert!(packets > 100, "{packets} packets");
+    assert_user_data_is_idata(&chunks, peer_port, our_port);
+    // GEN's 16 KiB and 64 KiB messages are on streams 2 and 3 (i mod 12 =
+    // 10, 11; stream i mod 8).
+    assert!(
+        interleaved(&chunks, our_port, &[2, 3]),
+        "Brisk's echoes interleave the large messages with other streams'"
+    );
+    assert!(
+        interleaved(&chunks, peer_port, &[2, 3]),
+        "usrsctp's client interleaves too"
+    );
+}
+
+/// Both directions carried user data, all of it as I-DATA.
+fn assert_user_data_is_idata(chunks: &[WireChunk], peer_port: u16, our_port: u16) {
+    for port in [peer_port, our_port] {
+        let sent: Vec<&WireChunk> = chunks.iter().filter(|c| c.from == port).collect();
+        assert!(!sent.is_empty(), "user data from port {port}");
+        assert!(
+            sent.iter().all(|c| c.idata),
+            "port {port} sent a DATA chunk although I-DATA was negotiated"
+        );
+    }
+}
+
+/// Brisk (interleaving on) against a peer that runs GEN in the other role:
+/// pion (v1.11.3 offers I-DATA unless `PION_PEER_IDATA=0`), or usrsctp
+/// (which offers it only with `--interleave`). `peer_idata`: whether the
+/// peer offers it. Asserts what was negotiated, every message verified,
+/// and that only the negotiated kind of user data chunk crossed the wire.
+async fn brisk_idata_against(peer: &str, brisk_is_client: bool, peer_idata: bool) {
+    brisk_idata_against_with(peer, brisk_is_client, peer_idata, interleaving_config()).await;
+}
+
+/// Interleaving and partial reliability on at Brisk: with a peer that offers
+/// both, I-DATA and I-FORWARD-TSN are agreed (Brisk's INIT lists I-FORWARD-TSN
+/// too), and GEN's unordered messages carry PR policies (RFC 7496).
+async fn brisk_idata_pr_against(peer: &str, brisk_is_client: bool) {
+    let cfg = Config {
+        partial_reliability: true,
+        ..interleaving_config()
+    };
+    brisk_idata_against_with(peer, brisk_is_client, true, cfg).await;
+}
+
+async fn brisk_idata_against_with(
+    peer: &str,
+    brisk_is_client: bool,
+    peer_idata: bool,
+    cfg: Config,
+) {
+    let bin = build_peer(peer, &[]);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let role = if brisk_is_client { "server" } else { "client" };
+    let capture = Capture::start(
+        &format!("{peer}-{role}-idata-{peer_idata}"),
+        &[peer_port, our_port],
+    );
+    let spawn_peer = |args: Vec<String>| {
+        let mut cmd = Command::new(&bin);
+        cmd.args(&args);
+        if peer == "usrsctp" && peer_idata {
+            cmd.arg("--interleave");
+        }
+        if peer == "pion" && !peer_idata {
+            cmd.env("PION_PEER_IDATA", "0");
+        }
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+    };
+    if brisk_is_client {
+        let server = spawn_peer(vec![
+            "server".into(),
+            "--bind".into(),
+            format!("127.0.0.1:{peer_port}"),
+        ]);
+        std::thread::sleep(Duration::from_millis(300));
+        let ep = endpoint(our_port, false).await;
+        let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
+        let assoc = ep
+            .connect_to_port(remote, 5000, cfg.clone())
+            .await
+            .expect("handshake");
+        assert_eq!(
+            assoc.message_interleaving(),
+            peer_idata,
+            "{peer} and I-DATA"
+        );
+        assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
+        let verified = brisk_client(&assoc, None).await.unwrap();
+        assert_eq!(verified, COUNT);
+        assoc.close().await.expect("graceful close");
+        let line = peer_output(server, &format!("{peer} server"));
+        assert_eq!(line, format!("CLOSED shutdown echoed={COUNT}"));
+    } else {
+        let ep = endpoint_with(our_port, true, cfg.clone()).await;
+        let client = spawn_peer(vec![
+            "client".into(),
+            "--bind".into(),
+            format!("127.0.0.1:{peer_port}"),
+            "--connect".into(),
+            format!("127.0.0.1:{our_port}"),
+            "--count".into(),
+            COUNT.to_string(),
+            "--seed".into(),
+            SEED.to_string(),
+        ]);
+        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+            .await
+            .expect("the peer's INIT")
+            .expect("accept");
+        assert_eq!(
+            assoc.message_interleaving(),
+            peer_idata,
+            "{peer}'s INIT and I-DATA"
+        );
+        assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
+        let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
+            .await
+            .expect("the association ends");
+        let line = peer_output(client, &format!("{peer} client"));
+        assert_eq!(line, format!("OK verified={COUNT}"));
+        assert!(how.is_ok(), "{how:?}");
+        assert_eq!(echoed, COUNT);
+    }
+    let (packets, chunks) = capture.finish_with_chunks();
+    assert!(packets > 100, "{packets} packets");
+    if peer_idata {
+        assert_user_data_is_idata(&chunks, peer_port, our_port);
+        // GEN's 16 KiB and 64 KiB messages are on streams 2 and 3.
+        assert!(
+            interleaved(&chunks, our_port, &[2, 3]),
+            "Brisk interleaves the large messages with other streams'"
+        );
+    } else {
+        for port in [peer_port, our_port] {
+            assert!(
+                chunks.iter().any(|c| c.from == port),
+                "user data from {port}"
+            );
+        }
+        assert!(
+            chunks.iter().all(|c| !c.idata),
+            "an I-DATA chunk with a peer that did not list I-DATA"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_idata_client_usrsctp_server() {
+    brisk_idata_as_client_usrsctp().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usrsctp_idata_client_brisk_idata_server() {
+    usrsctp_idata_client_brisk_server().await;
+}
+
+macro_rules! idata_matrix {
+    ($($name:ident: $peer:literal, brisk_is_client = $client:literal, peer_idata = $idata:literal;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                brisk_idata_against($peer, $client, $idata).await;
+            }
+        )*
+    };
+}
+
+idata_matrix! {
+    brisk_idata_client_pion_server: "pion", brisk_is_client = true, peer_idata = true;
+    pion_client_brisk_idata_server: "pion", brisk_is_client = false, peer_idata = true;
+    brisk_idata_client_pion_server_without_idata_falls_back_to_data:
+        "pion", brisk_is_client = true, peer_idata = false;
+    pion_client_without_idata_brisk_idata_server_falls_back_to_data:
+        "pion", brisk_is_client = false, peer_idata = false;
+    brisk_idata_client_usrsctp_server_without_idata_falls_back_to_data:
+        "usrsctp", brisk_is_client = true, peer_idata = false;
+    usrsctp_client_without_idata_brisk_idata_server_falls_back_to_data:
+        "usrsctp", brisk_is_client = false, peer_idata = false;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_idata_pr_client_usrsctp_server() {
+    brisk_idata_pr_against("usrsctp", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brisk_idata_pr_client_pion_server() {
+    brisk_idata_pr_against("pion", true).await;
 }

@@ -291,6 +291,7 @@ struct opts {
 	/* Tuning, any role; absent: usrsctp's defaults. */
 	uint64_t rto_min, rto_initial, rto_max, sack_delay;
 	int have_rto_min, have_rto_initial, have_rto_max, have_sack_delay;
+	int interleave;                   /* --interleave: offer I-DATA (RFC 8260) */
 	/* Set for options the role does not take (reported after parsing). */
 	const char *misplaced;
 };
@@ -307,7 +308,8 @@ static void usage(const char *why)
 	    "                     (--every MS --count N | --bursts B --burst-size K --gap MS)\n"
 	    "                     [--start-delay MS]\n"
 	    "every role also takes: [--rto-min MS] [--rto-initial MS] [--rto-max MS]\n"
-	    "                       [--sack-delay MS]   (whole milliseconds; default: usrsctp's)\n");
+	    "                       [--sack-delay MS]   (whole milliseconds; default: usrsctp's)\n"
+	    "                       [--interleave]      (offer I-DATA, RFC 8260)\n");
 	fail("usage: %s", why);
 }
 
@@ -413,6 +415,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	for (int k = 2; k < argc; k += 2) {
 		const char *name = argv[k], *val = k + 1 < argc ? argv[k + 1] : NULL;
 
+		/* --interleave takes no value (see apply_interleave()). */
+		if (strcmp(name, "--interleave") == 0) {
+			o->interleave = 1;
+			k--;
+			continue;
+		}
 		if (val == NULL)
 			usage("option without value");
 		if (strcmp(name, "--bind") == 0) {
@@ -618,6 +626,37 @@ static void set_opt(struct socket *s, int level, int name, const void *val,
 		fail("setsockopt %s: %s", what, strerror(errno));
 }
 
+/* --interleave: message interleaving (RFC 8260, I-DATA).  usrsctp 0.9.5
+ * offers I-DATA in INIT/INIT ACK once the endpoint's idata_supported is on,
+ * which SCTP_INTERLEAVING_SUPPORTED (0x1206; not in usrsctp.h, defined in
+ * the stack's netinet/sctp.h) allows only with fragment interleave level 2
+ * (SCTP_FRAGMENT_INTERLEAVE, RFC 6458 8.1.20) set first.  Level 2 lets
+ * partial deliveries of different streams interleave, which recv_msg()
+ * cannot take apart, so the partial delivery point is put above the largest
+ * message (usrsctp caps it at half the receive buffer, 512 KiB here):
+ * every message is read whole. */
+#ifndef SCTP_INTERLEAVING_SUPPORTED
+#define SCTP_INTERLEAVING_SUPPORTED 0x00001206
+#endif
+static void apply_interleave(struct socket *s, const struct opts *o)
+{
+	const int level = 2;
+	const uint32_t pd_point = SOCK_BUF / 2;
+	struct sctp_assoc_value av;
+
+	if (!o->interleave)
+		return;
+	set_opt(s, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &level, sizeof(level),
+	    "SCTP_FRAGMENT_INTERLEAVE");
+	set_opt(s, IPPROTO_SCTP, SCTP_PARTIAL_DELIVERY_POINT, &pd_point, sizeof(pd_point),
+	    "SCTP_PARTIAL_DELIVERY_POINT");
+	memset(&av, 0, sizeof(av));
+	av.assoc_id = SCTP_FUTURE_ASSOC;
+	av.assoc_value = 1;
+	set_opt(s, IPPROTO_SCTP, SCTP_INTERLEAVING_SUPPORTED, &av, sizeof(av),
+	    "SCTP_INTERLEAVING_SUPPORTED");
+}
+
 /* --rto-* and --sack-delay, set on the endpoint before any association
  * exists: an association copies them when it is created (sctp_init_asoc),
  * and one that accept() hands out keeps them.  Absent options keep usrsctp's
@@ -718,6 +757,7 @@ static struct socket *make_socket(const struct opts *o)
 	}
 
 	apply_tuning(s, o);
+	apply_interleave(s, o);
 
 	/* SCTP port 5000 on both sides; on 127.0.0.1 for PROTOCOL.md's roles,
 	 * on the --bind address for WORKLOAD.md's (which run in network

@@ -16,7 +16,7 @@ use crate::init::{
     unrecognized_to_report,
 };
 use crate::path::Path;
-use crate::rx::{Delivery, Reassembly, TsnTracker};
+use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
@@ -93,6 +93,7 @@ impl Association {
         self.pktdrop = self.cfg.pktdrop && c.peer_pktdrop;
         self.pr_sctp = self.cfg.partial_reliability && c.peer_pr_sctp;
         self.reconfig.negotiated = self.cfg.stream_reconfig && c.peer_reconfig;
+        self.set_interleaving(self.cfg.message_interleaving && c.peer_idata, c.peer_a_rwnd);
         self.adopt_peer(
             c.peer_tag,
             c.peer_initial_tsn,
@@ -124,6 +125,10 @@ impl Association {
         // 6.2.1 A.
         self.rtx.on_peer_window(peer_rwnd);
         self.reassembly = Reassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
+        self.ireassembly = IReassembly::new(peer_initial_tsn, self.cfg.largest_message_received());
+        // RFC 8260: ordering by MID only where I-DATA was negotiated (it
+        // was, before the peer is adopted).
+        self.mid_ordering = MidOrdering::new(if self.idata { inbound } else { 0 });
         self.delivery = Delivery::new(inbound);
         self.path = Path::new(self.path.remote, &self.cfg, peer_rwnd);
     }
@@ -174,6 +179,10 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     // RFC 6525 3.1: both list RE-CONFIG in Supported Extensions.
     a.reconfig.negotiated =
         a.cfg.stream_reconfig && ack.supports(crate::wire::chunk::types::RECONFIG);
+    a.set_interleaving(
+        a.cfg.message_interleaving && init::offers_idata(ack),
+        ack.a_rwnd,
+    );
     a.adopt_peer(
         ack.initiate_tag,
         ack.initial_tsn,

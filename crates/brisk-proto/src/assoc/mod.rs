@@ -27,7 +27,7 @@ use crate::events::{CloseReason, Event, Stats};
 use crate::message::{IncomingMessage, MessageId, OutgoingMessage};
 use crate::path::Path;
 use crate::recovery::pktdrop;
-use crate::rx::{Delivery, Reassembly, SackDecision, TsnTracker};
+use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, SackDecision, TsnTracker};
 use crate::time::Time;
 use crate::timer::{TimerTable, earliest};
 use crate::tx::retransmission_queue::{RetransmissionQueue, TxEnv};
@@ -147,6 +147,8 @@ pub struct Association {
     pr_sctp: bool,
     /// Stream reconfiguration (RFC 6525): negotiation, requests both ways.
     reconfig: reconfig::Reconfig,
+    /// I-DATA was negotiated (RFC 8260 2.2): both listed it.
+    idata: bool,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
     next_message_id: u64,
@@ -157,6 +159,9 @@ pub struct Association {
     tracker: TsnTracker,
     sack_decision: SackDecision,
     reassembly: Reassembly,
+    /// I-DATA (RFC 8260): reassembly by message and ordering by MID.
+    ireassembly: IReassembly,
+    mid_ordering: MidOrdering,
     delivery: Delivery,
     /// a_rwnd of the last SACK we sent, for window updates.
     advertised_rwnd: u32,
@@ -244,12 +249,15 @@ impl Association {
             pktdrop: false,
             pr_sctp: false,
             reconfig: reconfig::Reconfig::new(local_initial_tsn),
+            idata: false,
             burst_budget: 0,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
             tracker: TsnTracker::new(crate::serial::Tsn(0)),
             sack_decision: SackDecision::new(cfg.sack_freq, cfg.sack_delay),
             reassembly: Reassembly::new(0, cfg.largest_message_received()),
+            ireassembly: IReassembly::new(0, cfg.largest_message_received()),
+            mid_ordering: MidOrdering::new(0),
             delivery: Delivery::new(cfg.max_inbound_streams),
             advertised_rwnd: cfg.receive_buffer,
             sack_requested: false,
@@ -299,6 +307,25 @@ impl Association {
     /// offered it. Without it every message is sent reliably.
     pub fn partial_reliability(&self) -> bool {
         self.pr_sctp
+    }
+
+    /// Whether message interleaving was negotiated (RFC 8260 2.2): both ends
+    /// listed I-DATA, so all user data goes as I-DATA (and partial
+    /// reliability skips with I-FORWARD-TSN).
+    pub fn message_interleaving(&self) -> bool {
+        self.idata
+    }
+
+    pub(crate) fn interleaving(&self) -> bool {
+        self.idata
+    }
+
+    /// RFC 8260 2.2: the handshake settled whether I-DATA is used; the
+    /// peer's receive buffer is `peer_rwnd`.
+    pub(crate) fn set_interleaving(&mut self, on: bool, peer_rwnd: u32) {
+        self.idata = on;
+        self.send_queue.set_interleaving(on);
+        self.send_queue.set_peer_buffer(peer_rwnd);
     }
 
     /// Queues a message. It goes out as soon as the association is established
@@ -547,7 +574,17 @@ impl Association {
     /// counted as at most one more chunk than its bytes fill, so that sending
     /// it never raises the charge.
     fn send_charge(&self, queued: usize, messages: usize) -> usize {
-        let fragments = messages + queued / self.max_payload();
+        // The fragment size with the larger chunk header that this
+        // association may come to use (I-DATA's, RFC 8260 2.1, when the knob
+        // is on), so that a message queued before the handshake settled is
+        // never charged less than after.
+        let header = if self.cfg.message_interleaving {
+            crate::wire::chunk::IData::HEADER_LEN
+        } else {
+            crate::wire::chunk::Data::HEADER_LEN
+        };
+        let fragment = self.path.mtu.saturating_sub(12 + header).max(1);
+        let fragments = messages + queued / fragment;
         crate::tx::held(
             queued + self.rtx.outstanding().payload_bytes(),
             fragments + self.rtx.outstanding().len(),
@@ -561,8 +598,16 @@ impl Association {
     pub fn receive_held(&self) -> usize {
         let (reset_bytes, reset_messages) = self.reconfig.held();
         crate::rx::window::held(
-            self.delivery.buffered_bytes() + self.reassembly.buffered_bytes() + reset_bytes,
-            self.delivery.message_count() + self.reassembly.fragment_count() + reset_messages,
+            self.delivery.buffered_bytes()
+                + self.reassembly.buffered_bytes()
+                + self.ireassembly.buffered_bytes()
+                + self.mid_ordering.buffered_bytes()
+                + reset_bytes,
+            self.delivery.message_count()
+                + self.reassembly.fragment_count()
+                + self.ireassembly.fragment_count()
+                + self.mid_ordering.message_count()
+                + reset_messages,
         )
     }
 
@@ -650,17 +695,27 @@ impl Association {
             }
             self.report_abandoned(id);
         }
-        // As many stream entries as fit a packet with the FORWARD TSN alone.
-        let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
-        let Some(mut forward) = self.rtx.take_forward_tsn(now, max_streams) else {
+        let forward = if self.idata {
+            // RFC 8260 2.3: with I-DATA, I-FORWARD-TSN (8 bytes an entry).
+            let max_entries = self.path.mtu.saturating_sub(12 + 8) / 8;
+            self.rtx
+                .take_iforward_tsn(now, max_entries)
+                .map(Chunk::IForwardTsn)
+        } else {
+            // As many stream entries as fit a packet with the FORWARD TSN alone.
+            let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
+            self.rtx
+                .take_forward_tsn(now, max_streams)
+                .map(Chunk::ForwardTsn)
+        };
+        let Some(mut forward) = forward else {
             return;
         };
         // RFC 6525: no entry that could skip a reset stream's new numbering.
         reconfig::filter_forward_tsn(self, &mut forward);
         self.control
-            .retain(|c| !matches!(c.chunk, Chunk::ForwardTsn(_)));
-        self.control
-            .push_back(Control::new(Chunk::ForwardTsn(forward)));
+            .retain(|c| !matches!(c.chunk, Chunk::ForwardTsn(_) | Chunk::IForwardTsn(_)));
+        self.control.push_back(Control::new(forward));
         // RFC 3758 3.5 E: T3 guards the FORWARD TSN as it guards DATA.
         let rto = self.data_rto();
         self.timers
@@ -766,7 +821,11 @@ impl Association {
                 break;
             }
             match chunk {
+                // RFC 8260 2.1: DATA only without I-DATA, I-DATA only with it.
+                Chunk::Data(_) if self.idata => receive::on_wrong_data_kind(self, "DATA"),
                 Chunk::Data(d) => receive::on_data(self, now, d, &mut data_seen),
+                Chunk::IData(d) if self.idata => receive::on_idata(self, now, d, &mut data_seen),
+                Chunk::IData(_) => receive::on_wrong_data_kind(self, "I-DATA"),
                 Chunk::Sack(s) => {
                     if sack::on_sack(self, now, s) {
                         shutdown::progress(self, now);
@@ -800,8 +859,12 @@ impl Association {
                     }
                 }
                 Chunk::PktDrop(pd) => self.on_pktdrop(pd),
-                Chunk::ForwardTsn(f) if self.pr_sctp => {
+                // RFC 8260 2.3: with I-DATA, I-FORWARD-TSN replaces FORWARD TSN.
+                Chunk::ForwardTsn(f) if self.pr_sctp && !self.idata => {
                     receive::on_forward_tsn(self, now, f, &mut data_seen);
+                }
+                Chunk::IForwardTsn(f) if self.pr_sctp && self.idata => {
+                    receive::on_iforward_tsn(self, now, f, &mut data_seen);
                 }
                 Chunk::ReConfig(r) => reconfig::on_reconfig(self, now, r),
                 Chunk::Unknown(u) => {

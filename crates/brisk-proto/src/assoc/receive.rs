@@ -5,13 +5,14 @@ use bytes::Bytes;
 
 use super::{Association, State};
 use crate::events::Event;
+use crate::rx::interleaved::MessageKey;
 use crate::rx::window::{self, Admission};
-use crate::rx::{Fragment, MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, Received};
+use crate::rx::{Fragment, IFragment, MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, Received};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::cause::ErrorCause;
-use crate::wire::chunk::{Data, ForwardTsn, Sack};
+use crate::wire::chunk::{Data, ForwardTsn, IData, IForwardTsn, PpidOrFsn, Sack};
 
 /// What the DATA chunks of one packet amounted to.
 #[derive(Debug, Default)]
@@ -27,63 +28,26 @@ pub(super) struct PacketData {
     pub ready: bool,
 }
 
+/// The fields of a DATA or I-DATA chunk that the receive rules read.
+struct UserChunk<'c> {
+    tsn: u32,
+    stream_id: u16,
+    immediate: bool,
+    payload: &'c [u8],
+    /// I-DATA: the message the fragment belongs to (RFC 8260 2.1).
+    message: Option<MessageKey>,
+}
+
 /// One DATA chunk (6.2).
 pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut PacketData) {
-    if !matches!(
-        a.state,
-        State::Established | State::ShutdownPending | State::ShutdownSent
-    ) {
-        // 9.2: after SHUTDOWN the peer sends no new DATA; before setup there is none.
-        a.counters.malformed_chunks += 1;
-        return;
-    }
-    if !seen.any {
-        seen.any = true;
-        seen.gaps_before = a.tracker.has_gaps();
-    }
-    if d.payload.is_empty() {
-        // 6.2: DATA without user data: ABORT with "No User Data".
-        a.abort_with(
-            ErrorCause::NoUserData { tsn: d.tsn },
-            "peer sent a DATA chunk without user data",
-        );
-        return;
-    }
-    // RFC 7053: the I bit asks for a SACK at once; an older receiver ignores it.
-    seen.immediate |= d.flags.immediate && a.cfg.honor_i_bit;
-    match a.tracker.classify(Tsn(d.tsn)) {
-        Received::New => {}
-        Received::Duplicate => {
-            a.tracker.record(Tsn(d.tsn));
-            seen.any_duplicate = true;
-            a.counters.duplicate_tsns_received += 1;
-            return;
-        }
-        Received::OutOfWindow | Received::TooManyGaps => {
-            a.counters.data_dropped_window_full += 1;
-            seen.dropped = true;
-            return;
-        }
-    }
-    if !admit(a, d) {
-        if a.state != State::Closed {
-            a.counters.data_dropped_window_full += 1;
-            seen.dropped = true;
-        }
-        return;
-    }
-    a.tracker.accept(Tsn(d.tsn));
-    seen.any_new = true;
-    a.counters.data_chunks_received += 1;
-    a.counters.payload_bytes_received += d.payload.len() as u64;
-    // 6.5: a stream the peer may not use: acknowledge the TSN, report, discard.
-    if d.stream_id >= a.delivery.inbound_streams() {
-        a.report_error(
-            now,
-            ErrorCause::InvalidStreamIdentifier {
-                stream_id: d.stream_id,
-            },
-        );
+    let c = UserChunk {
+        tsn: d.tsn,
+        stream_id: d.stream_id,
+        immediate: d.flags.immediate,
+        payload: &d.payload,
+        message: None,
+    };
+    if !take_chunk(a, now, &c, seen) {
         return;
     }
     let fragment = Fragment {
@@ -100,16 +64,132 @@ pub(super) fn on_data(a: &mut Association, now: Time, d: &Data<'_>, seen: &mut P
             seen.ready |= a.delivery.has_ready();
         }
         Ok(None) => {}
-        // A message beyond our limit, or fragments that contradict each other:
-        // 6.9 leaves no way to deliver it, so the association ends.
-        Err(e) => {
-            let info = e.to_string();
-            a.abort_with(
-                ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
-                &info,
-            );
+        Err(e) => abort_reassembly(a, &e),
+    }
+}
+
+/// One I-DATA chunk (RFC 8260 2.1): as DATA (6.2), reassembled by message
+/// and FSN, ordered by MID.
+pub(super) fn on_idata(a: &mut Association, now: Time, d: &IData<'_>, seen: &mut PacketData) {
+    let key = (d.stream_id, d.flags.unordered, d.mid);
+    let c = UserChunk {
+        tsn: d.tsn,
+        stream_id: d.stream_id,
+        immediate: d.flags.immediate,
+        payload: &d.payload,
+        message: Some(key),
+    };
+    if !take_chunk(a, now, &c, seen) {
+        return;
+    }
+    let fragment = IFragment {
+        tsn: d.tsn,
+        stream_id: d.stream_id,
+        mid: d.mid,
+        fsn: d.fsn(),
+        ppid: match d.ppid_or_fsn {
+            PpidOrFsn::Ppid(ppid) => ppid,
+            PpidOrFsn::Fsn(_) => 0,
+        },
+        flags: d.flags,
+        payload: Bytes::copy_from_slice(&d.payload),
+    };
+    match a.ireassembly.push(fragment) {
+        Ok(Some(message)) => {
+            a.mid_ordering.push(message, now, &mut a.delivery);
+            seen.ready |= a.delivery.has_ready();
+        }
+        Ok(None) => {}
+        Err(e) => abort_reassembly(a, &e),
+    }
+}
+
+/// A message beyond our limit, or fragments that contradict each other: 6.9
+/// leaves no way to deliver it, so the association ends.
+fn abort_reassembly(a: &mut Association, e: &crate::rx::ReassemblyError) {
+    let info = e.to_string();
+    a.abort_with(
+        ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
+        &info,
+    );
+}
+
+/// RFC 8260 2.1: DATA once I-DATA was negotiated, or I-DATA when it was
+/// not: the peer breaks the protocol; ABORT with a Protocol Violation.
+pub(super) fn on_wrong_data_kind(a: &mut Association, chunk: &'static str) {
+    let info = if a.interleaving() {
+        format!("peer sent a {chunk} chunk, but I-DATA was negotiated (RFC 8260 2.1)")
+    } else {
+        format!("peer sent an {chunk} chunk, but I-DATA was not negotiated (RFC 8260 2.1)")
+    };
+    a.abort_with(
+        ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
+        &info,
+    );
+}
+
+/// The rules every chunk of user data passes (6.2, 6.5): state, the I bit,
+/// the TSN's classification, the receive window and the stream. Returns
+/// whether the chunk is new and its fragment goes on to reassembly.
+fn take_chunk(a: &mut Association, now: Time, d: &UserChunk<'_>, seen: &mut PacketData) -> bool {
+    if !matches!(
+        a.state,
+        State::Established | State::ShutdownPending | State::ShutdownSent
+    ) {
+        // 9.2: after SHUTDOWN the peer sends no new DATA; before setup there is none.
+        a.counters.malformed_chunks += 1;
+        return false;
+    }
+    if !seen.any {
+        seen.any = true;
+        seen.gaps_before = a.tracker.has_gaps();
+    }
+    if d.payload.is_empty() {
+        // 6.2: DATA without user data: ABORT with "No User Data".
+        a.abort_with(
+            ErrorCause::NoUserData { tsn: d.tsn },
+            "peer sent a DATA chunk without user data",
+        );
+        return false;
+    }
+    // RFC 7053: the I bit asks for a SACK at once; an older receiver ignores it.
+    seen.immediate |= d.immediate && a.cfg.honor_i_bit;
+    match a.tracker.classify(Tsn(d.tsn)) {
+        Received::New => {}
+        Received::Duplicate => {
+            a.tracker.record(Tsn(d.tsn));
+            seen.any_duplicate = true;
+            a.counters.duplicate_tsns_received += 1;
+            return false;
+        }
+        Received::OutOfWindow | Received::TooManyGaps => {
+            a.counters.data_dropped_window_full += 1;
+            seen.dropped = true;
+            return false;
         }
     }
+    if !admit(a, d) {
+        if a.state != State::Closed {
+            a.counters.data_dropped_window_full += 1;
+            seen.dropped = true;
+        }
+        return false;
+    }
+    a.tracker.accept(Tsn(d.tsn));
+    seen.any_new = true;
+    a.counters.data_chunks_received += 1;
+    a.counters.payload_bytes_received += d.payload.len() as u64;
+    // 6.5: a stream the peer may not use: acknowledge the TSN, report, discard.
+    if d.stream_id >= a.delivery.inbound_streams() {
+        a.report_error(
+            now,
+            ErrorCause::InvalidStreamIdentifier {
+                stream_id: d.stream_id,
+            },
+        );
+        return false;
+    }
+    true
 }
 
 /// RFC 3758 3.6: a FORWARD TSN: the peer abandoned everything up to its New
@@ -131,24 +211,71 @@ pub(super) fn on_forward_tsn(
         return;
     }
     a.counters.forward_tsns_received += 1;
-    let cum = a.tracker.cum_tsn();
-    let new_cum = Tsn(f.new_cum_tsn);
-    if cum.is_before(new_cum) {
-        // A peer abandons only what it sent, and it cannot have sent beyond
-        // what a gap block reports: a New Cumulative TSN further ahead lies.
-        if new_cum.since(cum) > MAX_GAP_OFFSET {
-            a.counters.malformed_chunks += 1;
-            return;
-        }
-        a.tracker.skip_to(new_cum);
-        a.reassembly.forget_through(new_cum.0);
+    if skip_cum_tsn(a, f.new_cum_tsn) {
+        a.reassembly.forget_through(f.new_cum_tsn);
         let streams = a.delivery.inbound_streams();
         for s in f.streams.iter().filter(|s| s.stream_id < streams) {
             a.delivery.skip_through(s.stream_id, s.ssn, now);
         }
         seen.ready |= a.delivery.has_ready();
     }
-    // 3.6: a SACK at once, also for an out-of-date FORWARD TSN.
+    after_forward_tsn(a, seen);
+}
+
+/// RFC 8260 2.3.1: an I-FORWARD-TSN, RFC 3758 3.6 for I-DATA: the TSNs up to
+/// its New Cumulative TSN count as received; each entry names a stream, U
+/// and MID: the unfinished messages it covers are dropped (an ordered entry
+/// covers its stream's MIDs up to it, an unordered one its own MID), and an
+/// ordered stream skips to the MID after it, releasing what waited behind.
+/// Entries for unknown streams are ignored.
+pub(super) fn on_iforward_tsn(
+    a: &mut Association,
+    now: Time,
+    f: &IForwardTsn,
+    seen: &mut PacketData,
+) {
+    if !matches!(
+        a.state,
+        State::Established | State::ShutdownPending | State::ShutdownSent
+    ) {
+        a.counters.malformed_chunks += 1;
+        return;
+    }
+    a.counters.forward_tsns_received += 1;
+    if skip_cum_tsn(a, f.new_cum_tsn) {
+        let streams = a.delivery.inbound_streams();
+        for s in f.streams.iter().filter(|s| s.stream_id < streams) {
+            a.ireassembly.forget(s.stream_id, s.unordered, s.mid);
+            if !s.unordered {
+                a.mid_ordering
+                    .skip_through(s.stream_id, s.mid, now, &mut a.delivery);
+            }
+        }
+        seen.ready |= a.delivery.has_ready();
+    }
+    after_forward_tsn(a, seen);
+}
+
+/// RFC 3758 3.6: moves the cumulative TSN to a FORWARD TSN's (or an
+/// I-FORWARD-TSN's) New Cumulative TSN; whether it moved.
+fn skip_cum_tsn(a: &mut Association, new_cum_tsn: u32) -> bool {
+    let cum = a.tracker.cum_tsn();
+    let new_cum = Tsn(new_cum_tsn);
+    if !cum.is_before(new_cum) {
+        return false;
+    }
+    // A peer abandons only what it sent, and it cannot have sent beyond
+    // what a gap block reports: a New Cumulative TSN further ahead lies.
+    if new_cum.since(cum) > MAX_GAP_OFFSET {
+        a.counters.malformed_chunks += 1;
+        return false;
+    }
+    a.tracker.skip_to(new_cum);
+    true
+}
+
+/// RFC 3758 3.6: a SACK at once, also for an out-of-date FORWARD TSN.
+fn after_forward_tsn(a: &mut Association, seen: &mut PacketData) {
     a.sack_requested = true;
     if seen.ready && !seen.any {
         a.emit(Event::MessageReady);
@@ -159,10 +286,15 @@ pub(super) fn on_forward_tsn(
 /// RFC 9260 6.2: whether a new chunk fits the receive buffer, making room
 /// for it by reneging on the highest fragments held for reassembly when its
 /// TSN is below them (see `rx::window` for the policy).
-fn admit(a: &mut Association, d: &Data<'_>) -> bool {
+fn admit(a: &mut Association, d: &UserChunk<'_>) -> bool {
     let charge = window::charge(d.payload.len());
     let buffer = usize::try_from(a.cfg.receive_buffer).unwrap_or(usize::MAX);
-    let partial = a.reassembly.partial_before(d.tsn);
+    // The unfinished message the chunk continues: by TSN for DATA, by
+    // (stream, U, MID) for I-DATA.
+    let partial = match d.message {
+        None => a.reassembly.partial_before(d.tsn),
+        Some(key) => a.ireassembly.partial(key),
+    };
     let next = window::Next {
         is_next: a.tracker.is_next(Tsn(d.tsn)),
         above_highest: a.tracker.highest_received().is_before(Tsn(d.tsn)),
@@ -184,29 +316,60 @@ fn admit(a: &mut Association, d: &Data<'_>) -> bool {
             return false;
         }
     }
-    match window::admit(a.receive_held(), charge, buffer, next) {
+    let admitted = match window::admit(a.receive_held(), charge, buffer, next) {
         Admission::Accept => true,
         Admission::Drop => false,
-        Admission::MakeRoom { mut need } => {
-            // Only fragments above this TSN may go, and only if enough can.
-            if !a.reassembly.can_free_above(d.tsn, need, window::charge) {
-                return false;
-            }
-            let mut evicted = Vec::new();
-            while need > 0 {
-                let Some((tsn, len)) = a.reassembly.evict_highest_above(d.tsn) else {
-                    break;
-                };
-                need = need.saturating_sub(window::charge(len));
-                evicted.push(tsn);
-            }
-            for &tsn in &evicted {
-                a.tracker.forget(Tsn(tsn));
-            }
-            a.counters.data_reneged += evicted.len() as u64;
-            need == 0
-        }
+        Admission::MakeRoom { need } => make_room(a, d, need),
+    };
+    if !admitted && next.is_next && a.interleaving() && !a.delivery.has_ready() {
+        // RFC 8260 leaves the receiver to hold every interleaved message
+        // whole: a buffer full of unfinished messages, none of which the
+        // application can read, that cannot take the chunk the cumulative
+        // TSN waits for can never move again. Say so rather than stall.
+        let info = format!(
+            "the peer interleaved unfinished messages that together fill the receive \
+             buffer of {buffer} bytes ({} held), and the chunk with TSN {} does not fit",
+            a.receive_held(),
+            d.tsn
+        );
+        a.abort_with(
+            ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
+            &info,
+        );
     }
+    admitted
+}
+
+/// RFC 9260 6.2: makes `need` charged bytes of room for chunk `d` by
+/// reneging on the highest fragments held above its TSN, if enough can go.
+fn make_room(a: &mut Association, d: &UserChunk<'_>, mut need: usize) -> bool {
+    // Only fragments above this TSN may go, and only if enough can.
+    let can_free = if a.interleaving() {
+        a.ireassembly.can_free_above(d.tsn, need, window::charge)
+    } else {
+        a.reassembly.can_free_above(d.tsn, need, window::charge)
+    };
+    if !can_free {
+        return false;
+    }
+    let mut evicted = Vec::new();
+    while need > 0 {
+        let highest = if a.interleaving() {
+            a.ireassembly.evict_highest_above(d.tsn)
+        } else {
+            a.reassembly.evict_highest_above(d.tsn)
+        };
+        let Some((tsn, len)) = highest else {
+            break;
+        };
+        need = need.saturating_sub(window::charge(len));
+        evicted.push(tsn);
+    }
+    for &tsn in &evicted {
+        a.tracker.forget(Tsn(tsn));
+    }
+    a.counters.data_reneged += evicted.len() as u64;
+    need == 0
 }
 
 /// After the DATA chunks of a packet: the SACK decision (6.2, 6.7).

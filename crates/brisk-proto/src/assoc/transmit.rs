@@ -9,12 +9,11 @@ use crate::events::{Event, RetransmitCause};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::tx::nagle;
-use crate::tx::outstanding::{ChunkState, chunk_size};
+use crate::tx::outstanding::{ChunkState, chunk_size_for};
 use crate::tx::packetizer::PacketBuilder;
 use crate::tx::retransmission_queue::Resent;
-use crate::wire::ChunkCodec;
 use crate::wire::CommonHeader;
-use crate::wire::chunk::{Chunk, Data};
+use crate::wire::chunk::{Chunk, Data, DataFlags, IData};
 
 /// A packet written into the caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +156,7 @@ impl Association {
         if let Some(control) = self.control.pop_front() {
             if p.push(&control.chunk).is_err() {
                 self.counters.malformed_chunks += 1;
-            } else if matches!(control.chunk, Chunk::ForwardTsn(_)) {
+            } else if matches!(control.chunk, Chunk::ForwardTsn(_) | Chunk::IForwardTsn(_)) {
                 self.counters.forward_tsns_sent += 1;
             }
         }
@@ -186,7 +185,25 @@ impl Association {
     }
 
     pub(super) fn max_payload(&self) -> usize {
-        self.path.mtu.saturating_sub(12 + Data::HEADER_LEN).max(1)
+        self.path
+            .mtu
+            .saturating_sub(12 + self.data_header_len())
+            .max(1)
+    }
+
+    /// Bytes of the header of each chunk of user data: DATA's 16, or
+    /// I-DATA's 20 once interleaving was negotiated (RFC 8260 2.1).
+    fn data_header_len(&self) -> usize {
+        if self.send_queue.interleaving() {
+            IData::HEADER_LEN
+        } else {
+            Data::HEADER_LEN
+        }
+    }
+
+    /// Bytes of the chunk that carries `payload` bytes of new user data.
+    fn new_chunk_size(&self, payload: usize) -> usize {
+        chunk_size_for(payload, self.send_queue.interleaving()) as usize
     }
 
     /// The DATA of the packet: retransmissions first (6.1 C), thin-stream
@@ -239,12 +256,11 @@ impl Association {
             {
                 break;
             }
-            let mut data = chunk.to_data();
-            data.flags.immediate |= dp.immediate;
-            if !p.fits(data.encoded_len().min(self.path.mtu)) || p.push_chunk(&data).is_err() {
+            let data = chunk.to_chunk(dp.immediate);
+            if !p.fits(data.encoded_len().min(self.path.mtu)) || p.push(&data).is_err() {
                 break;
             }
-            let (tsn, i_bit) = (chunk.tsn, data.flags.immediate);
+            let (tsn, i_bit) = (chunk.tsn, data.flags() & DataFlags::I != 0);
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
             let (rtx, mut env) = self.tx();
             let Some(resent) = rtx.resend(tsn, now, seq, i_bit, &mut env) else {
@@ -281,7 +297,7 @@ impl Association {
     /// or Minshall's rule).
     fn nagle_holds(&self, p: &PacketBuilder<'_>) -> bool {
         let would_fill = self.send_queue.buffered_bytes()
-            + (Data::HEADER_LEN + 3) * self.send_queue.len()
+            + (self.data_header_len() + 3) * self.send_queue.len()
             >= p.room();
         self.state == State::Established
             && !self.send_queue.is_mid_message()
@@ -309,7 +325,7 @@ impl Association {
                 && self.burst_budget > 0
                 && cwnd_open(self)
                 && self.rtx.window_allows(*len)
-                && p.fits(chunk_size(*len) as usize)
+                && p.fits(self.new_chunk_size(*len))
         });
         let held = self.nagle_holds(p);
         // Seed 001 4.4: redundant bundling: unacknowledged chunks ride in
@@ -319,7 +335,7 @@ impl Association {
             && thin
             && self.cfg.thin_redundant_bundling
         {
-            let room = p.room().saturating_sub(chunk_size(len) as usize);
+            let room = p.room().saturating_sub(self.new_chunk_size(len));
             self.bundle_in_flight(now, p, dp, room);
         }
         let mut sent_new = None;
@@ -327,22 +343,15 @@ impl Association {
             let Some(len) = self.send_queue.peek_len(max_payload) else {
                 break;
             };
-            if !p.fits(chunk_size(len) as usize) || !self.rtx.window_allows(len) {
+            if !p.fits(self.new_chunk_size(len)) || !self.rtx.window_allows(len) {
                 break;
             }
             let Some(mut frag) = self.send_queue.next_fragment(max_payload) else {
                 break;
             };
             frag.flags.immediate |= dp.immediate;
-            let data = Data {
-                flags: frag.flags,
-                tsn: self.rtx.outstanding().next_tsn().0,
-                stream_id: frag.stream_id.0,
-                ssn: frag.ssn.0,
-                ppid: frag.ppid,
-                payload: frag.payload[..].into(),
-            };
-            if p.push_chunk(&data).is_err() {
+            let data = frag.to_chunk(self.rtx.outstanding().next_tsn(), false);
+            if p.push(&data).is_err() {
                 self.counters.malformed_chunks += 1;
                 break;
             }
@@ -353,11 +362,11 @@ impl Association {
         if let Some(last_tsn) = sent_new {
             self.burst_budget = self.burst_budget.saturating_sub(1);
             // Full: no room for even a 1-byte chunk, or the next chunk does not fit.
-            let full = !p.fits(chunk_size(1) as usize)
+            let full = !p.fits(self.new_chunk_size(1))
                 || self
                     .send_queue
                     .peek_len(max_payload)
-                    .is_some_and(|len| !p.fits(chunk_size(len) as usize));
+                    .is_some_and(|len| !p.fits(self.new_chunk_size(len)));
             let (rtx, mut env) = self.tx();
             rtx.on_new_data_packet(now, last_tsn, full, &mut env);
         }
@@ -390,10 +399,9 @@ impl Association {
             if size > room {
                 break;
             }
-            let mut data = chunk.to_data();
-            data.flags.immediate |= dp.immediate;
-            let i_bit = data.flags.immediate;
-            if p.push_chunk(&data).is_err() {
+            let data = chunk.to_chunk(dp.immediate);
+            let i_bit = data.flags() & DataFlags::I != 0;
+            if p.push(&data).is_err() {
                 break;
             }
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));

@@ -64,9 +64,10 @@ pub fn report(packet: &[u8], mtu: usize, receive_buffer: u32, buffered: u32) -> 
     }
 }
 
-/// The DATA chunks that can be read in an embedded packet: their TSN and the
-/// first bytes of their payload. Truncated chunks still count if their header
-/// survived. Never panics on whatever the peer sent.
+/// The DATA (and I-DATA, RFC 8260 2.1: a 20-byte header) chunks that can be
+/// read in an embedded packet: their TSN and the first bytes of their
+/// payload. Truncated chunks still count if their header survived. Never
+/// panics on whatever the peer sent.
 pub fn embedded_data(dropped: &[u8]) -> Vec<(u32, Vec<u8>)> {
     let mut out = Vec::new();
     let mut offset = 12;
@@ -78,9 +79,17 @@ pub fn embedded_data(dropped: &[u8]) -> Vec<(u32, Vec<u8>)> {
         let value = dropped
             .get(offset + 4..(offset + len).min(dropped.len()))
             .unwrap_or(&[]);
-        if header[0] == types::DATA && value.len() >= 12 {
+        // The bytes after the chunk header before the user data.
+        let before_payload = match header[0] {
+            types::DATA => Some(12),
+            types::IDATA => Some(16),
+            _ => None,
+        };
+        if let Some(skip) = before_payload
+            && value.len() >= skip
+        {
             let tsn = u32::from_be_bytes([value[0], value[1], value[2], value[3]]);
-            let payload = &value[12..];
+            let payload = &value[skip..];
             out.push((tsn, payload[..payload.len().min(PREFIX)].to_vec()));
         }
         offset += (len + 3) & !3;
@@ -148,6 +157,22 @@ mod tests {
             embedded_data(&[0u8; 40]).is_empty(),
             "zero lengths end the walk"
         );
+    }
+
+    #[test]
+    fn i_data_chunks_are_identified_by_tsn_and_payload_after_their_20_byte_header() {
+        use crate::wire::chunk::{IData, PpidOrFsn};
+        let idata = Chunk::IData(IData {
+            flags: DataFlags::UNFRAGMENTED,
+            tsn: 9,
+            stream_id: 2,
+            mid: 77,
+            ppid_or_fsn: PpidOrFsn::Ppid(5),
+            payload: vec![42u8; 30].into(),
+        });
+        let found = embedded_data(&packet(vec![data(7, 10), idata]));
+        assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), vec![7, 9]);
+        assert_eq!(found[1].1, vec![42; 8]);
     }
 
     #[test]

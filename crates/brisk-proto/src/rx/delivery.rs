@@ -155,6 +155,13 @@ impl Delivery {
         total
     }
 
+    /// Queues a message that is deliverable now: I-DATA's ordering by MID
+    /// (`rx::interleaved`) decided it.
+    pub fn push_ready(&mut self, msg: IncomingMessage) {
+        self.ready_bytes += msg.payload.len();
+        self.ready.push_back(msg);
+    }
+
     /// The next deliverable message, in the order messages became deliverable.
     pub fn pop(&mut self) -> Option<IncomingMessage> {
         let msg = self.ready.pop_front()?;

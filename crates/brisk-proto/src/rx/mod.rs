@@ -15,16 +15,22 @@
 //! charge ([`window`]) of what [`Reassembly`] and [`Delivery`] hold; [`window`]
 //! also decides what a full receiver still admits, which bounds its memory.
 //!
+//! With I-DATA (RFC 8260) stage 2 is [`IReassembly`] (by stream, U flag
+//! and MID, ordered by FSN) and the ordering of stage 3 is [`MidOrdering`]
+//! (by MID), which hands deliverable messages to the same [`Delivery`] queue.
+//!
 //! Nothing here reads a clock or panics on wire input: TSNs and SSNs are
 //! compared with serial arithmetic ([`crate::serial`]) and absurd values are
 //! classified, not trusted.
 
 pub mod delivery;
+pub mod interleaved;
 pub mod reassembly;
 pub mod tracker;
 pub mod window;
 
 pub use delivery::Delivery;
+pub use interleaved::{IFragment, IReassembled, IReassembly, MidOrdering};
 pub use reassembly::{Fragment, Reassembled, Reassembly, ReassemblyError};
 pub use tracker::{
     MAX_DUPLICATES_PER_SACK, MAX_GAP_OFFSET, MAX_GAP_RANGES, MAX_SACK_DELAY, Received,

@@ -16,7 +16,7 @@ use crate::message::Reliability;
 use crate::serial::{Ssn, StreamId, Tsn};
 use crate::time::Time;
 use crate::tx::send_queue::PendingFragment;
-use crate::wire::chunk::{Data, Sack};
+use crate::wire::chunk::{Chunk, Data, IData, PpidOrFsn, Sack};
 use crate::wire::padded;
 
 /// Where a sent chunk stands.
@@ -63,19 +63,51 @@ pub struct SentChunk {
 impl SentChunk {
     /// Bytes the chunk occupies on the wire: header, payload and padding.
     pub fn size(&self) -> u32 {
-        chunk_size(self.frag.payload.len())
+        self.frag.chunk_size()
     }
 
-    /// The chunk as it goes on the wire.
-    pub fn to_data(&self) -> Data<'_> {
-        let f = &self.frag;
-        Data {
-            flags: f.flags,
-            tsn: self.tsn.0,
-            stream_id: f.stream_id.0,
-            ssn: f.ssn.0,
-            ppid: f.ppid,
-            payload: f.payload[..].into(),
+    /// The chunk as it goes on the wire, DATA or I-DATA, with the I bit
+    /// also set if `immediate`.
+    pub fn to_chunk(&self, immediate: bool) -> Chunk<'_> {
+        self.frag.to_chunk(self.tsn, immediate)
+    }
+}
+
+impl PendingFragment {
+    /// Bytes its chunk occupies on the wire: header, payload and padding.
+    pub fn chunk_size(&self) -> u32 {
+        chunk_size_for(self.payload.len(), self.idata)
+    }
+
+    /// The chunk that carries it with `tsn`: DATA (RFC 9260 3.3.1) or I-DATA
+    /// (RFC 8260 2.1), with the I bit also set if `immediate`.
+    pub fn to_chunk(&self, tsn: Tsn, immediate: bool) -> Chunk<'_> {
+        let mut flags = self.flags;
+        flags.immediate |= immediate;
+        if self.idata {
+            Chunk::IData(IData {
+                flags,
+                tsn: tsn.0,
+                stream_id: self.stream_id.0,
+                mid: self.mid,
+                // RFC 8260 2.1: the first fragment carries the PPID, the
+                // others their FSN.
+                ppid_or_fsn: if flags.beginning {
+                    PpidOrFsn::Ppid(self.ppid)
+                } else {
+                    PpidOrFsn::Fsn(self.fsn)
+                },
+                payload: self.payload[..].into(),
+            })
+        } else {
+            Chunk::Data(Data {
+                flags,
+                tsn: tsn.0,
+                stream_id: self.stream_id.0,
+                ssn: self.ssn.0,
+                ppid: self.ppid,
+                payload: self.payload[..].into(),
+            })
         }
     }
 }
@@ -93,7 +125,18 @@ pub fn window_cost(size: u32) -> u32 {
 
 /// Bytes of a DATA chunk with `payload` bytes of user data, padding included.
 pub fn chunk_size(payload: usize) -> u32 {
-    u32::try_from(padded(Data::HEADER_LEN + payload)).unwrap_or(u32::MAX)
+    chunk_size_for(payload, false)
+}
+
+/// Bytes of a DATA (or, if `idata`, I-DATA: RFC 8260 2.1, a 20-byte header)
+/// chunk with `payload` bytes of user data, padding included.
+pub fn chunk_size_for(payload: usize, idata: bool) -> u32 {
+    let header = if idata {
+        IData::HEADER_LEN
+    } else {
+        Data::HEADER_LEN
+    };
+    u32::try_from(padded(header + payload)).unwrap_or(u32::MAX)
 }
 
 /// One SCTP packet that carried DATA.
@@ -325,11 +368,15 @@ impl Outstanding {
         let msg_first_sent = if frag.flags.beginning {
             now
         } else {
-            // Fragments of one message have consecutive TSNs (RFC 9260 6.9).
-            self.chunks
-                .back()
-                .filter(|prev| prev.frag.msg == frag.msg)
-                .map_or(now, |prev| prev.msg_first_sent)
+            // Fragments of one message have consecutive TSNs (RFC 9260 6.9);
+            // with I-DATA they interleave with other streams' (RFC 8260).
+            let mut earlier = self.chunks.iter().rev();
+            let prev = if frag.idata {
+                earlier.find(|prev| prev.frag.msg == frag.msg)
+            } else {
+                earlier.next().filter(|prev| prev.frag.msg == frag.msg)
+            };
+            prev.map_or(now, |prev| prev.msg_first_sent)
         };
         let immediate = frag.flags.immediate;
         let chunk = SentChunk {
@@ -721,13 +768,19 @@ impl Outstanding {
             return false;
         };
         let mut changed = false;
-        // Fragments of one message have consecutive TSNs (RFC 9260 6.9).
+        // Fragments of one message have consecutive TSNs (RFC 9260 6.9);
+        // with I-DATA other streams' fragments lie between them (RFC 8260).
         for i in first..self.chunks.len() {
             let chunk = &mut self.chunks[i];
             if chunk.frag.msg != msg {
+                if chunk.frag.idata {
+                    continue;
+                }
                 break;
             }
             chunk.message_abandoned = true;
+            // The message's last chunk: nothing of it follows.
+            let last = chunk.frag.flags.ending;
             match chunk.state {
                 ChunkState::InFlight => {
                     let (size, packet) = (chunk.size(), chunk.packet);
@@ -735,15 +788,20 @@ impl Outstanding {
                     self.flight_size -= size;
                     self.in_flight -= 1;
                     self.leave_packet(packet);
+                    self.abandoned += 1;
+                    changed = true;
                 }
                 ChunkState::Marked(_) => {
                     chunk.state = ChunkState::Abandoned;
                     self.marked -= 1;
+                    self.abandoned += 1;
+                    changed = true;
                 }
-                ChunkState::GapAcked | ChunkState::Abandoned => continue,
+                ChunkState::GapAcked | ChunkState::Abandoned => {}
             }
-            self.abandoned += 1;
-            changed = true;
+            if last {
+                break;
+            }
         }
         self.trim_packets();
         changed
@@ -812,6 +870,34 @@ impl Outstanding {
         (point, skipped)
     }
 
+    /// RFC 8260 2.3.1: [`forward_tsn_point`](Self::forward_tsn_point) for
+    /// I-FORWARD-TSN: the point, and the (stream, U, MID) entries of the
+    /// messages it skips: per stream the highest ordered MID skipped, and
+    /// each unordered message skipped. At most `max_entries`.
+    pub fn iforward_tsn_point(&self, max_entries: usize) -> (Tsn, Vec<(StreamId, bool, u32)>) {
+        let mut point = self.cum_ack_point;
+        let mut skipped: Vec<(StreamId, bool, u32)> = Vec::new();
+        for c in self
+            .chunks
+            .iter()
+            .take_while(|c| c.state == ChunkState::Abandoned)
+        {
+            let (stream, unordered, mid) = (c.frag.stream_id, c.frag.flags.unordered, c.frag.mid);
+            // TSN order is MID order within a stream's ordered messages.
+            let full = skipped.len() >= max_entries;
+            let entry = skipped
+                .iter_mut()
+                .find(|(s, u, m)| *s == stream && *u == unordered && (!unordered || *m == mid));
+            match entry {
+                Some(e) => e.2 = mid,
+                None if !full => skipped.push((stream, unordered, mid)),
+                None => break,
+            }
+            point = c.tsn;
+        }
+        (point, skipped)
+    }
+
     /// Removes everything (the association ended); returns the chunks.
     pub fn drain(&mut self) -> Vec<SentChunk> {
         self.flight_size = 0;
@@ -849,6 +935,9 @@ mod tests {
             payload: Bytes::from(vec![0u8; len]),
             queued_at: Time::ZERO,
             reliability: crate::message::Reliability::Reliable,
+            idata: false,
+            mid: 0,
+            fsn: 0,
         }
     }
 

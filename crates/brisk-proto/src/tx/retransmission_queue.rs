@@ -26,7 +26,9 @@ use crate::tx::outstanding::{
     AckedMessage, ChunkState, Outstanding, SackOutcome, SackRejected, SentChunk, window_cost,
 };
 use crate::tx::send_queue::PendingFragment;
-use crate::wire::chunk::{ForwardTsn, ForwardTsnStream, PktDrop, Sack};
+use crate::wire::chunk::{
+    ForwardTsn, ForwardTsnStream, IForwardTsn, IForwardTsnStream, PktDrop, Sack,
+};
 
 /// What the queue borrows from the association for one call: the knobs, the
 /// path the data goes to (its congestion control and RTO) and the timers.
@@ -334,7 +336,7 @@ impl RetransmissionQueue {
         env: &mut TxEnv<'_>,
     ) -> Tsn {
         let payload_len = frag.payload.len() as u64;
-        let size = crate::tx::outstanding::chunk_size(frag.payload.len());
+        let size = frag.chunk_size();
         let tsn = self.outstanding.send_new(frag, now, packet);
         // 6.2.1 B.
         self.peer_window.on_sent(window_cost(size));
@@ -772,6 +774,8 @@ impl RetransmissionQueue {
             })
             .map(|c| c.frag.msg)
             .collect();
+        // With I-DATA a message's chunks need not be adjacent (RFC 8260).
+        due.sort_unstable();
         due.dedup();
         for &msg in &due {
             self.abandon(msg);
@@ -806,9 +810,7 @@ impl RetransmissionQueue {
         if point == self.outstanding.cum_ack_point() || self.forwarded_to == Some(point) {
             return None;
         }
-        self.forwarded_to = Some(point);
-        self.forwarded_at = now;
-        self.forwarded_before = self.outstanding.next_tsn();
+        self.note_forwarded(now, point);
         Some(ForwardTsn {
             new_cum_tsn: point.0,
             streams: streams
@@ -816,6 +818,39 @@ impl RetransmissionQueue {
                 .map(|(stream, ssn)| ForwardTsnStream {
                     stream_id: stream.0,
                     ssn: ssn.0,
+                })
+                .collect(),
+        })
+    }
+
+    /// A FORWARD TSN (or I-FORWARD-TSN) to `point` leaves now: remembered
+    /// so that it is not repeated until lost (`repeat_lost_forward_tsn`).
+    fn note_forwarded(&mut self, now: Time, point: Tsn) {
+        self.forwarded_to = Some(point);
+        self.forwarded_at = now;
+        self.forwarded_before = self.outstanding.next_tsn();
+    }
+
+    /// RFC 8260 2.3.1: [`take_forward_tsn`](Self::take_forward_tsn) for an
+    /// association that sends I-DATA: the I-FORWARD-TSN to send now, if due,
+    /// with at most `max_entries` (stream, U, MID) entries.
+    pub fn take_iforward_tsn(&mut self, now: Time, max_entries: usize) -> Option<IForwardTsn> {
+        if self.outstanding.abandoned() == 0 {
+            return None;
+        }
+        let (point, entries) = self.outstanding.iforward_tsn_point(max_entries);
+        if point == self.outstanding.cum_ack_point() || self.forwarded_to == Some(point) {
+            return None;
+        }
+        self.note_forwarded(now, point);
+        Some(IForwardTsn {
+            new_cum_tsn: point.0,
+            streams: entries
+                .into_iter()
+                .map(|(stream, unordered, mid)| IForwardTsnStream {
+                    stream_id: stream.0,
+                    unordered,
+                    mid,
                 })
                 .collect(),
         })
@@ -1009,6 +1044,9 @@ mod tests {
                 payload: Bytes::from(vec![0u8; 100]),
                 queued_at: now,
                 reliability: crate::message::Reliability::Reliable,
+                idata: false,
+                mid: 0,
+                fsn: 0,
             };
             let tsn = rq.send_new(frag, now, p, &mut env);
             rq.end_packet();

@@ -19,6 +19,15 @@
 //!   first come first served, round robin per message (the default) or per
 //!   packet, strict priority, or weighted fair queueing. Whole messages are
 //!   scheduled; messages leave a stream in the order they were pushed.
+//! - **Interleaving (I-DATA, RFC 8260).** Once the association negotiated
+//!   I-DATA ([`SendQueue::set_interleaving`]), each stream may have its front
+//!   message part-sent, and the scheduler picks a stream for every fragment:
+//!   a small message on one stream no longer waits for a large one on another
+//!   to finish. Each stream numbers its ordered messages with a 32-bit Message
+//!   Identifier (MID) and its unordered messages with a MID sequence of their
+//!   own (RFC 8260 2.1); each fragment carries its Fragment Sequence Number
+//!   (FSN), 0 on the first. Messages of one stream still leave in order, one
+//!   at a time.
 //!
 //! With round robin and first come first served every operation is O(1)
 //! apart from [`SendQueue::drain`], [`SendQueue::limit_streams`] and
@@ -55,6 +64,13 @@ pub struct PendingFragment {
     pub queued_at: Time,
     /// The message's partial-reliability policy (RFC 3758, RFC 7496).
     pub reliability: Reliability,
+    /// Sent as I-DATA (RFC 8260 2.1) rather than DATA.
+    pub idata: bool,
+    /// I-DATA: the Message Identifier, per stream and per ordered/unordered
+    /// sequence; 0 for DATA.
+    pub mid: u32,
+    /// I-DATA: the Fragment Sequence Number, 0 on the first fragment; 0 for DATA.
+    pub fsn: u32,
 }
 
 /// Why a message was not queued. The message is dropped, never sent in part.
@@ -112,13 +128,29 @@ struct InProgress {
     ssn: Ssn,
 }
 
+/// I-DATA: the front message of a stream, part of which was handed out.
+#[derive(Debug, Clone, Copy)]
+struct Started {
+    mid: u32,
+    next_fsn: u32,
+    /// What the whole message takes of the peer's receive buffer.
+    charge: usize,
+}
+
 /// Per-stream state, created the first time a stream is used.
 #[derive(Debug)]
 struct Stream {
     id: StreamId,
     /// SSN of the next ordered message (RFC 9260 6.5).
     next_ssn: Ssn,
-    /// Messages of which nothing was handed out, oldest first.
+    /// I-DATA: MID of the next ordered message (RFC 8260 2.1).
+    next_mid: u32,
+    /// I-DATA: MID of the next unordered message, a sequence of its own.
+    next_unordered_mid: u32,
+    /// I-DATA: the front message was started (its first fragment handed out).
+    started: Option<Started>,
+    /// Messages not finished, oldest first; without I-DATA nothing of them
+    /// was handed out (the started one is `SendQueue::current`).
     messages: VecDeque<Queued>,
     /// RFC 6525 5.1.2 A1: while the stream's reset is requested, messages
     /// sent after the request wait here, unscheduled and without an SSN,
@@ -127,6 +159,17 @@ struct Stream {
     /// go (with the numbering the first reset gives) before the second
     /// reset. Empty: not paused.
     held: VecDeque<VecDeque<Queued>>,
+}
+
+impl Stream {
+    /// RFC 6525 5.1.2 (and 5.1.4): after a reset the stream numbers its
+    /// ordered messages from SSN 0 again; with I-DATA, RFC 8260 2.3 resets
+    /// both MID counters, ordered and unordered, to 0.
+    fn reset_numbering(&mut self) {
+        self.next_ssn = Ssn(0);
+        self.next_mid = 0;
+        self.next_unordered_mid = 0;
+    }
 }
 
 /// `slot_of` entry of a stream that has no state yet.
@@ -151,6 +194,15 @@ pub struct SendQueue {
     /// Messages not yet started with a lifetime (RFC 7496 3.1): while none
     /// is queued, nothing can expire and nothing is searched.
     timed: usize,
+    /// I-DATA was negotiated: fragments of different streams interleave.
+    interleave: bool,
+    /// Interleaving: the largest fragment last asked for, the unit the
+    /// scheduler weighs a stream's turn by (WFQ).
+    unit: usize,
+    /// Interleaving: the peer's receive buffer (its a_rwnd at the
+    /// handshake), and what the messages started and not finished take of it.
+    peer_buffer: usize,
+    open_charge: usize,
 }
 
 impl SendQueue {
@@ -184,7 +236,37 @@ impl SendQueue {
             buffered: 0,
             len: 0,
             timed: 0,
+            interleave: false,
+            unit: DEFAULT_UNIT,
+            peer_buffer: usize::MAX,
+            open_charge: 0,
         }
+    }
+
+    /// RFC 8260 2.2: I-DATA was negotiated (or not). With it, every message
+    /// goes as I-DATA and the scheduler picks a stream for each fragment.
+    /// Called when the handshake ends, before any fragment was handed out.
+    pub fn set_interleaving(&mut self, on: bool) {
+        if self.interleave != on && self.current.is_none() {
+            self.interleave = on;
+            // The scheduler weighs the queued streams anew by the new unit.
+            self.set_scheduler(self.sched.kind());
+        }
+    }
+
+    /// Whether fragments interleave (I-DATA negotiated).
+    pub fn interleaving(&self) -> bool {
+        self.interleave
+    }
+
+    /// Interleaving: the peer's receive buffer, `bytes` (its a_rwnd at the
+    /// handshake). The receiver holds every message it has part of until the
+    /// message is whole, so the messages in progress at once must fit in it
+    /// together, or none could ever finish: a message that would not fit
+    /// beside those in progress waits until they finish (one alone always
+    /// starts, as with DATA).
+    pub fn set_peer_buffer(&mut self, bytes: u32) {
+        self.peer_buffer = usize::try_from(bytes).unwrap_or(usize::MAX);
     }
 
     /// Queues a message at the back of its stream. On error nothing is queued.
@@ -235,7 +317,7 @@ impl SendQueue {
             held.push_back(queued);
         } else {
             stream.messages.push_back(queued);
-            let head_len = stream.messages.front().map_or(size, |m| m.payload.len());
+            let head_len = self.head_len(slot).unwrap_or(size);
             self.sched.on_push(slot, was_idle, head_len);
         }
         self.buffered += size;
@@ -252,6 +334,9 @@ impl SendQueue {
     pub fn next_fragment(&mut self, max_payload: usize) -> Option<PendingFragment> {
         if max_payload == 0 {
             return None;
+        }
+        if self.interleave {
+            return self.next_interleaved(max_payload);
         }
         // RFC 9260 6.9: the fragments of a message take consecutive TSNs, so a
         // started message finishes before the next one begins.
@@ -283,6 +368,9 @@ impl SendQueue {
             payload,
             queued_at: cur.msg.queued_at,
             reliability: cur.msg.reliability,
+            idata: false,
+            mid: 0,
+            fsn: 0,
         };
         self.buffered -= fragment.payload.len();
         if ending {
@@ -299,6 +387,10 @@ impl SendQueue {
             return None;
         }
         let remaining = match &self.current {
+            _ if self.interleave => {
+                let (slot, _) = self.interleaved_slot(max_payload)?;
+                self.streams[slot as usize].messages.front()?.payload.len()
+            }
             Some(cur) => cur.msg.payload.len(),
             None => {
                 let slot = self.sched.peek()?;
@@ -326,6 +418,13 @@ impl SendQueue {
     /// True if the next fragment continues a message whose first fragment has
     /// already been handed out; it must then go out before any other new data.
     pub fn is_mid_message(&self) -> bool {
+        if self.interleave {
+            // RFC 8260: the stream in turn continues its started message.
+            return self
+                .sched
+                .peek()
+                .is_some_and(|slot| self.streams[slot as usize].started.is_some());
+        }
         self.current.is_some()
     }
 
@@ -339,13 +438,21 @@ impl SendQueue {
             ids.push((cur.msg.id, true));
         }
         for stream in &mut self.streams {
-            ids.extend(stream.messages.drain(..).map(|m| (m.id, false)));
+            let started = stream.started.take().is_some();
+            ids.extend(
+                stream
+                    .messages
+                    .drain(..)
+                    .enumerate()
+                    .map(|(i, m)| (m.id, started && i == 0)),
+            );
             for held in stream.held.drain(..) {
                 ids.extend(held.into_iter().map(|m| (m.id, false)));
             }
         }
         self.sched.clear();
         ids.sort_unstable_by_key(|&(id, _)| id);
+        self.open_charge = 0;
         self.buffered = 0;
         self.len = 0;
         self.timed = 0;
@@ -360,6 +467,9 @@ impl SendQueue {
         }
         let mut gone = Vec::new();
         for stream in &mut self.streams {
+            // I-DATA: a started front message took TSNs; it is abandoned
+            // with its chunks, not here.
+            let mut keep_front = stream.started.is_some();
             let mut keep = |m: &Queued| {
                 let expired =
                     is_timed(m.reliability) && m.reliability.abandons(m.queued_at, 0, now);
@@ -368,7 +478,9 @@ impl SendQueue {
                 }
                 !expired
             };
-            stream.messages.retain(&mut keep);
+            stream
+                .messages
+                .retain(|m| std::mem::take(&mut keep_front) || keep(m));
             for held in &mut stream.held {
                 held.retain(&mut keep);
             }
@@ -391,7 +503,13 @@ impl SendQueue {
     /// being fragmented, returns its end as a fragment without payload, for
     /// the retransmission queue to give a TSN that FORWARD TSN skips, so that
     /// the receiver learns the message's stream and SSN (as dcSCTP does).
+    ///
+    /// With I-DATA the message is the started front of its stream, and its
+    /// end carries its MID, which the I-FORWARD-TSN names (RFC 8260 2.3).
     pub fn abandon_current(&mut self, id: MessageId) -> Option<PendingFragment> {
+        if self.interleave {
+            return self.abandon_started(id);
+        }
         if self.current.as_ref().is_none_or(|cur| cur.msg.id != id) {
             return None;
         }
@@ -412,7 +530,45 @@ impl SendQueue {
             payload: Bytes::new(),
             queued_at: cur.msg.queued_at,
             reliability: cur.msg.reliability,
+            idata: false,
+            mid: 0,
+            fsn: 0,
         })
+    }
+
+    /// I-DATA: drops the started front message `id` of its stream, if any,
+    /// and returns its end as a fragment without payload.
+    fn abandon_started(&mut self, id: MessageId) -> Option<PendingFragment> {
+        let stream = self
+            .streams
+            .iter_mut()
+            .find(|s| s.started.is_some() && s.messages.front().is_some_and(|m| m.id == id))?;
+        let started = stream.started.take()?;
+        self.open_charge = self.open_charge.saturating_sub(started.charge);
+        let m = stream.messages.pop_front()?;
+        let end = PendingFragment {
+            msg: m.id,
+            stream_id: stream.id,
+            ssn: Ssn(0),
+            ppid: m.ppid,
+            flags: DataFlags {
+                immediate: false,
+                unordered: m.unordered,
+                beginning: false,
+                ending: true,
+            },
+            payload: Bytes::new(),
+            queued_at: m.queued_at,
+            reliability: m.reliability,
+            idata: true,
+            mid: started.mid,
+            fsn: started.next_fsn,
+        };
+        self.buffered -= m.payload.len();
+        self.len -= 1;
+        // The scheduler learns the queue anew (a rare event).
+        self.set_scheduler(self.sched.kind());
+        Some(end)
     }
 
     /// Narrows the streams to the number negotiated in the handshake (RFC 9260
@@ -427,10 +583,16 @@ impl SendQueue {
                     if stream.messages.is_empty() && held.is_empty() {
                         continue;
                     }
-                    for m in stream.messages.drain(..).chain(held) {
+                    let started = stream.started.take();
+                    if let Some(s) = started {
+                        self.open_charge = self.open_charge.saturating_sub(s.charge);
+                    }
+                    let started = started.is_some();
+                    for (i, m) in stream.messages.drain(..).chain(held).enumerate() {
+                        let counted_timed = !(started && i == 0);
                         self.buffered -= m.payload.len();
                         self.len -= 1;
-                        self.timed -= usize::from(is_timed(m.reliability));
+                        self.timed -= usize::from(counted_timed && is_timed(m.reliability));
                         removed.push(m.id);
                     }
                     // At most 65535 streams: the slot fits in a u32.
@@ -577,16 +739,17 @@ impl SendQueue {
         };
         let stream = &mut self.streams[slot as usize];
         if reset_ssn {
-            stream.next_ssn = Ssn(0);
+            stream.reset_numbering();
         }
         let Some(held) = stream.held.pop_front() else {
             return;
         };
         for m in held {
+            let stream = &mut self.streams[slot as usize];
             let was_idle = stream.messages.is_empty();
             let len = m.payload.len();
             stream.messages.push_back(m);
-            let head_len = stream.messages.front().map_or(len, |m| m.payload.len());
+            let head_len = self.head_len(slot).unwrap_or(len);
             self.sched.on_push(slot, was_idle, head_len);
         }
     }
@@ -595,7 +758,7 @@ impl SendQueue {
     /// messages from 0 again.
     pub fn reset_all_ssns(&mut self) {
         for stream in &mut self.streams {
-            stream.next_ssn = Ssn(0);
+            stream.reset_numbering();
         }
     }
 
@@ -647,6 +810,9 @@ impl SendQueue {
             self.streams.push(Stream {
                 id: StreamId(stream_id),
                 next_ssn: Ssn(0),
+                next_mid: 0,
+                next_unordered_mid: 0,
+                started: None,
                 messages: VecDeque::new(),
                 held: VecDeque::new(),
             });
@@ -666,14 +832,168 @@ impl SendQueue {
         Ok(self.slot(stream_id))
     }
 
-    /// The length of the front message of stream `slot`, if it has one.
+    /// The length of the front message of stream `slot`, if it has one:
+    /// what the scheduler weighs its turn by. With I-DATA a turn is one
+    /// fragment, at most the unit.
     fn head_len(&self, slot: u32) -> Option<usize> {
-        self.streams[slot as usize]
+        let len = self.streams[slot as usize].messages.front()?.payload.len();
+        Some(if self.interleave {
+            len.min(self.unit)
+        } else {
+            len
+        })
+    }
+
+    /// I-DATA (RFC 8260): the next fragment of the stream in turn, whose
+    /// front message may already be part-sent; the scheduler picks a stream
+    /// for each fragment.
+    fn next_interleaved(&mut self, max_payload: usize) -> Option<PendingFragment> {
+        self.unit = max_payload;
+        let (slot, bypass) = self.interleaved_slot(max_payload)?;
+        let charge = self.streams[slot as usize]
             .messages
             .front()
-            .map(|m| m.payload.len())
+            .map_or(0, |m| charge_of(m.payload.len(), max_payload));
+        let stream = &mut self.streams[slot as usize];
+        let msg = stream.messages.front_mut()?;
+        let beginning = stream.started.is_none();
+        let (mid, fsn, charge) = match stream.started {
+            Some(s) => (s.mid, s.next_fsn, s.charge),
+            None => {
+                self.open_charge += charge;
+                self.timed -= usize::from(is_timed(msg.reliability));
+                // RFC 8260 2.1: ordered and unordered messages take MIDs
+                // from separate sequences, +1 per message, wrapping at 2^32.
+                let seq = if msg.unordered {
+                    &mut stream.next_unordered_mid
+                } else {
+                    &mut stream.next_mid
+                };
+                let mid = *seq;
+                *seq = mid.wrapping_add(1);
+                (mid, 0, charge)
+            }
+        };
+        let ending = msg.payload.len() <= max_payload;
+        let payload = if ending {
+            std::mem::take(&mut msg.payload)
+        } else {
+            msg.payload.split_to(max_payload)
+        };
+        let fragment = PendingFragment {
+            msg: msg.id,
+            stream_id: stream.id,
+            ssn: Ssn(0),
+            ppid: msg.ppid,
+            flags: DataFlags {
+                immediate: ending && msg.immediate_sack,
+                unordered: msg.unordered,
+                beginning,
+                ending,
+            },
+            payload,
+            queued_at: msg.queued_at,
+            reliability: msg.reliability,
+            idata: true,
+            mid,
+            // RFC 8260 2.1: the FSN of the first fragment is 0, +1 per fragment.
+            fsn,
+        };
+        self.buffered -= fragment.payload.len();
+        if ending {
+            stream.started = None;
+            stream.messages.pop_front();
+            self.len -= 1;
+            self.open_charge = self.open_charge.saturating_sub(charge);
+        } else {
+            stream.started = Some(Started {
+                mid,
+                next_fsn: fsn.wrapping_add(1),
+                charge,
+            });
+        }
+        let next = self.head_len(slot);
+        match (bypass, ending) {
+            // Served out of turn: the scheduler keeps the stream's turn,
+            // unless it has nothing left.
+            (true, _) if next.is_none() => self.sched.remove(slot),
+            (true, _) => {}
+            (false, true) => self.sched.on_start(slot, next),
+            (false, false) => self.sched.on_fragment(slot, next.unwrap_or(0)),
+        }
+        self.pass_blocked_turns(max_payload);
+        Some(fragment)
+    }
+
+    /// Interleaving: a stream whose turn comes while its front message
+    /// cannot start (see [`Self::interleaved_slot`]) passes its turn, so
+    /// that the streams behind it (a small message, say) go first; at most
+    /// one pass per stream.
+    fn pass_blocked_turns(&mut self, max_payload: usize) {
+        if self.sched.kind() == StreamScheduler::Fcfs {
+            // One message at a time: nothing ever waits for room.
+            return;
+        }
+        for _ in 0..self.streams.len() {
+            let Some(slot) = self.sched.peek() else {
+                return;
+            };
+            if !self.blocked(slot, max_payload) {
+                return;
+            }
+            let head = self.head_len(slot).unwrap_or(0);
+            self.sched.on_fragment(slot, head);
+        }
+    }
+
+    /// Interleaving: whether the front message of stream `slot` is not
+    /// started and would not fit in the peer's buffer beside the messages
+    /// in progress (`set_peer_buffer`; one alone always fits).
+    fn blocked(&self, slot: u32, max_payload: usize) -> bool {
+        let stream = &self.streams[slot as usize];
+        let Some(front) = stream.messages.front() else {
+            return false;
+        };
+        stream.started.is_none()
+            && self.open_charge > 0
+            && self
+                .open_charge
+                .saturating_add(charge_of(front.payload.len(), max_payload))
+                > self.peer_buffer
+    }
+
+    /// Interleaving: the stream whose fragment goes next, and whether it is
+    /// served out of the scheduler's turn. The stream in turn goes, unless
+    /// it is [blocked](Self::blocked) (the streams behind it were blocked
+    /// too); then a message in progress continues instead (the first
+    /// stream's that has one), so that the peer can finish it and make room.
+    fn interleaved_slot(&self, max_payload: usize) -> Option<(u32, bool)> {
+        let slot = self.sched.peek()?;
+        if !self.blocked(slot, max_payload) {
+            return Some((slot, false));
+        }
+        // A message waits only while another is in progress; should none
+        // be, the stream in turn goes after all rather than nothing at all.
+        // At most 65535 streams: a slot fits in a u32.
+        Some(
+            self.streams
+                .iter()
+                .position(|s| s.started.is_some())
+                .map_or((slot, false), |other| (other as u32, true)),
+        )
     }
 }
+
+/// What a message of `len` bytes, cut into fragments of `max_payload`,
+/// takes of the peer's receive buffer while it is held there whole: its
+/// bytes and each chunk's bookkeeping (`tx::outstanding::PEER_CHUNK_OVERHEAD`).
+fn charge_of(len: usize, max_payload: usize) -> usize {
+    let chunks = len.div_ceil(max_payload.max(1));
+    len.saturating_add(chunks.saturating_mul(crate::tx::outstanding::PEER_CHUNK_OVERHEAD as usize))
+}
+
+/// Interleaving: the scheduler's unit until a fragment size is known.
+const DEFAULT_UNIT: usize = 1200;
 
 /// Whether a message has a lifetime (RFC 7496 3.1).
 fn is_timed(r: Reliability) -> bool {
@@ -1227,6 +1547,279 @@ mod tests {
             // FIFO within each stream.
             prop_assert_eq!(started_per_stream, pushed_per_stream);
         }
+    }
+
+    proptest! {
+        /// RFC 8260 2.1 with every scheduler: fragments of different streams
+        /// interleave, each stream's messages still start in push order, one
+        /// at a time, each message's FSNs run 0, 1, 2, ... and its bytes come
+        /// out whole; ordered and unordered messages take MIDs 0, 1, 2, ...
+        /// from separate sequences per stream.
+        #[test]
+        fn interleaved_fragments_carry_mids_and_fsns_and_reassemble_every_message(
+            ops in proptest::collection::vec(op(), 1..200),
+            tail_max in 1usize..1500,
+            kind in scheduler(),
+            peer_buffer in prop_oneof![Just(u32::MAX), 1000u32..20_000],
+        ) {
+            let mut q = SendQueue::with_scheduler(5, BIG, BIG, kind);
+            q.set_interleaving(true);
+            q.set_peer_buffer(peer_buffer);
+            let mut sent: HashMap<u64, OutgoingMessage> = HashMap::new();
+            let mut pushed_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
+            let mut started_per_stream: HashMap<u16, Vec<u64>> = HashMap::new();
+            let mut got: HashMap<u64, Vec<u8>> = HashMap::new();
+            // Per stream: the message open and its next FSN and MID.
+            let mut open: HashMap<u16, (u64, u32, u32)> = HashMap::new();
+            let mut next_mid: HashMap<(u16, bool), u32> = HashMap::new();
+            let mut completed = 0usize;
+            let mut next_id = 0u64;
+            let tail: usize = ops
+                .iter()
+                .map(|o| match o {
+                    Op::Push { len, .. } => len.div_ceil(tail_max) + 1,
+                    _ => 0,
+                })
+                .sum();
+            let all = ops.into_iter().chain(std::iter::repeat_n(Op::Pop(tail_max), tail + 1));
+            for o in all {
+                match o {
+                    Op::Push { stream, len, unordered, immediate } => {
+                        let payload: Vec<u8> =
+                            (0..len).map(|i| (next_id as usize * 31 + i) as u8).collect();
+                        let m = OutgoingMessage::new(stream, payload)
+                            .unordered(unordered)
+                            .immediate_sack(immediate)
+                            .with_ppid(next_id as u32);
+                        q.push(MessageId(next_id), m.clone(), Time::ZERO).unwrap();
+                        sent.insert(next_id, m);
+                        pushed_per_stream.entry(stream).or_default().push(next_id);
+                        next_id += 1;
+                    }
+                    Op::PacketEnd => q.on_packet_end(),
+                    Op::Tune { stream, priority, weight } => {
+                        q.set_priority(stream, priority).unwrap();
+                        q.set_weight(stream, weight).unwrap();
+                    }
+                    Op::Pop(max) => {
+                        let peeked = q.peek_len(max);
+                        let Some(f) = q.next_fragment(max) else {
+                            prop_assert_eq!(peeked, None);
+                            if !q.is_empty() {
+                                prop_assert_eq!(kind, StreamScheduler::RoundRobinPacket);
+                                q.on_packet_end();
+                            }
+                            continue;
+                        };
+                        prop_assert_eq!(peeked, Some(f.payload.len()));
+                        prop_assert!(f.idata && !f.payload.is_empty() && f.payload.len() <= max);
+                        let m = &sent[&f.msg.0];
+                        let stream = f.stream_id.0;
+                        prop_assert_eq!(stream, m.stream_id);
+                        prop_assert_eq!(f.ppid, m.ppid);
+                        prop_assert_eq!(f.flags.unordered, m.unordered);
+                        match open.get(&stream).copied() {
+                            Some((id, fsn, mid)) => {
+                                // One message at a time per stream.
+                                prop_assert!(!f.flags.beginning);
+                                prop_assert_eq!((f.msg.0, f.fsn, f.mid), (id, fsn, mid));
+                            }
+                            None => {
+                                prop_assert!(f.flags.beginning);
+                                prop_assert_eq!(f.fsn, 0);
+                                started_per_stream.entry(stream).or_default().push(f.msg.0);
+                                let n = next_mid.entry((stream, m.unordered)).or_insert(0);
+                                prop_assert_eq!(f.mid, *n);
+                                *n += 1;
+                            }
+                        }
+                        got.entry(f.msg.0).or_default().extend_from_slice(&f.payload);
+                        if f.flags.ending {
+                            open.remove(&stream);
+                            completed += 1;
+                        } else {
+                            open.insert(stream, (f.msg.0, f.fsn + 1, f.mid));
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), sent.len() - completed);
+            }
+            prop_assert!(q.is_empty());
+            for (id, m) in &sent {
+                prop_assert_eq!(&got[id][..], &m.payload[..], "message {}", id);
+            }
+            prop_assert_eq!(started_per_stream, pushed_per_stream);
+        }
+    }
+
+    /// (stream, MID, FSN, B, E) of each fragment handed out at `max`.
+    fn interleaved(q: &mut SendQueue, max: usize) -> Vec<(u16, u32, u32, bool, bool)> {
+        std::iter::from_fn(|| q.next_fragment(max))
+            .map(|f| {
+                (
+                    f.stream_id.0,
+                    f.mid,
+                    f.fsn,
+                    f.flags.beginning,
+                    f.flags.ending,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn with_interleaving_round_robin_turns_to_another_stream_between_fragments() {
+        let mut q = queue();
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(2, 10));
+        push(&mut q, 3, msg(2, 10));
+        q.set_interleaving(true);
+        assert!(q.interleaving());
+        assert_eq!(
+            interleaved(&mut q, 1000),
+            [
+                (1, 0, 0, true, false),
+                (2, 0, 0, true, true),
+                (1, 0, 1, false, false),
+                (2, 1, 0, true, true),
+                (1, 0, 2, false, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn with_interleaving_a_message_that_would_overflow_the_peer_waits_for_those_in_progress() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        // Two 3000-byte messages (3 fragments of 1000: 3768 bytes of the
+        // peer's buffer each) do not fit in 6000 bytes together.
+        q.set_peer_buffer(6000);
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(2, 3000));
+        push(&mut q, 3, msg(3, 10));
+        assert_eq!(
+            interleaved(&mut q, 1000),
+            [
+                (1, 0, 0, true, false),
+                // Stream 2 passes its turn: its message waits for room.
+                (3, 0, 0, true, true),
+                (1, 0, 1, false, false),
+                (1, 0, 2, false, true),
+                (2, 0, 0, true, false),
+                (2, 0, 1, false, false),
+                (2, 0, 2, false, true),
+            ]
+        );
+        // With room for both, they interleave.
+        let mut q = queue();
+        q.set_interleaving(true);
+        q.set_peer_buffer(8000);
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(2, 3000));
+        let streams: Vec<u16> = interleaved(&mut q, 1000).iter().map(|f| f.0).collect();
+        assert_eq!(streams, [1, 2, 1, 2, 1, 2]);
+    }
+
+    #[test]
+    fn with_interleaving_wfq_shares_fragments_by_weight_and_priority_serves_the_urgent_stream() {
+        // WFQ: a weight-3 stream gets three fragments per fragment of weight 1.
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Wfq);
+        q.set_interleaving(true);
+        q.set_weight(1, 3).unwrap();
+        push(&mut q, 1, msg(0, 30_000));
+        push(&mut q, 2, msg(1, 30_000));
+        let first: Vec<u16> = (0..16)
+            .map(|_| q.next_fragment(1000).unwrap().stream_id.0)
+            .collect();
+        assert_eq!(first.iter().filter(|&&s| s == 1).count(), 12, "{first:?}");
+        // Priority: a message on a more urgent stream takes the next
+        // fragment, even while a large one is part-sent.
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Priority);
+        q.set_interleaving(true);
+        q.set_priority(0, 5).unwrap();
+        q.set_priority(1, 1).unwrap();
+        push(&mut q, 1, msg(0, 5000));
+        assert_eq!(q.next_fragment(1000).unwrap().stream_id.0, 0);
+        push(&mut q, 2, msg(1, 1500));
+        let order: Vec<u16> = interleaved(&mut q, 1000).iter().map(|f| f.0).collect();
+        assert_eq!(order, [1, 1, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn with_interleaving_round_robin_per_packet_keeps_a_packet_to_one_stream() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::RoundRobinPacket);
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(0, 3000));
+        push(&mut q, 2, msg(1, 3000));
+        // Two fragments fill a packet: each packet is one stream's.
+        assert_eq!(
+            packets(&mut q, 1000, 2),
+            [vec![1, 1], vec![2, 2], vec![1], vec![2]]
+        );
+    }
+
+    #[test]
+    fn with_interleaving_fcfs_finishes_the_oldest_message_before_the_next() {
+        let mut q = SendQueue::with_scheduler(16, BIG, BIG, StreamScheduler::Fcfs);
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(1, 2500));
+        push(&mut q, 2, msg(2, 10));
+        let streams: Vec<u16> = interleaved(&mut q, 1000).iter().map(|f| f.0).collect();
+        assert_eq!(streams, [1, 1, 1, 2]);
+    }
+
+    #[test]
+    fn with_interleaving_unordered_messages_take_mids_of_their_own() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(0, 5));
+        push(&mut q, 2, msg(0, 5).unordered(true));
+        push(&mut q, 3, msg(0, 5));
+        push(&mut q, 4, msg(0, 5).unordered(true));
+        let mids: Vec<(u32, bool)> = std::iter::from_fn(|| q.next_fragment(100))
+            .map(|f| (f.mid, f.flags.unordered))
+            .collect();
+        assert_eq!(mids, [(0, false), (0, true), (1, false), (1, true)]);
+    }
+
+    #[test]
+    fn with_interleaving_an_abandoned_started_message_ends_with_its_mid_and_frees_its_stream() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(1, 3000));
+        push(&mut q, 2, msg(1, 10));
+        push(&mut q, 3, msg(2, 10));
+        let first = q.next_fragment(1000).unwrap();
+        assert_eq!((first.msg, first.mid), (MessageId(1), 0));
+        let end = q.abandon_current(MessageId(1)).expect("its end");
+        assert_eq!(
+            (
+                end.idata,
+                end.mid,
+                end.fsn,
+                end.flags.ending,
+                end.payload.len()
+            ),
+            (true, 0, 1, true, 0)
+        );
+        assert_eq!((q.len(), q.buffered_bytes()), (2, 20));
+        // A message not started, or unknown: nothing.
+        assert_eq!(q.abandon_current(MessageId(2)), None);
+        let rest = interleaved(&mut q, 1000);
+        assert_eq!(rest.len(), 2);
+        assert!(rest.contains(&(1, 1, 0, true, true)) && rest.contains(&(2, 0, 0, true, true)));
+    }
+
+    #[test]
+    fn with_interleaving_fragments_are_i_data_and_cost_a_20_byte_header() {
+        let mut q = queue();
+        q.set_interleaving(true);
+        push(&mut q, 1, msg(0, 100));
+        let f = q.next_fragment(1000).unwrap();
+        assert_eq!(f.chunk_size(), 120);
+        let mut q = queue();
+        push(&mut q, 1, msg(0, 100));
+        assert_eq!(q.next_fragment(1000).unwrap().chunk_size(), 116);
     }
 
     #[test]

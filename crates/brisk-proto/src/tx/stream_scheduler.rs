@@ -4,7 +4,10 @@
 //! The scheduler sees streams only as slots (indices into the send queue's
 //! stream table) and schedules whole messages: with DATA (not I-DATA) a
 //! started message takes consecutive TSNs to its end (RFC 9260 6.9), so the
-//! send queue asks the scheduler only when no message is in progress.
+//! send queue asks the scheduler only when no message is in progress. With
+//! I-DATA (RFC 8260 2.1) it asks for every fragment: a fragment that does
+//! not end its message is a turn too ([`Scheduler::on_fragment`]), so the
+//! same policies share fragments instead of messages.
 //!
 //! The send queue tells the scheduler when a stream gets a message
 //! ([`Scheduler::on_push`]), when it started a stream's front message
@@ -215,6 +218,16 @@ impl Scheduler {
             StreamScheduler::RoundRobinPacket => self.start_in_packet(slot, more),
             StreamScheduler::Priority => self.start_by_priority(slot, more),
             StreamScheduler::Wfq => self.start_by_finish_time(slot, next_len),
+        }
+    }
+
+    /// I-DATA (RFC 8260): the send queue handed out a fragment of the front
+    /// message of `slot`, which continues with a next fragment of
+    /// `next_len` bytes. Every scheduler but FCFS treats the fragment as a
+    /// turn (the stream has more); FCFS keeps the message in front.
+    pub fn on_fragment(&mut self, slot: u32, next_len: usize) {
+        if self.kind != StreamScheduler::Fcfs {
+            self.on_start(slot, Some(next_len));
         }
     }
 

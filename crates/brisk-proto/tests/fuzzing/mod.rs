@@ -243,6 +243,13 @@ pub fn config(d: &mut Dice<'_>) -> Config {
         c.path_max_retrans = d.range(1, 5);
         c.max_init_retransmits = d.range(1, 8);
     }
+    // Drawn last, so that the draws above keep their meaning for the corpus:
+    // message interleaving (RFC 8260) at one end in three, with partial
+    // reliability at times.
+    c.message_interleaving = d.chance(96);
+    if d.chance(64) {
+        c.partial_reliability = d.bool();
+    }
     if c.validate().is_err() {
         Config::rfc9260()
     } else {

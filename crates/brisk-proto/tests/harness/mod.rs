@@ -29,7 +29,7 @@ pub struct Seen {
     /// 1-based count of DATA-carrying packets in this direction.
     pub data_ordinal: Option<u64>,
     pub chunk_types: Vec<u8>,
-    /// TSNs of the DATA chunks.
+    /// TSNs of the DATA (and I-DATA) chunks.
     pub tsns: Vec<u32>,
     /// Cumulative TSN ack and gap blocks of a SACK, if any.
     pub sack: Option<(u32, Vec<(u16, u16)>)>,
@@ -258,6 +258,7 @@ impl Pair {
                 seen.chunk_types.push(c.chunk_type());
                 match c {
                     Chunk::Data(d) => seen.tsns.push(d.tsn),
+                    Chunk::IData(d) => seen.tsns.push(d.tsn),
                     Chunk::Sack(s) => {
                         seen.sack = Some((
                             s.cum_tsn_ack,

@@ -127,6 +127,9 @@ pub struct SendOptions {
     /// How hard to try; applies only where the connection negotiated
     /// partial reliability.
     pub reliability: Reliability,
+    /// The SCTP stream (0 by default); a transport without streams refuses
+    /// any other.
+    pub stream: u16,
 }
 
 impl SendOptions {

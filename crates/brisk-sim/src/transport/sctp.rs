@@ -81,7 +81,7 @@ impl Messages for Endpoint {
         let Some(a) = self.association(conn) else {
             return Err(Refused::Failed(format!("no association {conn:?}")));
         };
-        let mut m = OutgoingMessage::new(0, message).unordered(options.unordered);
+        let mut m = OutgoingMessage::new(options.stream, message).unordered(options.unordered);
         m.reliability = options.reliability;
         match a.send(now, m) {
             Ok(id) => Ok(id.0),

@@ -286,3 +286,87 @@ impl Capture {
         sctp
     }
 }
+
+/// One chunk of user data as tshark dissects it.
+#[allow(dead_code)] // used by interop.rs only
+#[derive(Debug, Clone, Copy)]
+pub struct WireChunk {
+    /// Sent from this UDP port.
+    pub from: u16,
+    /// I-DATA (with a MID), or DATA (with an SSN).
+    pub idata: bool,
+    pub tsn: u32,
+    pub stream: u16,
+}
+
+impl Capture {
+    /// Stops the capture and returns every DATA and I-DATA chunk in it,
+    /// after the checks of `finish`; also the SCTP packet count.
+    #[allow(dead_code)] // used by interop.rs only
+    pub fn finish_with_chunks(mut self) -> (usize, Vec<WireChunk>) {
+        self.stop();
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r")
+            .arg(&self.file)
+            .args(["-o", "sctp.checksum:CRC 32c"]);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        // Per frame: the TSN and stream of each DATA/I-DATA chunk, and
+        // which of them carry a MID (I-DATA) or an SSN (DATA).
+        let out = cmd
+            .args([
+                "-Y",
+                "sctp.data_tsn_raw",
+                "-T",
+                "fields",
+                "-E",
+                "aggregator=,",
+            ])
+            .args([
+                "-e",
+                "udp.srcport",
+                "-e",
+                "sctp.data_tsn_raw",
+                "-e",
+                "sctp.data_sid",
+            ])
+            .args(["-e", "sctp.data_mid", "-e", "sctp.data_ssn"])
+            .output()
+            .expect("tshark");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut chunks = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let list = |i: usize| -> Vec<&str> {
+                f.get(i)
+                    .map(|v| v.split(',').filter(|x| !x.is_empty()).collect())
+                    .unwrap_or_default()
+            };
+            let (tsns, sids) = (list(1), list(2));
+            let (mids, ssns) = (list(3).len(), list(4).len());
+            assert_eq!(tsns.len(), sids.len(), "frame `{line}`");
+            assert!(
+                mids == 0 || ssns == 0,
+                "DATA and I-DATA in one packet: `{line}`"
+            );
+            let from = f[0].parse().unwrap_or(0);
+            for (t, s) in tsns.iter().zip(&sids) {
+                chunks.push(WireChunk {
+                    from,
+                    idata: mids > 0,
+                    tsn: t.parse().unwrap(),
+                    // tshark prints the stream identifier in hex.
+                    stream: u16::from_str_radix(s.trim_start_matches("0x"), 16).unwrap(),
+                });
+            }
+        }
+        let sctp = self.stop_and_check();
+        let _ = std::fs::remove_file(&self.file);
+        (sctp, chunks)
+    }
+}

@@ -33,7 +33,7 @@ use crate::rx::{MAX_GAP_OFFSET, Reassembled, Reassembly, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
-use crate::wire::chunk::{Chunk, ForwardTsn, ReConfig, ReconfigParam, ReconfigResult};
+use crate::wire::chunk::{Chunk, ReConfig, ReconfigParam, ReconfigResult};
 
 pub(super) use ours::{filter_forward_tsn, on_timer, poll_request};
 pub(super) use theirs::{after_packet, deliver};

@@ -317,7 +317,7 @@ fn finish(
 /// SSN would then skip messages of the new numbering. The reset, performed
 /// once the peer's cumulative TSN reaches the request's, delivers what
 /// waited behind the abandoned message.
-pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut ForwardTsn) {
+pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Chunk<'static>) {
     if a.reconfig.pending().reset_tsns.is_empty() {
         return;
     }
@@ -328,22 +328,37 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Fo
         .pending_mut()
         .reset_tsns
         .retain(|_, last| cum.is_before(*last));
-    let point = Tsn(forward.new_cum_tsn);
     let outstanding = a.rtx.outstanding();
     let reset_tsns = &a.reconfig.pending().reset_tsns;
-    forward.streams.retain(|entry| {
-        let Some(&last) = reset_tsns.get(&entry.stream_id) else {
+    // An ordered entry of `stream` skipping through `point` is kept unless the
+    // last ordered chunk it skips belongs to the old numbering.
+    let keep = |stream: u16, point: Tsn| {
+        let Some(&last) = reset_tsns.get(&stream) else {
             return true;
         };
         let skipped = outstanding
             .chunks()
             .filter(|c| {
-                c.frag.stream_id.0 == entry.stream_id
+                c.frag.stream_id.0 == stream
                     && !c.frag.flags.unordered
                     && c.tsn.is_at_or_before(point)
             })
             .map(|c| c.tsn)
             .last();
         skipped.is_none_or(|tsn| last.is_before(tsn))
-    });
+    };
+    match forward {
+        Chunk::ForwardTsn(f) => {
+            let point = Tsn(f.new_cum_tsn);
+            f.streams.retain(|e| keep(e.stream_id, point));
+        }
+        // RFC 8260 2.3.1 with RFC 6525: the same for I-FORWARD-TSN's ordered
+        // entries (an unordered entry names one message, not a numbering).
+        Chunk::IForwardTsn(f) => {
+            let point = Tsn(f.new_cum_tsn);
+            f.streams
+                .retain(|e| e.unordered || keep(e.stream_id, point));
+        }
+        _ => {}
+    }
 }

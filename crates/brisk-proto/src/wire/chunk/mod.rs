@@ -40,7 +40,7 @@ pub use error::OperationError;
 pub use forward_tsn::{ForwardTsn, ForwardTsnStream};
 pub use heartbeat::{Heartbeat, HeartbeatChunk};
 pub use heartbeat_ack::HeartbeatAck;
-pub use idata::IData;
+pub use idata::{IData, PpidOrFsn};
 pub use iforward_tsn::{IForwardTsn, IForwardTsnStream};
 pub use init::{Init, InitChunk};
 pub use init_ack::InitAck;
