@@ -381,6 +381,12 @@ matrix! {
 // Every run is tshark-checked like the others, and also for FORWARD TSNs from
 // the sender (those listing stream 0 when ordered) and for the receiver's
 // cumulative TSN ack reaching the sender's last TSN.
+//
+// The `idata` cases run the same with message interleaving negotiated (RFC
+// 8260; Brisk's `message_interleaving`, usrsctp's `--interleave`, pion's
+// default): the sender's user data must all be I-DATA (type 64) and its
+// forward TSNs all I-FORWARD-TSN (type 194, never 192), listing stream 0 with
+// the U bit of the skipped messages (ordered and unordered alike).
 // ---------------------------------------------------------------------------
 
 use std::collections::BTreeSet;
@@ -534,9 +540,8 @@ impl Pr {
     }
 
     /// The capture against `wire_filters`: only the negotiated kinds of
-    /// user data and forward TSN chunks came from the sender; returns the
-    /// delay from the first dropped DATA to the first forward TSN (s).
-    fn check_wire(&self, counts: &[Vec<f64>], who: &str) -> f64 {
+    /// user data and forward TSN chunks came from the sender.
+    fn check_chunk_kinds(&self, counts: &[Vec<f64>], who: &str) {
         let (fwd, data) = (self.forward_tsn(), self.data());
         assert!(
             !counts[5].is_empty(),
@@ -553,6 +558,13 @@ impl Pr {
             0,
             "{who} sent forward TSN chunks other than type {fwd}"
         );
+    }
+
+    /// `check_chunk_kinds`, and forward TSNs were sent: returns the delay
+    /// from the first dropped DATA to the first forward TSN (s).
+    fn check_wire(&self, counts: &[Vec<f64>], who: &str) -> f64 {
+        let fwd = self.forward_tsn();
+        self.check_chunk_kinds(counts, who);
         assert!(
             !counts[0].is_empty(),
             "tshark sees no chunk of type {fwd} from {who}"
@@ -574,16 +586,21 @@ impl Pr {
     /// it lost (RFC 3758 3.5 C3), well before T3 (RTO.Min 200 ms here).
     fn check_forward_tsns(&self, relay: &Relay, sent: &[f64], who: &str) {
         let lost = self.lost_forward_tsns as usize;
-        assert_eq!(relay.chunk_drops(), lost as u64, "FORWARD TSNs dropped");
+        let fwd = self.forward_tsn();
+        assert_eq!(
+            relay.chunk_drops(),
+            lost as u64,
+            "chunks of type {fwd} dropped"
+        );
         assert!(
             sent.len() > lost,
-            "{who} sent {} FORWARD TSNs, {lost} of them lost",
+            "{who} sent {} chunks of type {fwd}, {lost} of them lost",
             sent.len()
         );
         if lost > 0 {
             let again = sent[1] - sent[0];
             eprintln!(
-                "{who} sent the lost FORWARD TSN again {:.1} ms later",
+                "{who} sent the lost chunk of type {fwd} again {:.1} ms later",
                 again * 1e3
             );
             if who == "Brisk" {
@@ -992,7 +1009,8 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
         let (packets, counts) = capture.finish_matching(&filters);
         assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-        assert_eq!(counts[0].len(), 0, "tshark sees a FORWARD TSN from pion");
+        pr.check_chunk_kinds(&counts, peer);
+        assert_eq!(counts[0].len(), 0, "tshark sees a forward TSN from pion");
         assert!(
             !counts[1].is_empty(),
             "no SACK or SHUTDOWN from Brisk acks TSN {last}"
@@ -1100,6 +1118,18 @@ const IDATA_RTX0_ORDERED: Pr = Pr {
     ordered: true,
     ..IDATA_RTX0
 };
+/// Two I-DATA fragments a message (FRAG_DROPS: a partial message the
+/// receiver must discard), ordered, and the first I-FORWARD-TSN lost too.
+const IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST: Pr = Pr {
+    interleave: true,
+    lost_forward_tsns: 1,
+    ..RTX0_FRAGMENTED_ORDERED
+};
+/// Timed, ordered.
+const IDATA_TTL_ORDERED: Pr = Pr {
+    interleave: true,
+    ..TTL_ORDERED
+};
 
 macro_rules! pr_matrix {
     ($($name:ident: $f:ident($peer:literal, $pr:expr);)*) => {
@@ -1153,6 +1183,14 @@ pr_matrix! {
     usrsctp_pr_idata_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", IDATA_RTX0_ORDERED);
     brisk_pr_idata_rtx0_ordered_to_pion_under_loss: brisk_sends_pr("pion", IDATA_RTX0_ORDERED);
     pion_pr_idata_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("pion", IDATA_RTX0_ORDERED);
+    brisk_pr_idata_fragmented_iforward_tsn_lost_to_usrsctp: brisk_sends_pr("usrsctp", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    usrsctp_pr_idata_fragmented_iforward_tsn_lost_to_brisk: peer_sends_pr("usrsctp", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    brisk_pr_idata_fragmented_iforward_tsn_lost_to_pion: brisk_sends_pr("pion", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    pion_pr_idata_fragmented_iforward_tsn_lost_to_brisk: peer_sends_pr("pion", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    brisk_pr_idata_ttl_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", IDATA_TTL_ORDERED);
+    usrsctp_pr_idata_ttl_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", IDATA_TTL_ORDERED);
+    brisk_pr_idata_ttl_ordered_to_pion_under_loss: brisk_sends_pr("pion", IDATA_TTL_ORDERED);
+    pion_pr_idata_ttl_ordered_to_brisk_under_loss: peer_sends_pr("pion", IDATA_TTL_ORDERED);
 }
 
 // ---- Stream reconfiguration (RFC 6525) --------------------------------------
