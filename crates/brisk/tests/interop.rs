@@ -924,7 +924,8 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
     // pion v1.11.3 never abandons a timed message once sent: its lifetime is
     // measured from `since`, which every (re)transmission sets to now just
     // before checkPartialReliabilityStatus (association.go). So no FORWARD
-    // TSN comes; what it does instead is asserted below.
+    // TSN comes (nor, with I-DATA, an I-FORWARD-TSN); what it does instead
+    // is asserted below.
     let pion_timed = peer == "pion" && matches!(case, PrCase::Ttl(_));
     let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
         .await
