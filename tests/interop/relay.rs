@@ -379,6 +379,52 @@ mod relay_tests {
         assert_eq!(c.ordinal_of(104), None);
     }
 
+    /// An SCTP packet with I-DATA chunks (RFC 8260 2.1) of these TSNs.
+    fn idata_packet(tsns: &[u32]) -> Vec<u8> {
+        let mut p = vec![0x13, 0x88, 0x13, 0x88, 0, 0, 0, 1, 0, 0, 0, 0];
+        for &tsn in tsns {
+            // I-DATA, B and E bits, 20 + 3 bytes: TSN, stream 0, reserved,
+            // MID, PPID, payload, padded.
+            p.extend([64, 3, 0, 23]);
+            p.extend(tsn.to_be_bytes());
+            p.extend([0, 0, 0, 0]);
+            p.extend(tsn.wrapping_mul(3).to_be_bytes());
+            p.extend([0, 0, 0, 0]);
+            p.extend([1, 2, 3, 0]);
+        }
+        p
+    }
+
+    /// With I-DATA negotiated the side's TSNs are counted and dropped the
+    /// same way (brisk-net's classifier reads both chunk types).
+    #[test]
+    fn counts_and_drops_idata_like_data() {
+        let rule = Rule::first_transmission(Side::A, &[1]);
+        let mut c = Counter::default();
+        assert_eq!(
+            c.classify(&idata_packet(&[40]), Some(&rule)).new,
+            vec![(0, 40)]
+        );
+        let v = c.classify(&idata_packet(&[41, 42]), Some(&rule));
+        assert_eq!((v.new, v.drop), (vec![(1, 41), (2, 42)], true));
+        let v = c.classify(&idata_packet(&[41]), Some(&rule));
+        assert_eq!((v.retransmitted, v.drop), (vec![41], false));
+        // An I-FORWARD-TSN (type 194) alone carries no TSN of user data,
+        // and is dropped when asked.
+        let mut fwd = idata_packet(&[]);
+        fwd.extend([194, 0, 0, 8, 0, 0, 0, 42]);
+        let rule = rule.and_chunks(194, 1);
+        assert_eq!(
+            c.classify(&fwd, Some(&rule)),
+            Verdict {
+                drop: true,
+                chunk_drop: true,
+                ..Verdict::default()
+            }
+        );
+        assert!(!c.classify(&fwd, Some(&rule)).drop);
+    }
+
     #[test]
     fn counts_across_tsn_wrap_around() {
         let mut c = Counter::default();

@@ -381,6 +381,12 @@ matrix! {
 // Every run is tshark-checked like the others, and also for FORWARD TSNs from
 // the sender (those listing stream 0 when ordered) and for the receiver's
 // cumulative TSN ack reaching the sender's last TSN.
+//
+// The `idata` cases run the same with message interleaving negotiated (RFC
+// 8260; Brisk's `message_interleaving`, usrsctp's `--interleave`, pion's
+// default): the sender's user data must all be I-DATA (type 64) and its
+// forward TSNs all I-FORWARD-TSN (type 194, never 192), listing stream 0 with
+// the U bit of the skipped messages (ordered and unordered alike).
 // ---------------------------------------------------------------------------
 
 use std::collections::BTreeSet;
@@ -389,6 +395,12 @@ use relay::{Relay, Rule, Side};
 
 /// FORWARD TSN (RFC 3758 3.2).
 const FORWARD_TSN: u8 = 192;
+/// I-FORWARD-TSN (RFC 8260 2.3.1): replaces FORWARD TSN once I-DATA is
+/// negotiated.
+const IFORWARD_TSN: u8 = 194;
+/// DATA (RFC 9260 3.3.1) and I-DATA (RFC 8260 2.1).
+const DATA: u8 = 0;
+const IDATA: u8 = 64;
 
 /// A tshark filter: packets from `port` carrying a chunk of type `typ`.
 fn chunks_from(typ: u8, port: u16) -> String {
@@ -432,6 +444,9 @@ struct Pr {
     drops: &'static [u64],
     /// The sender's first FORWARD TSNs dropped too: it must send another.
     lost_forward_tsns: u32,
+    /// Message interleaving (RFC 8260) on both sides: I-DATA, and
+    /// I-FORWARD-TSN instead of FORWARD TSN.
+    interleave: bool,
 }
 
 /// Messages dropped, from the relay's TSN ordinals.
@@ -448,8 +463,122 @@ impl Pr {
     fn lose_forward_tsns(&self, rule: Rule) -> Rule {
         match self.lost_forward_tsns {
             0 => rule,
-            k => rule.and_chunks(FORWARD_TSN, k),
+            k => rule.and_chunks(self.forward_tsn(), k),
         }
+    }
+
+    /// The chunk that skips abandoned messages: FORWARD TSN, or
+    /// I-FORWARD-TSN with I-DATA (RFC 8260 2.3).
+    fn forward_tsn(&self) -> u8 {
+        if self.interleave {
+            IFORWARD_TSN
+        } else {
+            FORWARD_TSN
+        }
+    }
+
+    /// The chunk that carries user data.
+    fn data(&self) -> u8 {
+        if self.interleave { IDATA } else { DATA }
+    }
+
+    fn config(&self) -> Config {
+        Config {
+            message_interleaving: self.interleave,
+            ..pr_config()
+        }
+    }
+
+    /// The peer's options beyond PROTOCOL.md's: its RTO, and for usrsctp
+    /// `--interleave` (pion's pr roles offer I-DATA by default).
+    fn peer_args(&self, peer: &str) -> Vec<String> {
+        let mut args = peer_rto(peer);
+        if self.interleave && peer == "usrsctp" {
+            args.push("--interleave".into());
+        }
+        args
+    }
+
+    /// tshark filters for the capture of a run where `sender` sent `last`
+    /// as its highest TSN and `first_dropped` was its first TSN dropped
+    /// (see `check_wire` for their order).
+    fn wire_filters(
+        &self,
+        sender: u16,
+        receiver: u16,
+        last: u32,
+        first_dropped: u32,
+    ) -> Vec<String> {
+        let (fwd, other_fwd) = if self.interleave {
+            (IFORWARD_TSN, FORWARD_TSN)
+        } else {
+            (FORWARD_TSN, IFORWARD_TSN)
+        };
+        let (data, other_data) = (self.data(), IDATA - self.data());
+        // Skipped messages are listed by stream and SSN (RFC 3758 3.2), or
+        // by stream, U bit and MID (RFC 8260 2.3.1).
+        let lists_stream_0 = if self.interleave {
+            format!(
+                "sctp.i_forward_tsn_sid == 0 && sctp.i_forward_tsn_u_bit == {}",
+                u8::from(!self.ordered)
+            )
+        } else {
+            "sctp.forward_tsn_sid == 0".into()
+        };
+        vec![
+            chunks_from(fwd, sender),
+            acked_by(last, receiver),
+            format!("{} && {lists_stream_0}", chunks_from(fwd, sender)),
+            chunks_from(other_fwd, sender),
+            chunks_from(other_data, sender),
+            chunks_from(data, sender),
+            format!(
+                "{} && sctp.data_tsn_raw == {first_dropped}",
+                chunks_from(data, sender)
+            ),
+        ]
+    }
+
+    /// The capture against `wire_filters`: only the negotiated kinds of
+    /// user data and forward TSN chunks came from the sender.
+    fn check_chunk_kinds(&self, counts: &[Vec<f64>], who: &str) {
+        let (fwd, data) = (self.forward_tsn(), self.data());
+        assert!(
+            !counts[5].is_empty(),
+            "tshark sees no chunk of type {data} from {who}"
+        );
+        assert_eq!(
+            counts[4].len(),
+            0,
+            "{who} sent user data chunks other than type {data} (I-DATA: {})",
+            self.interleave
+        );
+        assert_eq!(
+            counts[3].len(),
+            0,
+            "{who} sent forward TSN chunks other than type {fwd}"
+        );
+    }
+
+    /// `check_chunk_kinds`, and forward TSNs were sent: returns the delay
+    /// from the first dropped DATA to the first forward TSN (s).
+    fn check_wire(&self, counts: &[Vec<f64>], who: &str) -> f64 {
+        let fwd = self.forward_tsn();
+        self.check_chunk_kinds(counts, who);
+        assert!(
+            !counts[0].is_empty(),
+            "tshark sees no chunk of type {fwd} from {who}"
+        );
+        let dropped_at = *counts[6]
+            .first()
+            .expect("the first dropped DATA was captured");
+        let delay = counts[0][0] - dropped_at;
+        eprintln!(
+            "{who}: first chunk of type {fwd} {:.1} ms after the first dropped DATA, {} in all",
+            delay * 1e3,
+            counts[0].len()
+        );
+        delay
     }
 
     /// The sender's FORWARD TSNs (capture times): the lost ones were sent
@@ -457,16 +586,21 @@ impl Pr {
     /// it lost (RFC 3758 3.5 C3), well before T3 (RTO.Min 200 ms here).
     fn check_forward_tsns(&self, relay: &Relay, sent: &[f64], who: &str) {
         let lost = self.lost_forward_tsns as usize;
-        assert_eq!(relay.chunk_drops(), lost as u64, "FORWARD TSNs dropped");
+        let fwd = self.forward_tsn();
+        assert_eq!(
+            relay.chunk_drops(),
+            lost as u64,
+            "chunks of type {fwd} dropped"
+        );
         assert!(
             sent.len() > lost,
-            "{who} sent {} FORWARD TSNs, {lost} of them lost",
+            "{who} sent {} chunks of type {fwd}, {lost} of them lost",
             sent.len()
         );
         if lost > 0 {
             let again = sent[1] - sent[0];
             eprintln!(
-                "{who} sent the lost FORWARD TSN again {:.1} ms later",
+                "{who} sent the lost chunk of type {fwd} again {:.1} ms later",
                 again * 1e3
             );
             if who == "Brisk" {
@@ -617,15 +751,20 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
         "--size".into(),
         size.to_string(),
     ];
-    args.extend(peer_rto(peer));
+    args.extend(pr.peer_args(peer));
     let receiver = spawn(&bin, &args);
     std::thread::sleep(Duration::from_millis(300));
     let ep = endpoint(our_port, false).await;
     let assoc = ep
-        .connect_to_port(relay.addr(), 5000, pr_config())
+        .connect_to_port(relay.addr(), 5000, pr.config())
         .await
         .expect("handshake through the relay");
     assert!(assoc.partial_reliability(), "{peer} agrees to PR-SCTP");
+    assert_eq!(
+        assoc.message_interleaving(),
+        pr.interleave,
+        "{peer} and I-DATA"
+    );
 
     let mut ids = Vec::new();
     for i in 0..n {
@@ -713,24 +852,19 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
     assert_eq!(stats.messages_abandoned, abandoned.len() as u64);
     assert!(stats.forward_tsns_sent > 0, "{stats:?}");
     let last = relay.highest_tsn().expect("Brisk sent DATA");
-    let (packets, counts) = capture.finish_matching(&[
-        chunks_from(FORWARD_TSN, our_port),
-        acked_by(last, peer_port),
-        format!(
-            "{} && sctp.forward_tsn_sid == 0",
-            chunks_from(FORWARD_TSN, our_port)
-        ),
-    ]);
+    let first_dropped = relay.dropped()[0].tsn;
+    let (packets, counts) =
+        capture.finish_matching(&pr.wire_filters(our_port, peer_port, last, first_dropped));
     assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    assert!(
-        !counts[0].is_empty(),
-        "tshark sees no FORWARD TSN from Brisk"
-    );
+    pr.check_wire(&counts, "Brisk");
     pr.check_forward_tsns(&relay, &counts[0], "Brisk");
-    // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2).
+    // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2);
+    // with I-DATA by stream and MID, unordered ones too, with the U bit
+    // (RFC 8260 2.3.1).
     assert!(
-        !ordered || !counts[2].is_empty(),
-        "no FORWARD TSN from Brisk lists stream 0"
+        !(ordered || pr.interleave) || !counts[2].is_empty(),
+        "no forward TSN from Brisk lists stream 0 (U bit {})",
+        !ordered
     );
     // On the wire: the peer's cumulative TSN ack reached Brisk's last TSN,
     // past every hole (tshark shows absolute TSNs by default).
@@ -767,7 +901,7 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         &format!("{peer}-pr-send"),
         &[peer_port, relay.addr().port(), our_port],
     );
-    let ep = endpoint_with(our_port, true, pr_config()).await;
+    let ep = endpoint_with(our_port, true, pr.config()).await;
     let mut args = vec![
         "pr-send".to_string(),
         "--bind".into(),
@@ -785,18 +919,24 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         "--size".into(),
         size.to_string(),
     ];
-    args.extend(peer_rto(peer));
+    args.extend(pr.peer_args(peer));
     let sender = spawn(&bin, &args);
     // pion v1.11.3 never abandons a timed message once sent: its lifetime is
     // measured from `since`, which every (re)transmission sets to now just
     // before checkPartialReliabilityStatus (association.go). So no FORWARD
-    // TSN comes; what it does instead is asserted below.
+    // TSN comes (nor, with I-DATA, an I-FORWARD-TSN); what it does instead
+    // is asserted below.
     let pion_timed = peer == "pion" && matches!(case, PrCase::Ttl(_));
     let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
         .await
         .expect("the peer's INIT")
         .expect("accept");
     assert!(assoc.partial_reliability(), "{peer} offers PR-SCTP");
+    assert_eq!(
+        assoc.message_interleaving(),
+        pr.interleave,
+        "{peer} and I-DATA"
+    );
 
     let mut received = BTreeSet::new();
     let take = |received: &mut BTreeSet<u64>, m: brisk::IncomingMessage| {
@@ -857,14 +997,8 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
     );
     let lost: BTreeSet<u64> = all(n).difference(&received).copied().collect();
     let last = relay.highest_tsn().expect("the peer sent DATA");
-    let filters = [
-        chunks_from(FORWARD_TSN, peer_port),
-        acked_by(last, our_port),
-        format!(
-            "{} && sctp.forward_tsn_sid == 0",
-            chunks_from(FORWARD_TSN, peer_port)
-        ),
-    ];
+    let first_dropped = relay.dropped()[0].tsn;
+    let filters = pr.wire_filters(peer_port, our_port, last, first_dropped);
     if pion_timed {
         // pion's limitation (above): the chosen messages were sent again
         // past their lifetime and delivered; no FORWARD TSN at all.
@@ -876,7 +1010,8 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
         let (packets, counts) = capture.finish_matching(&filters);
         assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-        assert_eq!(counts[0].len(), 0, "tshark sees a FORWARD TSN from pion");
+        pr.check_chunk_kinds(&counts, peer);
+        assert_eq!(counts[0].len(), 0, "tshark sees a forward TSN from pion");
         assert!(
             !counts[1].is_empty(),
             "no SACK or SHUTDOWN from Brisk acks TSN {last}"
@@ -900,14 +1035,12 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
     assert!(stats.forward_tsns_received > 0, "{stats:?}");
     let (packets, counts) = capture.finish_matching(&filters);
     assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    assert!(
-        !counts[0].is_empty(),
-        "tshark sees no FORWARD TSN from {peer}"
-    );
+    pr.check_wire(&counts, peer);
     pr.check_forward_tsns(&relay, &counts[0], peer);
     assert!(
-        !ordered || !counts[2].is_empty(),
-        "no FORWARD TSN from {peer} lists stream 0"
+        !(ordered || pr.interleave) || !counts[2].is_empty(),
+        "no forward TSN from {peer} lists stream 0 (U bit {})",
+        !ordered
     );
     // On the wire: Brisk's cumulative TSN ack reached the peer's last TSN,
     // past every hole the FORWARD TSNs skipped.
@@ -936,6 +1069,7 @@ const RTX0: Pr = Pr {
     every_ms: 10,
     drops: PR_DROPS,
     lost_forward_tsns: 0,
+    interleave: false,
 };
 /// The first FORWARD TSN lost as well (RFC 3758 3.5 C, F: another goes on
 /// the next SACK or T3 expiry), unordered and ordered.
@@ -974,6 +1108,28 @@ const TTL: Pr = Pr {
 const TTL_ORDERED: Pr = Pr {
     ordered: true,
     ..TTL
+};
+/// With message interleaving negotiated (RFC 8260): I-DATA, and abandoned
+/// messages skipped by I-FORWARD-TSN, listing (stream, U bit, MID).
+const IDATA_RTX0: Pr = Pr {
+    interleave: true,
+    ..RTX0
+};
+const IDATA_RTX0_ORDERED: Pr = Pr {
+    ordered: true,
+    ..IDATA_RTX0
+};
+/// Two I-DATA fragments a message (FRAG_DROPS: a partial message the
+/// receiver must discard), ordered, and the first I-FORWARD-TSN lost too.
+const IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST: Pr = Pr {
+    interleave: true,
+    lost_forward_tsns: 1,
+    ..RTX0_FRAGMENTED_ORDERED
+};
+/// Timed, ordered.
+const IDATA_TTL_ORDERED: Pr = Pr {
+    interleave: true,
+    ..TTL_ORDERED
 };
 
 macro_rules! pr_matrix {
@@ -1020,6 +1176,22 @@ pr_matrix! {
     usrsctp_pr_ordered_forward_tsn_lost_to_brisk: peer_sends_pr("usrsctp", RTX0_ORDERED_FORWARD_TSN_LOST);
     brisk_pr_ordered_forward_tsn_lost_to_pion: brisk_sends_pr("pion", RTX0_ORDERED_FORWARD_TSN_LOST);
     pion_pr_ordered_forward_tsn_lost_to_brisk: peer_sends_pr("pion", RTX0_ORDERED_FORWARD_TSN_LOST);
+    brisk_pr_idata_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", IDATA_RTX0);
+    usrsctp_pr_idata_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", IDATA_RTX0);
+    brisk_pr_idata_rtx0_to_pion_under_loss: brisk_sends_pr("pion", IDATA_RTX0);
+    pion_pr_idata_rtx0_to_brisk_under_loss: peer_sends_pr("pion", IDATA_RTX0);
+    brisk_pr_idata_rtx0_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", IDATA_RTX0_ORDERED);
+    usrsctp_pr_idata_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", IDATA_RTX0_ORDERED);
+    brisk_pr_idata_rtx0_ordered_to_pion_under_loss: brisk_sends_pr("pion", IDATA_RTX0_ORDERED);
+    pion_pr_idata_rtx0_ordered_to_brisk_under_loss: peer_sends_pr("pion", IDATA_RTX0_ORDERED);
+    brisk_pr_idata_fragmented_iforward_tsn_lost_to_usrsctp: brisk_sends_pr("usrsctp", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    usrsctp_pr_idata_fragmented_iforward_tsn_lost_to_brisk: peer_sends_pr("usrsctp", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    brisk_pr_idata_fragmented_iforward_tsn_lost_to_pion: brisk_sends_pr("pion", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    pion_pr_idata_fragmented_iforward_tsn_lost_to_brisk: peer_sends_pr("pion", IDATA_RTX0_FRAGMENTED_ORDERED_FORWARD_TSN_LOST);
+    brisk_pr_idata_ttl_ordered_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", IDATA_TTL_ORDERED);
+    usrsctp_pr_idata_ttl_ordered_to_brisk_under_loss: peer_sends_pr("usrsctp", IDATA_TTL_ORDERED);
+    brisk_pr_idata_ttl_ordered_to_pion_under_loss: brisk_sends_pr("pion", IDATA_TTL_ORDERED);
+    pion_pr_idata_ttl_ordered_to_brisk_under_loss: peer_sends_pr("pion", IDATA_TTL_ORDERED);
 }
 
 // ---- Stream reconfiguration (RFC 6525) --------------------------------------

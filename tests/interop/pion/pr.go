@@ -122,6 +122,7 @@ func runPrSend(bind, connect string, count uint64, ordered bool, relType byte, r
 	if err != nil {
 		fail("association setup: %v", err)
 	}
+	logNegotiated(assoc)
 	s, err := assoc.OpenStream(0, sctp.PayloadProtocolIdentifier(0))
 	if err != nil {
 		fail("open stream 0: %v", err)
@@ -176,6 +177,7 @@ func runPrRecv(bind string, count uint64, ordered bool) {
 	if err != nil {
 		fail("association setup: %v", err)
 	}
+	logNegotiated(assoc)
 	var (
 		mu       sync.Mutex
 		received = map[uint64]bool{}
@@ -240,4 +242,21 @@ func runPrRecv(bind string, count uint64, ordered bool) {
 		list = []string{"-"}
 	}
 	finish(0, "RECEIVED count=%d ids=%s", len(ids), strings.Join(list, ","))
+}
+
+// logNegotiated reports (stderr) whether I-DATA was negotiated and which
+// forward TSN chunk pion uses: FORWARD TSN, or I-FORWARD-TSN with I-DATA
+// (RFC 8260). The roles offer I-DATA unless PION_PEER_IDATA=0.
+func logNegotiated(assoc *sctp.Association) {
+	m, ok := assoc.Metadata()
+	if !ok {
+		logf("association metadata not available (not established)")
+		return
+	}
+	mode := map[sctp.PartialReliabilityMode]string{
+		sctp.PartialReliabilityModeNone:        "none",
+		sctp.PartialReliabilityModeForwardTSN:  "FORWARD-TSN",
+		sctp.PartialReliabilityModeIForwardTSN: "I-FORWARD-TSN",
+	}[m.PartialReliabilityMode]
+	logf("negotiated: I-DATA %v, partial reliability %s", m.MessageInterleavingEnabled, mode)
 }

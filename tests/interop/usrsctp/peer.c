@@ -1631,7 +1631,8 @@ static int run_msg_recv(const struct opts *o)
  *   peer pr-send --bind 127.0.0.1:UDP --connect 127.0.0.1:UDP --count N
  *                --pr rtx:R|ttl:MS [--every MS] [--order unordered|ordered]
  *                [--size BYTES]
- *   (both also take --rto-min/--rto-initial/--rto-max MS)
+ *   (both also take --rto-min/--rto-initial/--rto-max MS, and --interleave:
+ *   offer and require I-DATA, so that PR-SCTP uses I-FORWARD-TSN)
  *
  * PRGEN(i): stream 0, unordered (or ordered with --order ordered), PPID
  * 1000 + i, --size bytes (default 100), byte j = (i*131 + j*7) mod 256.  Both roles require PR-SCTP to be negotiated
@@ -1660,6 +1661,13 @@ static void pr_parse(int argc, char **argv, struct pr_opts *p, int sender)
 		const char *name = argv[k], *val = k + 1 < argc ? argv[k + 1] : NULL;
 		uint64_t v;
 
+		/* --interleave takes no value: offer I-DATA and, with PR-SCTP,
+		 * I-FORWARD-TSN (RFC 8260), and require them (pr_check_negotiated). */
+		if (strcmp(name, "--interleave") == 0) {
+			p->base.interleave = 1;
+			k--;
+			continue;
+		}
 		if (val == NULL)
 			usage("option without value");
 		if (strcmp(name, "--bind") == 0) {
@@ -1724,7 +1732,7 @@ static void pr_enable(struct socket *s)
 	set_opt(s, IPPROTO_SCTP, SCTP_PR_SUPPORTED, &av, sizeof(av), "SCTP_PR_SUPPORTED");
 }
 
-static void pr_check_negotiated(struct socket *s)
+static void pr_check_negotiated(struct socket *s, int interleave)
 {
 	struct sctp_assoc_value av;
 	socklen_t len = sizeof(av);
@@ -1735,6 +1743,17 @@ static void pr_check_negotiated(struct socket *s)
 		fail("getsockopt SCTP_PR_SUPPORTED: %s", strerror(errno));
 	if (!av.assoc_value)
 		fail("PR-SCTP was not negotiated");
+	/* --interleave: usrsctp reports the association's idata_supported
+	 * (both sides listed I-DATA). */
+	memset(&av, 0, sizeof(av));
+	len = sizeof(av);
+	if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_INTERLEAVING_SUPPORTED, &av, &len) < 0)
+		fail("getsockopt SCTP_INTERLEAVING_SUPPORTED: %s", strerror(errno));
+	diag("I-DATA %snegotiated", av.assoc_value ? "" : "not ");
+	if (interleave && !av.assoc_value)
+		fail("I-DATA was not negotiated (--interleave)");
+	if (!interleave && av.assoc_value)
+		fail("I-DATA negotiated without --interleave");
 }
 
 /* Prints "<prefix><i,j,...>" (or "-" for none) for the flagged indices. */
@@ -1788,7 +1807,7 @@ static int run_pr_send(const struct pr_opts *p)
 	if (usrsctp_connect(sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
 		fail("connect: %s", strerror(errno));
 	g_conn = sock;
-	pr_check_negotiated(sock);
+	pr_check_negotiated(sock, o->interleave);
 	log_tuning(sock);
 
 	t0 = now_ns();
@@ -1885,7 +1904,7 @@ static int run_pr_recv(const struct pr_opts *p)
 		fail("usrsctp_accept: %s", strerror(errno));
 	usrsctp_close(lsock);
 	g_conn = conn;
-	pr_check_negotiated(conn);
+	pr_check_negotiated(conn, o->interleave);
 
 	seen = calloc(o->count, 1);
 	m.buf = xmalloc(MAX_MSG);
