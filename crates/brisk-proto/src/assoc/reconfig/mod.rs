@@ -29,14 +29,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Association, Control, State};
 use crate::events::{Event, ResetDirection};
-use crate::rx::{MAX_GAP_OFFSET, Reassembled, Reassembly, TsnTracker};
+use crate::rx::interleaved::{IReassembled, IReassembly, MessageKey};
+use crate::rx::{IFragment, MAX_GAP_OFFSET, Reassembled, Reassembly, ReassemblyError, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::chunk::{Chunk, ReConfig, ReconfigParam, ReconfigResult};
 
 pub(super) use ours::{filter_forward_tsn, on_timer, poll_request};
-pub(super) use theirs::{after_packet, deliver};
+pub(super) use theirs::{after_packet, deliver, ipartial, reassemble_idata};
 
 /// RE-CONFIG responses waiting to be sent at most: a peer that floods us
 /// with requests (or replays) gets no more answers than this until they left.
@@ -128,13 +129,38 @@ struct Deferred {
     streams: Vec<u16>,
     /// Ordered messages on those streams beyond `last_tsn`: the new
     /// numbering, held until the reset is performed.
-    held: Vec<Reassembled>,
+    held: Vec<Held>,
     held_bytes: usize,
+    /// I-DATA fragments on those streams beyond `last_tsn`, reassembled
+    /// apart: the new numbering's MIDs restart at 0 (RFC 8260 with RFC 6525)
+    /// and may repeat those of unfinished messages of the old one. They join
+    /// the association's reassembly once the reset is performed.
+    next_numbering: Option<IReassembly>,
+}
+
+/// A whole message held by a deferred reset, as its chunks carried it.
+#[derive(Debug)]
+enum Held {
+    /// DATA: ordered by SSN in `Delivery`.
+    Data(Reassembled),
+    /// I-DATA: ordered by MID in `MidOrdering`.
+    IData(IReassembled),
 }
 
 impl Deferred {
     fn covers(&self, stream: u16) -> bool {
         self.streams.is_empty() || self.streams.binary_search(&stream).is_ok()
+    }
+
+    /// Whether a chunk of `stream` with TSN `tsn` is of the new numbering
+    /// the reset waits to start (5.2.2 E1).
+    fn is_next_numbering(&self, stream: u16, tsn: u32) -> bool {
+        self.covers(stream) && self.last_tsn.is_before(Tsn(tsn))
+    }
+
+    fn hold(&mut self, bytes: usize, msg: Held) {
+        self.held_bytes += bytes;
+        self.held.push(msg);
     }
 }
 
@@ -217,10 +243,16 @@ impl Reconfig {
 
     /// Payload bytes of messages held by a deferred reset (charged to the
     /// receive window), and how many.
+    /// With I-DATA, the fragments of the new numbering held apart count
+    /// as messages do, one each.
     pub fn held(&self) -> (usize, usize) {
-        self.deferred
-            .as_ref()
-            .map_or((0, 0), |d| (d.held_bytes, d.held.len()))
+        self.deferred.as_ref().map_or((0, 0), |d| {
+            let (bytes, fragments) = d
+                .next_numbering
+                .as_ref()
+                .map_or((0, 0), |r| (r.buffered_bytes(), r.fragment_count()));
+            (d.held_bytes + bytes, d.held.len() + fragments)
+        })
     }
 
     /// New DATA waits: an SSN/TSN reset needs everything acknowledged first
@@ -510,16 +542,19 @@ fn request_seq(p: &ReconfigParam<'_>) -> u32 {
 fn restart_receiving(a: &mut Association, now: Time, peer_next: Tsn) {
     for s in 0..a.delivery.inbound_streams() {
         a.delivery.reset_stream(s, now);
+        // RFC 8260: with I-DATA the MIDs restart at 0 as the SSNs do.
+        a.mid_ordering.reset_stream(s, now, &mut a.delivery);
     }
     if let Some(d) = a.reconfig.deferred.take() {
-        // The deferred reset is overtaken: every stream was reset.
-        for m in d.held {
-            a.delivery.push(m, now);
-        }
+        // The deferred reset is overtaken: every stream was reset. Its
+        // unfinished messages of the new numbering are dropped (G5).
+        theirs::release(a, d.held, now);
         theirs::answer_performed(a, d.request_seq);
     }
     a.tracker = TsnTracker::new(peer_next);
-    a.reassembly = Reassembly::new(peer_next.0, a.cfg.largest_message_received());
+    let largest = a.cfg.largest_message_received();
+    a.reassembly = Reassembly::new(peer_next.0, largest);
+    a.ireassembly = IReassembly::new(peer_next.0, largest);
     if a.delivery.has_ready() {
         a.emit(Event::MessageReady);
     }

@@ -316,7 +316,8 @@ fn finish(
 /// TSN), is left out: the peer may have reset the stream already, and that
 /// SSN would then skip messages of the new numbering. The reset, performed
 /// once the peer's cumulative TSN reaches the request's, delivers what
-/// waited behind the abandoned message.
+/// waited behind the abandoned message (and, with I-DATA, drops what is
+/// left of the unfinished messages of the old numbering).
 pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Chunk<'static>) {
     if a.reconfig.pending().reset_tsns.is_empty() {
         return;
@@ -330,9 +331,10 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Ch
         .retain(|_, last| cum.is_before(*last));
     let outstanding = a.rtx.outstanding();
     let reset_tsns = &a.reconfig.pending().reset_tsns;
-    // An ordered entry of `stream` skipping through `point` is kept unless the
-    // last ordered chunk it skips belongs to the old numbering.
-    let keep = |stream: u16, point: Tsn| {
+    // An entry of `stream` skipping through `point` is kept unless the last
+    // chunk it skips on that stream (ordered, or for an unordered I-DATA
+    // entry the chunks of its one message) belongs to the old numbering.
+    let keep = |stream: u16, point: Tsn, unordered: Option<u32>| {
         let Some(&last) = reset_tsns.get(&stream) else {
             return true;
         };
@@ -340,8 +342,11 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Ch
             .chunks()
             .filter(|c| {
                 c.frag.stream_id.0 == stream
-                    && !c.frag.flags.unordered
                     && c.tsn.is_at_or_before(point)
+                    && match unordered {
+                        None => !c.frag.flags.unordered,
+                        Some(mid) => c.frag.flags.unordered && c.frag.mid == mid,
+                    }
             })
             .map(|c| c.tsn)
             .last();
@@ -350,14 +355,19 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Ch
     match forward {
         Chunk::ForwardTsn(f) => {
             let point = Tsn(f.new_cum_tsn);
-            f.streams.retain(|e| keep(e.stream_id, point));
+            f.streams.retain(|e| keep(e.stream_id, point, None));
         }
-        // RFC 8260 2.3.1 with RFC 6525: the same for I-FORWARD-TSN's ordered
-        // entries (an unordered entry names one message, not a numbering).
+        // RFC 8260 2.3.1 with RFC 6525: the same for I-FORWARD-TSN's entries.
+        // An unordered entry names one message by its MID, and the reset
+        // restarts the unordered MIDs at 0 too (RFC 8260 2.3): an entry for
+        // an old message could name, once the peer reset the stream, a new
+        // message with the same MID and drop it. It is left out as well: the
+        // peer drops what is left of the old numbering's unfinished messages
+        // when it performs the reset.
         Chunk::IForwardTsn(f) => {
             let point = Tsn(f.new_cum_tsn);
             f.streams
-                .retain(|e| e.unordered || keep(e.stream_id, point));
+                .retain(|e| keep(e.stream_id, point, e.unordered.then_some(e.mid)));
         }
         _ => {}
     }
