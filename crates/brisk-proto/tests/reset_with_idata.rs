@@ -262,7 +262,19 @@ fn a_reset_with_an_interleaved_message_missing_a_chunk_is_deferred_then_the_next
 }
 
 /// An I-DATA chunk of stream 5 as the peer would send it.
-fn idata(tsn: u32, mid: u32, fsn: u32, (b, e): (bool, bool), tag: u8) -> Chunk<'static> {
+fn idata(tsn: u32, mid: u32, fsn: u32, b_e: (bool, bool), tag: u8) -> Chunk<'static> {
+    idata_on(5, tsn, mid, fsn, b_e, tag)
+}
+
+/// An ordered I-DATA chunk of 500 bytes `tag` as the peer would send it.
+fn idata_on(
+    stream_id: u16,
+    tsn: u32,
+    mid: u32,
+    fsn: u32,
+    (b, e): (bool, bool),
+    tag: u8,
+) -> Chunk<'static> {
     Chunk::IData(IData {
         flags: DataFlags {
             immediate: false,
@@ -271,7 +283,7 @@ fn idata(tsn: u32, mid: u32, fsn: u32, (b, e): (bool, bool), tag: u8) -> Chunk<'
             ending: e,
         },
         tsn,
-        stream_id: 5,
+        stream_id,
         mid,
         ppid_or_fsn: if b {
             PpidOrFsn::Ppid(0)
@@ -596,4 +608,124 @@ fn an_ssn_tsn_reset_restarts_every_mid_and_the_tsns() {
     );
     p.run_for(ms(300));
     assert!(a_assoc(&mut p).all_acked());
+}
+
+#[test]
+fn an_ssn_tsn_reset_delivers_waiting_messages_and_drops_unfinished_ones() {
+    // RFC 6525 5.2.4 G4, G5 with I-DATA: B holds MID 2 of stream 6 (MIDs 0
+    // and 1 never came) and the first fragment of MID 0 on stream 5 when
+    // the peer's SSN/TSN Reset Request arrives.
+    let mut p = b_muted(cfg());
+    let seq = a_first_seq(&p);
+    let t = p.a_next_tsn();
+    p.inject_to_b(vec![idata_on(5, t, 0, 0, (true, false), 1)]);
+    p.inject_to_b(vec![idata_on(6, t + 1, 2, 0, (true, true), 2)]);
+    assert!(b_got(&mut p).is_empty());
+    p.inject_to_b(vec![Chunk::ReConfig(ReConfig {
+        params: vec![ReconfigParam::SsnTsnReset { request_seq: seq }],
+    })]);
+    let next_tsns = chunks(&p, Dir::BtoA)
+        .into_iter()
+        .find_map(|(_, c)| match c {
+            Chunk::ReConfig(r) => match r.params[0] {
+                ReconfigParam::Response {
+                    result: ReconfigResult::SuccessPerformed,
+                    next_tsns,
+                    ..
+                } => next_tsns,
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("performed");
+    // G1: the peer's next TSN is B's cumulative TSN + 1 + 2^31.
+    let peer_next = (t + 2).wrapping_add(1 << 31);
+    assert_eq!(next_tsns.1, peer_next);
+    assert_eq!(b_got(&mut p), vec![(6, false, 2, 2, 500)]);
+    assert_eq!(
+        b_assoc(&mut p).receive_held(),
+        0,
+        "the unfinished MID 0 stays"
+    );
+    assert!(matches!(
+        &events(&p.b_events)[..],
+        [(_, Event::AssociationReset)]
+    ));
+    // The new TSNs, every stream from MID 0; stream 5's MID 0 is a new
+    // message, not the rest of the dropped one.
+    p.inject_to_b(vec![idata_on(5, peer_next, 0, 1, (false, true), 9)]);
+    p.inject_to_b(vec![idata_on(6, peer_next + 1, 0, 0, (true, true), 3)]);
+    p.inject_to_b(vec![idata_on(5, peer_next + 2, 0, 0, (true, false), 4)]);
+    assert_eq!(
+        b_got(&mut p),
+        vec![(6, false, 0, 3, 500), (5, false, 0, 4, 1000)]
+    );
+}
+
+#[test]
+fn an_abandoned_unordered_message_of_the_old_numbering_is_left_to_the_reset() {
+    // RFC 8260 2.3.1 with RFC 6525: the unordered MIDs restart at 0 too,
+    // so an I-FORWARD-TSN entry (stream, U, MID) for a message of the old
+    // numbering could name a new message once the peer reset the stream.
+    // A leaves it out; B drops the rest of the old message as it performs
+    // the reset.
+    let pr = Config {
+        partial_reliability: true,
+        ..cfg()
+    };
+    let mut p = connected(pr.clone(), pr);
+    // An unordered 2000-byte message on stream 1 that may not be resent;
+    // its second fragment is lost.
+    p.rule(|seen| {
+        let Ok(packet) = Packet::decode(&seen.bytes) else {
+            return None;
+        };
+        let second = packet
+            .chunks
+            .iter()
+            .any(|c| matches!(c, Chunk::IData(d) if d.flags.unordered && !d.flags.beginning));
+        (seen.dir == Dir::AtoB && second).then_some(harness::Fate::Drop)
+    });
+    let lost = p.a_send(
+        OutgoingMessage::new(1, vec![1; 2000])
+            .unordered(true)
+            .with_max_retransmits(0),
+    );
+    p.a_send(msg(1, 2, 100));
+    let now = p.now;
+    a_assoc(&mut p).reset_streams(now, &[1]).unwrap();
+    p.a_send(msg(1, 3, 100));
+    p.run_for(ms(3000));
+    assert!(
+        p.a_events
+            .iter()
+            .any(|(_, _, e)| matches!(e, Event::MessageAbandoned { id } if *id == lost))
+    );
+    let forwards: Vec<IForwardTsn> = chunks(&p, Dir::AtoB)
+        .into_iter()
+        .filter_map(|(_, c)| match c {
+            Chunk::IForwardTsn(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    assert!(!forwards.is_empty());
+    assert!(
+        forwards.iter().all(|f| f.streams.is_empty()),
+        "{forwards:?}"
+    );
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(_, Event::StreamsReset { direction: ResetDirection::Outgoing, streams })]
+            if streams == &[1]
+    ));
+    assert_eq!(
+        b_got(&mut p),
+        vec![(1, false, 0, 2, 100), (1, false, 0, 3, 100)]
+    );
+    let mids: Vec<(bool, u32, u8)> = first_fragments(&p, Dir::AtoB)
+        .iter()
+        .map(|f| (f.3, f.4, f.5))
+        .collect();
+    assert_eq!(mids, vec![(true, 0, 1), (false, 0, 2), (false, 0, 3)]);
+    assert_eq!(b_assoc(&mut p).receive_held(), 0, "the old fragment stays");
 }
