@@ -73,7 +73,7 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
     if requests.is_empty()
         && a.reconfig.pending().ssn_tsn
         && a.rtx.outstanding().is_empty()
-        && !a.send_queue.is_mid_message()
+        && !a.send_queue.has_started_message()
     {
         a.reconfig.pending_mut().ssn_tsn = false;
         requests.push(Request::SsnTsn);

@@ -179,7 +179,7 @@ fn on_ssn_tsn_reset(a: &mut Association, now: Time, seq: u32) -> (ReconfigParam<
             true,
         );
     }
-    if !a.rtx.outstanding().is_empty() || a.send_queue.is_mid_message() {
+    if !a.rtx.outstanding().is_empty() || a.send_queue.has_started_message() {
         return (response(seq, ReconfigResult::InProgress), false);
     }
     // G4: as a FORWARD TSN to the highest TSN received; G1: the peer's
