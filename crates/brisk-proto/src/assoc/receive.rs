@@ -317,7 +317,14 @@ fn admit(a: &mut Association, d: &UserChunk<'_>) -> bool {
         Admission::Drop => false,
         Admission::MakeRoom { need } => make_room(a, d, need),
     };
-    if !admitted && next.is_next && a.interleaving() && !a.delivery.has_ready() {
+    // Messages a stream reset holds are released by its answer or by the
+    // cumulative TSN, not by the application: no stall while there are.
+    if !admitted
+        && next.is_next
+        && a.interleaving()
+        && !a.delivery.has_ready()
+        && a.reconfig.held() == (0, 0)
+    {
         // RFC 8260 leaves the receiver to hold every interleaved message
         // whole: a buffer full of unfinished messages, none of which the
         // application can read, that cannot take the chunk the cumulative

@@ -294,10 +294,30 @@ impl IReassembly {
     /// Messages wholly after `last_tsn` are of the new numbering and stay.
     /// Returns the bytes dropped.
     pub fn forget_old_numbering(&mut self, stream_id: u16, last_tsn: u32) -> usize {
+        self.forget_holding_through(
+            (stream_id, false, 0)..=(stream_id, true, u32::MAX),
+            last_tsn,
+        )
+    }
+
+    /// RFC 6525 5.2.4 G5 for the requester of an SSN/TSN reset whose peer
+    /// went on sending with TSNs from `last_tsn + 1`: as
+    /// [`forget_old_numbering`](Self::forget_old_numbering) on every stream.
+    pub fn forget_every_old_numbering(&mut self, last_tsn: u32) -> usize {
+        self.forget_holding_through((0, false, 0)..=(u16::MAX, true, u32::MAX), last_tsn)
+    }
+
+    /// Drops the unfinished messages in `keys` that hold a fragment at or
+    /// before `last_tsn`; returns the bytes dropped.
+    fn forget_holding_through(
+        &mut self,
+        keys: std::ops::RangeInclusive<MessageKey>,
+        last_tsn: u32,
+    ) -> usize {
         let last = self.unwrapper.peek(last_tsn);
         let doomed: Vec<MessageKey> = self
             .partials
-            .range((stream_id, false, 0)..=(stream_id, true, u32::MAX))
+            .range(keys)
             .filter(|(_, p)| p.fragments.values().any(|&(tsn, _)| tsn <= last))
             .map(|(&k, _)| k)
             .collect();

@@ -147,6 +147,15 @@ enum Held {
     IData(IReassembled),
 }
 
+impl Held {
+    fn first_tsn(&self) -> Tsn {
+        match self {
+            Held::Data(m) => Tsn(m.first_tsn),
+            Held::IData(m) => Tsn(m.first_tsn),
+        }
+    }
+}
+
 impl Deferred {
     fn covers(&self, stream: u16) -> bool {
         self.streams.is_empty() || self.streams.binary_search(&stream).is_ok()
@@ -210,6 +219,11 @@ pub(crate) struct Reconfig {
     /// Our answers to the peer's last two requests, for repeats (5.2.1).
     answered: Vec<ReconfigParam<'static>>,
     deferred: Option<Box<Deferred>>,
+    /// Ordered messages completed while our SSN/TSN Reset Request is in
+    /// flight (5.1.4): the peer may have performed it and numbers from 0
+    /// already; its answer's Sender's Next TSN tells the old from the new.
+    ssn_tsn_held: Vec<Held>,
+    ssn_tsn_held_bytes: usize,
     /// The packet being handled carried a RE-CONFIG chunk with requests.
     requests_in_packet: bool,
 }
@@ -224,6 +238,8 @@ impl Reconfig {
             peer_next_seq: 0,
             answered: Vec::new(),
             deferred: None,
+            ssn_tsn_held: Vec::new(),
+            ssn_tsn_held_bytes: 0,
             requests_in_packet: false,
         }
     }
@@ -245,14 +261,24 @@ impl Reconfig {
     /// receive window), and how many.
     /// With I-DATA, the fragments of the new numbering held apart count
     /// as messages do, one each.
+    /// Messages held for an SSN/TSN reset in flight count too.
     pub fn held(&self) -> (usize, usize) {
-        self.deferred.as_ref().map_or((0, 0), |d| {
+        let (bytes, count) = self.deferred.as_ref().map_or((0, 0), |d| {
             let (bytes, fragments) = d
                 .next_numbering
                 .as_ref()
                 .map_or((0, 0), |r| (r.buffered_bytes(), r.fragment_count()));
             (d.held_bytes + bytes, d.held.len() + fragments)
-        })
+        });
+        (
+            bytes + self.ssn_tsn_held_bytes,
+            count + self.ssn_tsn_held.len(),
+        )
+    }
+
+    /// Our SSN/TSN Reset Request is in flight (5.1.4).
+    fn ssn_tsn_in_flight(&self) -> bool {
+        self.in_flight_has(|r| matches!(r, Request::SsnTsn))
     }
 
     /// New DATA waits: an SSN/TSN reset needs everything acknowledged first
@@ -538,8 +564,25 @@ fn request_seq(p: &ReconfigParam<'_>) -> u32 {
 
 /// RFC 6525 5.2.4 G4, G5 (and 5.1.4 for the requester): whole messages
 /// waiting are delivered, partial ones dropped, every incoming stream
-/// expects SSN 0, and the peer's TSNs start at `peer_next`.
-fn restart_receiving(a: &mut Association, now: Time, peer_next: Tsn) {
+/// expects SSN (with I-DATA, MID) 0, and the peer's TSNs start at
+/// `peer_next`.
+///
+/// The requester's peer performed the reset before its answer came and
+/// may have sent new data since, from `peer_next` on: the TSNs received
+/// from there stay received (and their unfinished messages stay), and the
+/// ordered messages held meanwhile are delivered, those before `peer_next`
+/// before the reset, the others after it.
+fn restart_receiving(a: &mut Association, now: Time, peer_next: Tsn, requester: bool) {
+    let last_old = peer_next.prev();
+    let cum = a.tracker.cum_tsn();
+    // The peer's next TSN follows those received: it went on with the TSNs
+    // it used (5.2.4 G2), and what came from there is of the new numbering.
+    let caught_up = requester && !cum.is_before(last_old) && cum.since(last_old) <= MAX_GAP_OFFSET;
+    let (old, new): (Vec<Held>, Vec<Held>) = std::mem::take(&mut a.reconfig.ssn_tsn_held)
+        .into_iter()
+        .partition(|m| !caught_up || m.first_tsn().is_before(peer_next));
+    a.reconfig.ssn_tsn_held_bytes = 0;
+    theirs::release(a, old, now);
     for s in 0..a.delivery.inbound_streams() {
         a.delivery.reset_stream(s, now);
         // RFC 8260: with I-DATA the MIDs restart at 0 as the SSNs do.
@@ -551,10 +594,16 @@ fn restart_receiving(a: &mut Association, now: Time, peer_next: Tsn) {
         theirs::release(a, d.held, now);
         theirs::answer_performed(a, d.request_seq);
     }
-    a.tracker = TsnTracker::new(peer_next);
-    let largest = a.cfg.largest_message_received();
-    a.reassembly = Reassembly::new(peer_next.0, largest);
-    a.ireassembly = IReassembly::new(peer_next.0, largest);
+    if caught_up {
+        a.reassembly.forget_through(last_old.0);
+        a.ireassembly.forget_every_old_numbering(last_old.0);
+    } else {
+        a.tracker = TsnTracker::new(peer_next);
+        let largest = a.cfg.largest_message_received();
+        a.reassembly = Reassembly::new(peer_next.0, largest);
+        a.ireassembly = IReassembly::new(peer_next.0, largest);
+    }
+    theirs::release(a, new, now);
     if a.delivery.has_ready() {
         a.emit(Event::MessageReady);
     }

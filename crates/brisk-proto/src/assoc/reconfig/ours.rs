@@ -70,8 +70,11 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
             requests.push(Request::AddIncoming(inc));
         }
     }
+    // Not while the peer's stream reset is deferred: its messages held
+    // wait for it, and the SSN/TSN reset holds what arrives after.
     if requests.is_empty()
         && a.reconfig.pending().ssn_tsn
+        && a.reconfig.deferred.is_none()
         && a.rtx.outstanding().is_empty()
         && !a.send_queue.has_started_message()
     {
@@ -211,8 +214,16 @@ pub(super) fn on_response(
     if result == ReconfigResult::InProgress {
         // 5.2.7: ask again after a while, without counting an error.
         flight.in_progress = true;
+        let ssn_tsn = matches!(flight.requests[i].1, Request::SsnTsn);
         let rto = a.path.rto.rto();
         a.timers.start(TimerKind::Reconfig, now, rto);
+        if ssn_tsn {
+            // 5.2.4: the peer has not reset yet (it waits for its data to be
+            // acknowledged, which may need the room these messages take),
+            // and performs only on a retransmission we send from now on:
+            // every message held so far is of the old numbering.
+            release_ssn_tsn_held(a, now);
+        }
         return;
     }
     let (_, request) = flight.requests.remove(i);
@@ -273,14 +284,18 @@ fn finish(
         Request::SsnTsn => match next_tsns {
             Some((sender_next, receiver_next)) if ok => {
                 // 5.1.4: the peer's next TSN, and ours.
-                restart_receiving(a, now, Tsn(sender_next));
+                restart_receiving(a, now, Tsn(sender_next), true);
                 let rwnd = a.rtx.peer_rwnd();
                 a.rtx.restart(Tsn(receiver_next), &mut a.timers);
                 a.rtx.on_peer_window(rwnd);
                 a.send_queue.reset_all_ssns();
                 a.emit(Event::AssociationReset);
             }
-            _ => a.emit(Event::AssociationResetFailed { result }),
+            _ => {
+                // The numbering goes on: what was held for it goes in order.
+                release_ssn_tsn_held(a, now);
+                a.emit(Event::AssociationResetFailed { result });
+            }
         },
         Request::AddOutgoing(n) => {
             if ok {
@@ -307,6 +322,17 @@ fn finish(
                 });
             }
         }
+    }
+}
+
+/// The ordered messages held for our SSN/TSN Reset Request, known to be of
+/// the old numbering, go for delivery in order.
+fn release_ssn_tsn_held(a: &mut Association, now: Time) {
+    let held = std::mem::take(&mut a.reconfig.ssn_tsn_held);
+    a.reconfig.ssn_tsn_held_bytes = 0;
+    theirs::release(a, held, now);
+    if a.delivery.has_ready() {
+        a.emit(Event::MessageReady);
     }
 }
 

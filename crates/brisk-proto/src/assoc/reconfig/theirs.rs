@@ -40,6 +40,13 @@ fn perform(
     p: &ReconfigParam<'_>,
 ) -> (ReconfigParam<'static>, bool) {
     let seq = request_seq(p);
+    if matches!(p, ReconfigParam::OutgoingSsnReset { .. }) && a.reconfig.ssn_tsn_in_flight() {
+        // Our SSN/TSN Reset Request is in flight and holds the ordered
+        // messages that arrive until it is answered (5.1.4): the stream
+        // reset waits for that answer, "In progress", and the peer's
+        // retransmission is taken anew.
+        return (response(seq, ReconfigResult::InProgress), false);
+    }
     let result = match p {
         ReconfigParam::OutgoingSsnReset {
             response_seq,
@@ -185,7 +192,7 @@ fn on_ssn_tsn_reset(a: &mut Association, now: Time, seq: u32) -> (ReconfigParam<
     // G4: as a FORWARD TSN to the highest TSN received; G1: the peer's
     // next TSN is the first we did not acknowledge plus 2^31.
     let receiver_next = a.tracker.cum_tsn().next().plus(1 << 31);
-    restart_receiving(a, now, receiver_next);
+    restart_receiving(a, now, receiver_next, false);
     // G2, G3: our next TSN stays (nothing is outstanding).
     let sender_next = a.rtx.outstanding().next_tsn();
     a.send_queue.reset_all_ssns();
@@ -242,7 +249,18 @@ pub(in crate::assoc) fn deliver(a: &mut Association, msg: Reassembled, now: Time
         d.hold(msg.payload.len(), Held::Data(msg));
         return;
     }
+    if !msg.unordered && a.reconfig.ssn_tsn_in_flight() {
+        hold_for_ssn_tsn(a, msg.payload.len(), Held::Data(msg));
+        return;
+    }
     a.delivery.push(msg, now);
+}
+
+/// 5.1.4: an ordered message completed while our SSN/TSN Reset Request is
+/// in flight waits for the answer (see `Reconfig::ssn_tsn_held`).
+fn hold_for_ssn_tsn(a: &mut Association, bytes: usize, msg: Held) {
+    a.reconfig.ssn_tsn_held_bytes += bytes;
+    a.reconfig.ssn_tsn_held.push(msg);
 }
 
 /// A whole I-DATA message for ordering by MID: held as DATA ones are
@@ -253,6 +271,10 @@ fn deliver_idata(a: &mut Association, msg: IReassembled, now: Time) {
         && d.is_next_numbering(msg.stream_id, msg.first_tsn)
     {
         d.hold(msg.payload.len(), Held::IData(msg));
+        return;
+    }
+    if !msg.unordered && a.reconfig.ssn_tsn_in_flight() {
+        hold_for_ssn_tsn(a, msg.payload.len(), Held::IData(msg));
         return;
     }
     a.mid_ordering.push(msg, now, &mut a.delivery);
