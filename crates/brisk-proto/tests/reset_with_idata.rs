@@ -608,6 +608,25 @@ fn an_ssn_tsn_reset_restarts_every_mid_and_the_tsns() {
     );
     p.run_for(ms(300));
     assert!(a_assoc(&mut p).all_acked());
+    // A duplicate of one of B's SACKs from before the reset arrives late:
+    // its Cumulative TSN Ack is of A's old TSNs, stale rather than a lie.
+    let old_sack = p
+        .log
+        .iter()
+        .find(|l| l.seen.dir == Dir::BtoA && l.seen.has_sack())
+        .map(|l| l.seen.bytes.clone())
+        .expect("a SACK before the reset");
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &old_sack);
+    p.run_for(ms(100));
+    assert!(
+        !p.a_events
+            .iter()
+            .any(|(_, _, e)| matches!(e, Event::Closed(_))),
+        "{:?}",
+        p.a_events
+    );
+    assert!(a_assoc(&mut p).all_acked());
 }
 
 #[test]

@@ -286,7 +286,7 @@ fn finish(
                 // 5.1.4: the peer's next TSN, and ours.
                 restart_receiving(a, now, Tsn(sender_next), true);
                 let rwnd = a.rtx.peer_rwnd();
-                a.rtx.restart(Tsn(receiver_next), &mut a.timers);
+                a.rtx.reset_tsns(Tsn(receiver_next), &mut a.timers);
                 a.rtx.on_peer_window(rwnd);
                 a.send_queue.reset_all_ssns();
                 a.emit(Event::AssociationReset);
