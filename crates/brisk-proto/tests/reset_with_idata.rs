@@ -748,3 +748,61 @@ fn an_abandoned_unordered_message_of_the_old_numbering_is_left_to_the_reset() {
     assert_eq!(mids, vec![(true, 0, 1), (false, 0, 2), (false, 0, 3)]);
     assert_eq!(b_assoc(&mut p).receive_held(), 0, "the old fragment stays");
 }
+
+#[test]
+fn the_peers_sack_in_the_new_tsns_ahead_of_its_answer_is_no_lie() {
+    // B performs A's SSN/TSN reset and sends, in one packet, a SACK already
+    // in A's new numbering (5.2.4 G1: the first TSN B did not acknowledge
+    // plus 2^31, minus 1), then its answer.
+    let mut p = connected(cfg(), cfg());
+    p.a_send(msg(0, 1, 100));
+    p.run_for(ms(500));
+    // B's answers are lost: A's request stays in flight.
+    p.rule(|seen| (seen.dir == Dir::BtoA && seen.has(130)).then_some(harness::Fate::Drop));
+    let now = p.now;
+    a_assoc(&mut p).reset_ssn_tsn(now).unwrap();
+    p.run_for(ms(15));
+    let request_seq = chunks(&p, Dir::AtoB)
+        .into_iter()
+        .find_map(|(_, c)| match c {
+            Chunk::ReConfig(r) => match r.params[0] {
+                ReconfigParam::SsnTsnReset { request_seq } => Some(request_seq),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("the request");
+    let a_next = p.a_next_tsn();
+    let (_, b_to_a) = p.tags();
+    let sack = Chunk::Sack(brisk_proto::wire::chunk::Sack {
+        cum_tsn_ack: a_next.wrapping_add(1 << 31).wrapping_sub(1),
+        a_rwnd: 1 << 20,
+        gap_blocks: vec![],
+        dup_tsns: vec![],
+    });
+    let answer = Chunk::ReConfig(ReConfig {
+        params: vec![ReconfigParam::Response {
+            response_seq: request_seq,
+            result: ReconfigResult::SuccessPerformed,
+            next_tsns: Some((
+                first_fragments(&p, Dir::BtoA).first().map_or(0, |f| f.1),
+                a_next.wrapping_add(1 << 31),
+            )),
+        }],
+    });
+    let bytes = harness::packet(b_to_a, vec![sack, answer]);
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &bytes);
+    p.run_for(ms(1));
+    assert!(
+        events(&p.a_events)
+            .iter()
+            .all(|e| !matches!(e.1, Event::Closed(_))),
+        "{:?}",
+        p.a_events
+    );
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(_, Event::AssociationReset)]
+    ));
+}

@@ -281,6 +281,12 @@ impl Reconfig {
         self.in_flight_has(|r| matches!(r, Request::SsnTsn))
     }
 
+    /// Our SSN/TSN Reset Request is in flight: the peer may have performed
+    /// it and use the new TSNs already (5.2.4).
+    pub fn awaits_ssn_tsn_answer(&self) -> bool {
+        self.ssn_tsn_in_flight()
+    }
+
     /// New DATA waits: an SSN/TSN reset needs everything acknowledged first
     /// and nothing new until it is answered (5.1.4).
     pub fn holds_new_data(&self) -> bool {
