@@ -1142,8 +1142,11 @@ impl<'s> World<'s> {
             self.read(true);
             let quiet = self.wire.is_empty()
                 && [A, B].iter().all(|&s| {
-                    self.current[s]
-                        .is_none_or(|id| self.eps[s].association(id).is_none_or(|a| a.all_acked()))
+                    self.current[s].is_none_or(|id| {
+                        self.eps[s]
+                            .association(id)
+                            .is_none_or(|a| a.all_acked() && !a.reconfig_in_progress())
+                    })
                 });
             if quiet || self.now > limit {
                 break;

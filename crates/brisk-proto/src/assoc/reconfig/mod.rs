@@ -370,6 +370,14 @@ impl Association {
         self.reconfig.negotiated
     }
 
+    /// Whether a reconfiguration request of ours waits to go or for its
+    /// answer, or a request of the peer's waits to be performed (its
+    /// messages, and those an SSN/TSN reset holds, with it).
+    pub fn reconfig_in_progress(&self) -> bool {
+        let r = &self.reconfig;
+        r.in_flight.is_some() || r.has_pending() || r.deferred.is_some()
+    }
+
     fn reconfig_usable(&self) -> Result<(), ReconfigError> {
         if !self.reconfig.negotiated {
             return Err(ReconfigError::NotNegotiated);
