@@ -806,3 +806,48 @@ fn the_peers_sack_in_the_new_tsns_ahead_of_its_answer_is_no_lie() {
         [(_, Event::AssociationReset)]
     ));
 }
+
+#[test]
+fn messages_of_the_new_numbering_ahead_of_the_ssn_tsn_answer_wait_for_it() {
+    // B asks for an SSN/TSN reset; A performs it, but its answer is lost
+    // for a while, and A's next message (MID 0 of the new numbering)
+    // reaches B first. B holds it until the answer says where the new
+    // numbering begins, then delivers it.
+    let mut p = connected(cfg(), cfg());
+    for tag in 1..=2 {
+        p.a_send(msg(0, tag, 100));
+    }
+    p.run_for(ms(500));
+    assert_eq!(
+        b_got(&mut p),
+        vec![(0, false, 0, 1, 100), (0, false, 1, 2, 100)]
+    );
+    let lose_answers = std::rc::Rc::new(std::cell::Cell::new(true));
+    let lose = lose_answers.clone();
+    p.rule(move |seen| {
+        (lose.get() && seen.dir == Dir::AtoB && seen.has(130)).then_some(harness::Fate::Drop)
+    });
+    let now = p.now;
+    b_assoc(&mut p).reset_ssn_tsn(now).unwrap();
+    p.run_for(ms(300));
+    assert!(matches!(
+        &events(&p.a_events)[..],
+        [(_, Event::AssociationReset)]
+    ));
+    assert!(events(&p.b_events).is_empty());
+    p.a_send(msg(0, 3, 100));
+    p.run_for(ms(50));
+    assert!(b_got(&mut p).is_empty(), "held until the answer");
+    assert!(b_assoc(&mut p).receive_held() >= 100);
+    let mid = first_fragments(&p, Dir::AtoB).last().map(|f| (f.4, f.5));
+    assert_eq!(mid, Some((0, 3)));
+    lose_answers.set(false);
+    p.run_for(ms(3000));
+    assert!(matches!(
+        &events(&p.b_events)[..],
+        [(_, Event::AssociationReset)]
+    ));
+    assert_eq!(b_got(&mut p), vec![(0, false, 0, 3, 100)]);
+    assert_eq!(b_assoc(&mut p).receive_held(), 0);
+    assert!(a_assoc(&mut p).all_acked());
+}
