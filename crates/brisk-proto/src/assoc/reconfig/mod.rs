@@ -18,6 +18,21 @@
 //! cumulative TSN reaches it, by DATA or by FORWARD TSN. Only one request is
 //! deferred at a time and what it holds is charged to the receive window.
 //!
+//! With I-DATA (RFC 8260) a reset restarts both MID sequences of a stream,
+//! ordered and unordered, at 0: the receiver resets `MidOrdering` as it
+//! resets `Delivery` (whole waiting messages first), and drops what is
+//! left of the old numbering's unfinished messages, whose (stream, U, MID)
+//! the new numbering reuses. While a reset is deferred, I-DATA fragments
+//! of the new numbering are reassembled apart (`Deferred::next_numbering`)
+//! and join the association's reassembly once it is performed.
+//!
+//! While our SSN/TSN Reset Request is in flight the peer may have performed
+//! it and sent new data before its answer reaches us: ordered messages
+//! completed meanwhile are held, and the answer's Sender's Next TSN tells
+//! the old numbering's (delivered before the reset) from the new one's
+//! (after it). An "In progress" answer releases them (the peer had not
+//! performed it), and the peer's stream resets wait for the answer.
+//!
 //! This file holds the state, the application's calls and the dispatch of a
 //! received RE-CONFIG chunk; `ours.rs` sends our requests and handles their
 //! answers, `theirs.rs` answers the peer's requests.
