@@ -162,7 +162,16 @@ fn run(seed: u64, cfg: &Config) -> Result<Outcome, String> {
             received.push((n, m.stream_id, m.unordered, m.payload.len(), m.ssn));
         }
         let a_closed = p.a_events.iter().any(|e| matches!(e.2, Event::Closed(_)));
-        let settled = p.a.association(a).is_none_or(|assoc| assoc.all_acked());
+        // Settled: everything acknowledged or abandoned, and no stream reset
+        // under way at either end (one may hold messages, RFC 6525 5.2.2).
+        let b = p.b_id;
+        let settled =
+            p.a.association(a)
+                .is_none_or(|assoc| assoc.all_acked() && !assoc.reconfig_in_progress())
+                && b.is_none_or(|b| {
+                    p.b.association(b)
+                        .is_none_or(|assoc| !assoc.reconfig_in_progress())
+                });
         if received.len() == sent.len() || a_closed || (cfg.partial_reliability && settled) {
             break;
         }
