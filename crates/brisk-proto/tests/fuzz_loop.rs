@@ -18,6 +18,9 @@
 //! - `BRISK_FUZZ_SEED=<n>`: run only that seed (decimal or 0x hex), with a
 //!   trace of every step on stderr: how to reproduce a failure.
 //! - `BRISK_FUZZ_TRACE=1`: trace every world (corpus replays too).
+//! - `BRISK_FUZZ_RECONFIG=1`: stream reconfiguration and message
+//!   interleaving in every world, and the applications reconfigure streams
+//!   mid-traffic (other worlds than the same seeds without it).
 //!
 //! A failing case panics with its seed and step. Seeds that once found a bug
 //! go in [`REGRESSION_SEEDS`] and run first, every time.

@@ -94,19 +94,15 @@ pub(super) fn on_idata(a: &mut Association, now: Time, d: &IData<'_>, seen: &mut
         flags: d.flags,
         payload: Bytes::copy_from_slice(&d.payload),
     };
-    match a.ireassembly.push(fragment) {
-        Ok(Some(message)) => {
-            a.mid_ordering.push(message, now, &mut a.delivery);
-            seen.ready |= a.delivery.has_ready();
-        }
-        Ok(None) => {}
+    match super::reconfig::reassemble_idata(a, fragment, now) {
+        Ok(()) => seen.ready |= a.delivery.has_ready(),
         Err(e) => abort_reassembly(a, &e),
     }
 }
 
 /// A message beyond our limit, or fragments that contradict each other: 6.9
 /// leaves no way to deliver it, so the association ends.
-fn abort_reassembly(a: &mut Association, e: &crate::rx::ReassemblyError) {
+pub(super) fn abort_reassembly(a: &mut Association, e: &crate::rx::ReassemblyError) {
     let info = e.to_string();
     a.abort_with(
         ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
@@ -293,7 +289,7 @@ fn admit(a: &mut Association, d: &UserChunk<'_>) -> bool {
     // (stream, U, MID) for I-DATA.
     let partial = match d.message {
         None => a.reassembly.partial_before(d.tsn),
-        Some(key) => a.ireassembly.partial(key),
+        Some(key) => super::reconfig::ipartial(a, d.tsn, key),
     };
     let next = window::Next {
         is_next: a.tracker.is_next(Tsn(d.tsn)),
@@ -321,7 +317,14 @@ fn admit(a: &mut Association, d: &UserChunk<'_>) -> bool {
         Admission::Drop => false,
         Admission::MakeRoom { need } => make_room(a, d, need),
     };
-    if !admitted && next.is_next && a.interleaving() && !a.delivery.has_ready() {
+    // Messages a stream reset holds are released by its answer or by the
+    // cumulative TSN, not by the application: no stall while there are.
+    if !admitted
+        && next.is_next
+        && a.interleaving()
+        && !a.delivery.has_ready()
+        && a.reconfig.held() == (0, 0)
+    {
         // RFC 8260 leaves the receiver to hold every interleaved message
         // whole: a buffer full of unfinished messages, none of which the
         // application can read, that cannot take the chunk the cumulative

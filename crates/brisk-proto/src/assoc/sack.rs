@@ -21,6 +21,15 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) -> bool {
         return false;
     }
     a.counters.sacks_received += 1;
+    if a.reconfig.awaits_ssn_tsn_answer()
+        && Tsn(sack.cum_tsn_ack) == a.rtx.outstanding().next_tsn().plus(1 << 31).prev()
+    {
+        // RFC 6525 5.2.4 G1: the peer performed our SSN/TSN reset and
+        // acknowledges in our new numbering before its answer (later in
+        // the packet, or lost) reached us. Nothing is outstanding (5.1.4):
+        // nothing to learn from it, and no TSN never sent.
+        return false;
+    }
     let queued = a.queued_chunk();
     let (rtx, mut env) = a.tx();
     let result = rtx.on_sack(now, sack, queued, &mut env);

@@ -174,14 +174,33 @@ impl Association {
             && self.burst_budget > 0
             && self
                 .rtx
-                .window_allows(self.send_queue.peek_len(self.max_payload()).unwrap_or(0));
+                .window_allows(self.peek_new(self.max_payload()).unwrap_or(0));
         retransmit || new
     }
 
     /// RFC 6525 5.1.4: an SSN/TSN reset holds new messages back (a message
-    /// already started finishes).
+    /// already started finishes: with I-DATA, every one started).
     fn new_data_held(&self) -> bool {
-        self.reconfig.holds_new_data() && !self.send_queue.is_mid_message()
+        self.reconfig.holds_new_data() && !self.send_queue.has_started_message()
+    }
+
+    /// The payload length of the next fragment of new data that may go:
+    /// while an SSN/TSN reset holds new messages, only of a started one.
+    fn peek_new(&self, max_payload: usize) -> Option<usize> {
+        if self.reconfig.holds_new_data() {
+            self.send_queue.peek_started_len(max_payload)
+        } else {
+            self.send_queue.peek_len(max_payload)
+        }
+    }
+
+    /// Takes the fragment [`Self::peek_new`] measured.
+    fn take_new(&mut self, max_payload: usize) -> Option<crate::tx::send_queue::PendingFragment> {
+        if self.reconfig.holds_new_data() {
+            self.send_queue.next_started_fragment(max_payload)
+        } else {
+            self.send_queue.next_fragment(max_payload)
+        }
     }
 
     pub(super) fn max_payload(&self) -> usize {
@@ -320,7 +339,7 @@ impl Association {
     ) {
         let max_payload = self.max_payload();
         let cwnd_open = |a: &Self| a.path.cc.allows_new_data(a.flight_size());
-        let next_new = self.send_queue.peek_len(max_payload).filter(|len| {
+        let next_new = self.peek_new(max_payload).filter(|len| {
             !self.new_data_held()
                 && self.burst_budget > 0
                 && cwnd_open(self)
@@ -340,13 +359,13 @@ impl Association {
         }
         let mut sent_new = None;
         while next_new.is_some() && !held && self.burst_budget > 0 && cwnd_open(self) {
-            let Some(len) = self.send_queue.peek_len(max_payload) else {
+            let Some(len) = self.peek_new(max_payload) else {
                 break;
             };
             if !p.fits(self.new_chunk_size(len)) || !self.rtx.window_allows(len) {
                 break;
             }
-            let Some(mut frag) = self.send_queue.next_fragment(max_payload) else {
+            let Some(mut frag) = self.take_new(max_payload) else {
                 break;
             };
             frag.flags.immediate |= dp.immediate;
@@ -364,8 +383,7 @@ impl Association {
             // Full: no room for even a 1-byte chunk, or the next chunk does not fit.
             let full = !p.fits(self.new_chunk_size(1))
                 || self
-                    .send_queue
-                    .peek_len(max_payload)
+                    .peek_new(max_payload)
                     .is_some_and(|len| !p.fits(self.new_chunk_size(len)));
             let (rtx, mut env) = self.tx();
             rtx.on_new_data_packet(now, last_tsn, full, &mut env);

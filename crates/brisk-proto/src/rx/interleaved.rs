@@ -285,6 +285,86 @@ impl IReassembly {
         dropped
     }
 
+    /// RFC 6525 5.2.2 with RFC 8260: the peer reset `stream_id` once every
+    /// TSN up to `last_tsn` (the request's Sender's Last Assigned TSN) was
+    /// received or skipped. Its unfinished messages of the old numbering,
+    /// those holding a fragment at or before `last_tsn`, can never finish
+    /// (their missing fragments were abandoned) and their MIDs, ordered and
+    /// unordered, are reused by the new numbering from 0: they are dropped.
+    /// Messages wholly after `last_tsn` are of the new numbering and stay.
+    /// Returns the bytes dropped.
+    pub fn forget_old_numbering(&mut self, stream_id: u16, last_tsn: u32) -> usize {
+        self.forget_holding_through(
+            (stream_id, false, 0)..=(stream_id, true, u32::MAX),
+            last_tsn,
+        )
+    }
+
+    /// RFC 6525 5.2.4 G5 for the requester of an SSN/TSN reset whose peer
+    /// went on sending with TSNs from `last_tsn + 1`: as
+    /// [`forget_old_numbering`](Self::forget_old_numbering) on every stream.
+    pub fn forget_every_old_numbering(&mut self, last_tsn: u32) -> usize {
+        self.forget_holding_through((0, false, 0)..=(u16::MAX, true, u32::MAX), last_tsn)
+    }
+
+    /// Drops the unfinished messages in `keys` that hold a fragment at or
+    /// before `last_tsn`; returns the bytes dropped.
+    fn forget_holding_through(
+        &mut self,
+        keys: std::ops::RangeInclusive<MessageKey>,
+        last_tsn: u32,
+    ) -> usize {
+        let last = self.unwrapper.peek(last_tsn);
+        let doomed: Vec<MessageKey> = self
+            .partials
+            .range(keys)
+            .filter(|(_, p)| p.fragments.values().any(|&(tsn, _)| tsn <= last))
+            .map(|(&k, _)| k)
+            .collect();
+        let mut dropped = 0;
+        for key in doomed {
+            if let Some(p) = self.partials.remove(&key) {
+                for (tsn, _) in p.fragments.values() {
+                    self.by_tsn.remove(tsn);
+                }
+                dropped += p.bytes;
+            }
+        }
+        self.buffered = self.buffered.saturating_sub(dropped);
+        dropped
+    }
+
+    /// Every fragment held, in TSN order, as it arrived: to hand them to
+    /// another queue (a deferred reset's new numbering joins the
+    /// association's once the reset is performed).
+    pub fn into_fragments(self) -> Vec<IFragment> {
+        let Self {
+            partials, by_tsn, ..
+        } = self;
+        by_tsn
+            .values()
+            .filter_map(|&(key, fsn)| {
+                let p = partials.get(&key)?;
+                let (tsn, payload) = p.fragments.get(&fsn)?;
+                let beginning = fsn == 0;
+                Some(IFragment {
+                    tsn: crate::serial::wrap(*tsn),
+                    stream_id: key.0,
+                    mid: key.2,
+                    fsn,
+                    ppid: if beginning { p.ppid.unwrap_or(0) } else { 0 },
+                    flags: DataFlags {
+                        immediate: false,
+                        unordered: key.1,
+                        beginning,
+                        ending: p.last_fsn == Some(fsn),
+                    },
+                    payload: payload.clone(),
+                })
+            })
+            .collect()
+    }
+
     fn check_size(&self, stream_id: u16, size: usize) -> Result<(), ReassemblyError> {
         if size > self.max_message_size {
             return Err(ReassemblyError::MessageTooLarge {
@@ -407,6 +487,39 @@ impl MidOrdering {
             }
         }
         self.advance(stream_id, mid.wrapping_add(1), now, out);
+    }
+
+    /// RFC 6525 5.2.2 E3 with RFC 8260: the peer reset its outgoing
+    /// `stream_id`: its next ordered MID is 0. Whole messages of the old
+    /// numbering still waiting (their predecessors were abandoned without
+    /// notice) are delivered first, in MID order from the one expected.
+    /// Ignored for an unknown stream.
+    pub fn reset_stream(&mut self, stream_id: u16, now: Time, out: &mut Delivery) {
+        let Some(&next) = self.next_mid.get(usize::from(stream_id)) else {
+            return;
+        };
+        let mut stranded: Vec<(u32, u32)> = self
+            .waiting
+            .range((stream_id, 0)..=(stream_id, u32::MAX))
+            .map(|(&(_, m), _)| (m.wrapping_sub(next), m))
+            .collect();
+        stranded.sort_unstable();
+        for (_, m) in stranded {
+            if let Some(w) = self.waiting.remove(&(stream_id, m)) {
+                self.waiting_bytes = self.waiting_bytes.saturating_sub(w.msg.payload.len());
+                deliver(out, w.msg, w.completed_at, now);
+            }
+        }
+        if let Some(slot) = self.next_mid.get_mut(usize::from(stream_id)) {
+            *slot = 0;
+        }
+    }
+
+    /// RFC 6525 5.2.5: the peer added `added` outgoing streams, our inbound
+    /// ones; they expect MID 0. The caller checks the limit first.
+    pub fn add_streams(&mut self, added: u16) {
+        let total = self.next_mid.len().saturating_add(usize::from(added));
+        self.next_mid.resize(total.min(usize::from(u16::MAX)), 0);
     }
 
     /// Payload bytes of the ordered messages waiting.
@@ -651,5 +764,91 @@ mod tests {
         o.skip_through(0, 3, Time(3), &mut d);
         assert_eq!(drain(&mut d), [(0, 4)]);
         assert_eq!(o.next_mid(0), Some(5));
+    }
+
+    #[test]
+    fn a_reset_stream_delivers_what_waited_in_mid_order_and_expects_mid_0() {
+        let mut d = Delivery::new(2);
+        let mut o = MidOrdering::new(2);
+        o.next_mid[1] = u32::MAX - 1;
+        // MID u32::MAX - 1 was abandoned unseen; these wait behind it, and
+        // stream 0's message is not touched.
+        for mid in [1, u32::MAX, 0] {
+            o.push(whole(1, mid), Time(1), &mut d);
+        }
+        o.push(whole(0, 3), Time(1), &mut d);
+        assert!(drain(&mut d).is_empty());
+        o.reset_stream(1, Time(2), &mut d);
+        assert_eq!(drain(&mut d), [(1, u32::MAX), (1, 0), (1, 1)]);
+        assert_eq!((o.next_mid(1), o.next_mid(0)), (Some(0), Some(0)));
+        assert_eq!((o.message_count(), o.buffered_bytes()), (1, 1));
+        // The new numbering starts at MID 0 and is delivered at once.
+        o.push(whole(1, 0), Time(3), &mut d);
+        assert_eq!(drain(&mut d), [(1, 0)]);
+        assert_eq!(o.next_mid(1), Some(1));
+        // An unknown stream: nothing happens.
+        o.reset_stream(7, Time(3), &mut d);
+        assert_eq!(o.message_count(), 1);
+    }
+
+    #[test]
+    fn added_streams_expect_mid_0_and_take_messages() {
+        let mut d = Delivery::new(3);
+        let mut o = MidOrdering::new(1);
+        o.push(whole(2, 0), Time(1), &mut d);
+        assert!(drain(&mut d).is_empty());
+        o.add_streams(2);
+        assert_eq!((o.next_mid(2), o.next_mid(3)), (Some(0), None));
+        o.push(whole(2, 1), Time(1), &mut d);
+        o.push(whole(2, 0), Time(1), &mut d);
+        assert_eq!(drain(&mut d), [(2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn a_reset_drops_the_old_numbering_partials_of_the_stream_only() {
+        let mut r = IReassembly::new(1, 1 << 20);
+        // Stream 1: old ordered MID 0 and old unordered MID 0 (fragments at
+        // TSN 1, 2), a new ordered MID 0 wholly after the reset's TSN 5.
+        r.push(frag(1, 1, 0, 0, true, false, b"a")).unwrap();
+        let mut u = frag(2, 1, 0, 0, true, false, b"u");
+        u.flags.unordered = true;
+        r.push(u).unwrap();
+        r.push(frag(3, 2, 0, 0, true, false, b"other")).unwrap();
+        r.push(frag(7, 1, 1, 1, false, false, b"n")).unwrap();
+        assert_eq!(r.forget_old_numbering(1, 5), 2);
+        assert_eq!(r.partial((1, false, 0)), None);
+        assert_eq!(r.partial((1, true, 0)), None);
+        assert_eq!(r.partial((1, false, 1)), Some((1, 1)));
+        assert_eq!(r.partial((2, false, 0)), Some((5, 1)));
+        assert_eq!((r.buffered_bytes(), r.fragment_count()), (6, 2));
+        // The new numbering's MID 0 no longer meets an old fragment.
+        let m = r.push(frag(8, 1, 0, 0, true, true, b"z")).unwrap().unwrap();
+        assert_eq!((m.stream_id, m.mid, &m.payload[..]), (1, 0, &b"z"[..]));
+    }
+
+    #[test]
+    fn fragments_handed_to_another_queue_complete_their_messages_there() {
+        let mut held = IReassembly::new(10, 1 << 20);
+        held.push(frag(12, 1, 0, 2, false, true, b"c")).unwrap();
+        held.push(frag(10, 1, 0, 0, true, false, b"a")).unwrap();
+        let mut u = frag(11, 1, 4, 0, true, false, b"u");
+        u.flags.unordered = true;
+        held.push(u.clone()).unwrap();
+        let moved = held.into_fragments();
+        assert_eq!(
+            moved.iter().map(|f| (f.tsn, f.fsn)).collect::<Vec<_>>(),
+            [(10, 0), (11, 0), (12, 2)]
+        );
+        assert_eq!(moved[1], u);
+        assert_eq!((moved[0].ppid, moved[2].flags.ending), (42, true));
+        let mut r = IReassembly::new(1, 1 << 20);
+        for f in moved {
+            assert_eq!(r.push(f).unwrap(), None);
+        }
+        let m = r
+            .push(frag(13, 1, 0, 1, false, false, b"b"))
+            .unwrap()
+            .unwrap();
+        assert_eq!((&m.payload[..], m.ppid, m.first_tsn), (&b"abc"[..], 42, 10));
     }
 }

@@ -110,6 +110,9 @@ pub struct Resent {
 #[derive(Debug, Clone)]
 pub struct RetransmissionQueue {
     outstanding: Outstanding,
+    /// After an SSN/TSN reset (RFC 6525 5.1.4): the next TSN of the
+    /// numbering left behind, to know a late SACK of it.
+    retired_before: Option<Tsn>,
     fast_recovery: FastRecovery,
     /// 7.2.4: the next packet of marked chunks goes out whatever cwnd says.
     /// Fast retransmit sets it; so do Early Retransmit, the tail loss probe
@@ -144,6 +147,7 @@ impl RetransmissionQueue {
     pub fn new(initial_tsn: Tsn) -> Self {
         Self {
             outstanding: Outstanding::new(initial_tsn),
+            retired_before: None,
             fast_recovery: FastRecovery::default(),
             bypass_cwnd_once: false,
             early_retransmit_pending: Vec::new(),
@@ -176,6 +180,28 @@ impl RetransmissionQueue {
         ] {
             timers.stop(kind);
         }
+    }
+
+    /// RFC 6525 5.1.4: our SSN/TSN reset was performed: sending starts
+    /// again at `initial_tsn` (nothing is outstanding), and a SACK of the
+    /// TSNs used before that arrives late (a duplicate, say) is stale, not
+    /// one that acknowledges TSNs never sent.
+    pub fn reset_tsns(&mut self, initial_tsn: Tsn, timers: &mut TimerTable) {
+        let retired = self.outstanding.next_tsn();
+        self.restart(initial_tsn, timers);
+        self.retired_before = Some(retired);
+    }
+
+    /// A Cumulative TSN Ack among the (at most 2^30) TSNs used before an
+    /// SSN/TSN reset, and not among the current ones.
+    fn acks_retired_tsns(&self, cum: Tsn) -> bool {
+        const RETIRED_SPAN: u32 = 1 << 30;
+        let Some(old_next) = self.retired_before else {
+            return false;
+        };
+        let o = &self.outstanding;
+        let current = !cum.is_before(o.cum_ack_point()) && cum.is_before(o.next_tsn());
+        !current && cum.is_before(old_next) && old_next.since(cum) <= RETIRED_SPAN
     }
 
     /// 6.2.1 A: the window the peer gave in its INIT or INIT ACK.
@@ -395,6 +421,9 @@ impl RetransmissionQueue {
         queued: Option<usize>,
         env: &mut TxEnv<'_>,
     ) -> Result<SackResult, SackRejected> {
+        if self.acks_retired_tsns(Tsn(sack.cum_tsn_ack)) {
+            return Err(SackRejected::Stale);
+        }
         self.last_sack = Some((now, sack.a_rwnd));
         let result = self.apply(now, sack, queued, env)?;
         self.repeat_lost_forward_tsn(now, sack, env.path.rto.srtt());
@@ -436,6 +465,9 @@ impl RetransmissionQueue {
         queued: Option<usize>,
         env: &mut TxEnv<'_>,
     ) -> Result<SackResult, SackRejected> {
+        if self.acks_retired_tsns(cum_tsn_ack) {
+            return Err(SackRejected::Stale);
+        }
         let as_sack = Sack {
             cum_tsn_ack: cum_tsn_ack.0,
             a_rwnd: self

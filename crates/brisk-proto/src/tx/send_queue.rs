@@ -415,6 +415,51 @@ impl SendQueue {
         self.len
     }
 
+    /// Whether any message was started (its first fragment handed out) and
+    /// not finished: with I-DATA on any stream, not only the one in turn.
+    pub fn has_started_message(&self) -> bool {
+        self.current.is_some() || self.streams.iter().any(|s| s.started.is_some())
+    }
+
+    /// The next fragment of a message already started, never the first of
+    /// a new one: while an SSN/TSN reset waits (RFC 6525 5.1.4) the started
+    /// messages finish with their numbering and nothing new begins.
+    pub fn next_started_fragment(&mut self, max_payload: usize) -> Option<PendingFragment> {
+        if max_payload == 0 {
+            return None;
+        }
+        if !self.interleave {
+            self.current.as_ref()?;
+            return self.next_fragment(max_payload);
+        }
+        let slot = self.started_slot()?;
+        self.next_interleaved_of(slot, true, max_payload)
+    }
+
+    /// The payload length [`next_started_fragment`](Self::next_started_fragment)
+    /// would hand out, without taking it.
+    pub fn peek_started_len(&self, max_payload: usize) -> Option<usize> {
+        if max_payload == 0 {
+            return None;
+        }
+        let remaining = if self.interleave {
+            let slot = self.started_slot()?;
+            self.streams[slot as usize].messages.front()?.payload.len()
+        } else {
+            self.current.as_ref()?.msg.payload.len()
+        };
+        Some(remaining.min(max_payload))
+    }
+
+    /// I-DATA: the first stream with a started message.
+    fn started_slot(&self) -> Option<u32> {
+        // At most 65535 streams: a slot fits in a u32.
+        self.streams
+            .iter()
+            .position(|s| s.started.is_some())
+            .map(|i| i as u32)
+    }
+
     /// True if the next fragment continues a message whose first fragment has
     /// already been handed out; it must then go out before any other new data.
     pub fn is_mid_message(&self) -> bool {
@@ -848,8 +893,19 @@ impl SendQueue {
     /// front message may already be part-sent; the scheduler picks a stream
     /// for each fragment.
     fn next_interleaved(&mut self, max_payload: usize) -> Option<PendingFragment> {
-        self.unit = max_payload;
         let (slot, bypass) = self.interleaved_slot(max_payload)?;
+        self.next_interleaved_of(slot, bypass, max_payload)
+    }
+
+    /// I-DATA: the next fragment of stream `slot`'s front message, served in
+    /// its turn or (`bypass`) out of it.
+    fn next_interleaved_of(
+        &mut self,
+        slot: u32,
+        bypass: bool,
+        max_payload: usize,
+    ) -> Option<PendingFragment> {
+        self.unit = max_payload;
         let charge = self.streams[slot as usize]
             .messages
             .front()
@@ -1009,6 +1065,56 @@ mod tests {
     use super::*;
 
     const BIG: usize = 1 << 30;
+
+    #[test]
+    fn only_started_messages_continue_while_new_ones_are_held_with_interleaving() {
+        // RFC 6525 5.1.4 with RFC 8260: an SSN/TSN reset waits until every
+        // started message is finished, on every stream, and lets no new
+        // one begin meanwhile.
+        let mut q = queue();
+        q.set_interleaving(true);
+        for (id, stream) in [(1, 1), (2, 2), (3, 3)] {
+            q.push(
+                MessageId(id),
+                OutgoingMessage::new(stream, vec![id as u8; 250]),
+                Time::ZERO,
+            )
+            .unwrap();
+        }
+        // Two fragments: streams 1 and 2 start their messages.
+        let first: Vec<u16> = (0..2)
+            .map(|_| q.next_fragment(100).unwrap().stream_id.0)
+            .collect();
+        assert_eq!(first, [1, 2]);
+        // Stream 3 is in turn and not started; the others are.
+        assert!(!q.is_mid_message());
+        assert!(q.has_started_message());
+        let mut rest = Vec::new();
+        while let Some(len) = q.peek_started_len(100) {
+            let f = q.next_started_fragment(100).unwrap();
+            assert_eq!(f.payload.len(), len);
+            assert!(!f.flags.beginning);
+            rest.push((f.stream_id.0, f.mid, f.fsn, f.flags.ending));
+        }
+        assert_eq!(
+            rest,
+            [
+                (1, 0, 1, false),
+                (1, 0, 2, true),
+                (2, 0, 1, false),
+                (2, 0, 2, true)
+            ]
+        );
+        assert!(!q.has_started_message());
+        assert_eq!(q.next_started_fragment(100), None);
+        // Stream 3's message is still whole, for later.
+        assert_eq!(q.len(), 1);
+        let f = q.next_fragment(300).unwrap();
+        assert_eq!(
+            (f.stream_id.0, f.flags.beginning, f.flags.ending),
+            (3, true, true)
+        );
+    }
 
     fn queue() -> SendQueue {
         SendQueue::new(16, BIG, BIG)

@@ -250,11 +250,25 @@ pub fn config(d: &mut Dice<'_>) -> Config {
     if d.chance(64) {
         c.partial_reliability = d.bool();
     }
+    if reconfig_mode() {
+        // Both extensions at both ends (after every draw: the seeds keep
+        // their worlds otherwise).
+        c.stream_reconfig = true;
+        c.message_interleaving = true;
+    }
     if c.validate().is_err() {
         Config::rfc9260()
     } else {
         c
     }
+}
+
+/// `BRISK_FUZZ_RECONFIG=1`: every world negotiates stream reconfiguration
+/// (RFC 6525) and message interleaving (RFC 8260), and the applications
+/// reset streams, add streams and reset SSNs/TSNs mid-traffic. Off, the
+/// draws are those of the corpus and the regression seeds.
+pub fn reconfig_mode() -> bool {
+    std::env::var_os("BRISK_FUZZ_RECONFIG").is_some_and(|v| v == "1")
 }
 
 /// The payload of a genuine message: an ASCII header naming it, then filler,
@@ -999,6 +1013,7 @@ impl<'s> World<'s> {
             3,                                              // 9 an old packet replayed
             if chaos { 1 } else { 0 },                      // 10 shutdown or abort
             if self.current[A].is_none() { 12 } else { 1 }, // 11 reconnect if down
+            if reconfig_mode() { 4 } else { 0 },            // 12 reconfigure streams
         ];
         match self.d.weighted(&weights) {
             0 => self.send(A),
@@ -1058,9 +1073,45 @@ impl<'s> World<'s> {
                     }
                 }
             }
-            _ => self.reconnect(),
+            11 => self.reconnect(),
+            _ => self.reconfigure(),
         }
         self.settle();
+    }
+
+    /// The application of one side reconfigures its streams (RFC 6525):
+    /// resets outgoing or incoming streams, adds streams, or resets SSNs
+    /// and TSNs. Delivery is checked as ever: exactly once, in order per
+    /// ordered stream.
+    fn reconfigure(&mut self) {
+        let side = if self.d.bool() { A } else { B };
+        let Some(id) = self.current[side] else {
+            return;
+        };
+        let what = self.d.below(8);
+        let streams: Vec<u16> = (0..self.d.range(1, 3))
+            .map(|_| self.d.below(6) as u16)
+            .collect();
+        let (out, inc) = (self.d.below(3) as u16, self.d.below(3) as u16);
+        let now = self.now;
+        let Some(a) = self.eps[side].association(id) else {
+            return;
+        };
+        let result = match what {
+            0..=3 => {
+                let n = a.outbound_streams();
+                let s: Vec<u16> = streams.iter().map(|s| s % n.max(1)).collect();
+                a.reset_streams(now, &s).map(|()| format!("reset {s:?}"))
+            }
+            4 | 5 => a
+                .request_incoming_reset(now, &streams)
+                .map(|()| format!("incoming reset {streams:?}")),
+            6 => a
+                .add_streams(now, out, inc)
+                .map(|()| format!("add {out} out, {inc} in")),
+            _ => a.reset_ssn_tsn(now).map(|()| "SSN/TSN reset".to_owned()),
+        };
+        self.log(|| format!("{} reconfigures: {result:?}", NAMES[side]));
     }
 
     /// With no injection, little loss and the default number of INIT and
@@ -1091,8 +1142,11 @@ impl<'s> World<'s> {
             self.read(true);
             let quiet = self.wire.is_empty()
                 && [A, B].iter().all(|&s| {
-                    self.current[s]
-                        .is_none_or(|id| self.eps[s].association(id).is_none_or(|a| a.all_acked()))
+                    self.current[s].is_none_or(|id| {
+                        self.eps[s]
+                            .association(id)
+                            .is_none_or(|a| a.all_acked() && !a.reconfig_in_progress())
+                    })
                 });
             if quiet || self.now > limit {
                 break;

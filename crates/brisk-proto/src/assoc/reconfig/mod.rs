@@ -18,6 +18,21 @@
 //! cumulative TSN reaches it, by DATA or by FORWARD TSN. Only one request is
 //! deferred at a time and what it holds is charged to the receive window.
 //!
+//! With I-DATA (RFC 8260) a reset restarts both MID sequences of a stream,
+//! ordered and unordered, at 0: the receiver resets `MidOrdering` as it
+//! resets `Delivery` (whole waiting messages first), and drops what is
+//! left of the old numbering's unfinished messages, whose (stream, U, MID)
+//! the new numbering reuses. While a reset is deferred, I-DATA fragments
+//! of the new numbering are reassembled apart (`Deferred::next_numbering`)
+//! and join the association's reassembly once it is performed.
+//!
+//! While our SSN/TSN Reset Request is in flight the peer may have performed
+//! it and sent new data before its answer reaches us: ordered messages
+//! completed meanwhile are held, and the answer's Sender's Next TSN tells
+//! the old numbering's (delivered before the reset) from the new one's
+//! (after it). An "In progress" answer releases them (the peer had not
+//! performed it), and the peer's stream resets wait for the answer.
+//!
 //! This file holds the state, the application's calls and the dispatch of a
 //! received RE-CONFIG chunk; `ours.rs` sends our requests and handles their
 //! answers, `theirs.rs` answers the peer's requests.
@@ -29,14 +44,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Association, Control, State};
 use crate::events::{Event, ResetDirection};
-use crate::rx::{MAX_GAP_OFFSET, Reassembled, Reassembly, TsnTracker};
+use crate::rx::interleaved::{IReassembled, IReassembly, MessageKey};
+use crate::rx::{IFragment, MAX_GAP_OFFSET, Reassembled, Reassembly, ReassemblyError, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::chunk::{Chunk, ReConfig, ReconfigParam, ReconfigResult};
 
 pub(super) use ours::{filter_forward_tsn, on_timer, poll_request};
-pub(super) use theirs::{after_packet, deliver};
+pub(super) use theirs::{after_packet, deliver, ipartial, reassemble_idata};
 
 /// RE-CONFIG responses waiting to be sent at most: a peer that floods us
 /// with requests (or replays) gets no more answers than this until they left.
@@ -128,13 +144,47 @@ struct Deferred {
     streams: Vec<u16>,
     /// Ordered messages on those streams beyond `last_tsn`: the new
     /// numbering, held until the reset is performed.
-    held: Vec<Reassembled>,
+    held: Vec<Held>,
     held_bytes: usize,
+    /// I-DATA fragments on those streams beyond `last_tsn`, reassembled
+    /// apart: the new numbering's MIDs restart at 0 (RFC 8260 with RFC 6525)
+    /// and may repeat those of unfinished messages of the old one. They join
+    /// the association's reassembly once the reset is performed.
+    next_numbering: Option<IReassembly>,
+}
+
+/// A whole message held by a deferred reset, as its chunks carried it.
+#[derive(Debug)]
+enum Held {
+    /// DATA: ordered by SSN in `Delivery`.
+    Data(Reassembled),
+    /// I-DATA: ordered by MID in `MidOrdering`.
+    IData(IReassembled),
+}
+
+impl Held {
+    fn first_tsn(&self) -> Tsn {
+        match self {
+            Held::Data(m) => Tsn(m.first_tsn),
+            Held::IData(m) => Tsn(m.first_tsn),
+        }
+    }
 }
 
 impl Deferred {
     fn covers(&self, stream: u16) -> bool {
         self.streams.is_empty() || self.streams.binary_search(&stream).is_ok()
+    }
+
+    /// Whether a chunk of `stream` with TSN `tsn` is of the new numbering
+    /// the reset waits to start (5.2.2 E1).
+    fn is_next_numbering(&self, stream: u16, tsn: u32) -> bool {
+        self.covers(stream) && self.last_tsn.is_before(Tsn(tsn))
+    }
+
+    fn hold(&mut self, bytes: usize, msg: Held) {
+        self.held_bytes += bytes;
+        self.held.push(msg);
     }
 }
 
@@ -184,6 +234,11 @@ pub(crate) struct Reconfig {
     /// Our answers to the peer's last two requests, for repeats (5.2.1).
     answered: Vec<ReconfigParam<'static>>,
     deferred: Option<Box<Deferred>>,
+    /// Ordered messages completed while our SSN/TSN Reset Request is in
+    /// flight (5.1.4): the peer may have performed it and numbers from 0
+    /// already; its answer's Sender's Next TSN tells the old from the new.
+    ssn_tsn_held: Vec<Held>,
+    ssn_tsn_held_bytes: usize,
     /// The packet being handled carried a RE-CONFIG chunk with requests.
     requests_in_packet: bool,
 }
@@ -198,6 +253,8 @@ impl Reconfig {
             peer_next_seq: 0,
             answered: Vec::new(),
             deferred: None,
+            ssn_tsn_held: Vec::new(),
+            ssn_tsn_held_bytes: 0,
             requests_in_packet: false,
         }
     }
@@ -217,10 +274,32 @@ impl Reconfig {
 
     /// Payload bytes of messages held by a deferred reset (charged to the
     /// receive window), and how many.
+    /// With I-DATA, the fragments of the new numbering held apart count
+    /// as messages do, one each.
+    /// Messages held for an SSN/TSN reset in flight count too.
     pub fn held(&self) -> (usize, usize) {
-        self.deferred
-            .as_ref()
-            .map_or((0, 0), |d| (d.held_bytes, d.held.len()))
+        let (bytes, count) = self.deferred.as_ref().map_or((0, 0), |d| {
+            let (bytes, fragments) = d
+                .next_numbering
+                .as_ref()
+                .map_or((0, 0), |r| (r.buffered_bytes(), r.fragment_count()));
+            (d.held_bytes + bytes, d.held.len() + fragments)
+        });
+        (
+            bytes + self.ssn_tsn_held_bytes,
+            count + self.ssn_tsn_held.len(),
+        )
+    }
+
+    /// Our SSN/TSN Reset Request is in flight (5.1.4).
+    fn ssn_tsn_in_flight(&self) -> bool {
+        self.in_flight_has(|r| matches!(r, Request::SsnTsn))
+    }
+
+    /// Our SSN/TSN Reset Request is in flight: the peer may have performed
+    /// it and use the new TSNs already (5.2.4).
+    pub fn awaits_ssn_tsn_answer(&self) -> bool {
+        self.ssn_tsn_in_flight()
     }
 
     /// New DATA waits: an SSN/TSN reset needs everything acknowledged first
@@ -304,6 +383,14 @@ impl Association {
     /// `ReconfigError::NotNegotiated`.
     pub fn stream_reconfig(&self) -> bool {
         self.reconfig.negotiated
+    }
+
+    /// Whether a reconfiguration request of ours waits to go or for its
+    /// answer, or a request of the peer's waits to be performed (its
+    /// messages, and those an SSN/TSN reset holds, with it).
+    pub fn reconfig_in_progress(&self) -> bool {
+        let r = &self.reconfig;
+        r.in_flight.is_some() || r.has_pending() || r.deferred.is_some()
     }
 
     fn reconfig_usable(&self) -> Result<(), ReconfigError> {
@@ -506,20 +593,46 @@ fn request_seq(p: &ReconfigParam<'_>) -> u32 {
 
 /// RFC 6525 5.2.4 G4, G5 (and 5.1.4 for the requester): whole messages
 /// waiting are delivered, partial ones dropped, every incoming stream
-/// expects SSN 0, and the peer's TSNs start at `peer_next`.
-fn restart_receiving(a: &mut Association, now: Time, peer_next: Tsn) {
+/// expects SSN (with I-DATA, MID) 0, and the peer's TSNs start at
+/// `peer_next`.
+///
+/// The requester's peer performed the reset before its answer came and
+/// may have sent new data since, from `peer_next` on: the TSNs received
+/// from there stay received (and their unfinished messages stay), and the
+/// ordered messages held meanwhile are delivered, those before `peer_next`
+/// before the reset, the others after it.
+fn restart_receiving(a: &mut Association, now: Time, peer_next: Tsn, requester: bool) {
+    let last_old = peer_next.prev();
+    let cum = a.tracker.cum_tsn();
+    // The peer's next TSN follows those received: it went on with the TSNs
+    // it used (5.2.4 G2), and what came from there is of the new numbering.
+    let caught_up = requester && !cum.is_before(last_old) && cum.since(last_old) <= MAX_GAP_OFFSET;
+    let (old, new): (Vec<Held>, Vec<Held>) = std::mem::take(&mut a.reconfig.ssn_tsn_held)
+        .into_iter()
+        .partition(|m| !caught_up || m.first_tsn().is_before(peer_next));
+    a.reconfig.ssn_tsn_held_bytes = 0;
+    theirs::release(a, old, now);
     for s in 0..a.delivery.inbound_streams() {
         a.delivery.reset_stream(s, now);
+        // RFC 8260: with I-DATA the MIDs restart at 0 as the SSNs do.
+        a.mid_ordering.reset_stream(s, now, &mut a.delivery);
     }
     if let Some(d) = a.reconfig.deferred.take() {
-        // The deferred reset is overtaken: every stream was reset.
-        for m in d.held {
-            a.delivery.push(m, now);
-        }
+        // The deferred reset is overtaken: every stream was reset. Its
+        // unfinished messages of the new numbering are dropped (G5).
+        theirs::release(a, d.held, now);
         theirs::answer_performed(a, d.request_seq);
     }
-    a.tracker = TsnTracker::new(peer_next);
-    a.reassembly = Reassembly::new(peer_next.0, a.cfg.largest_message_received());
+    if caught_up {
+        a.reassembly.forget_through(last_old.0);
+        a.ireassembly.forget_every_old_numbering(last_old.0);
+    } else {
+        a.tracker = TsnTracker::new(peer_next);
+        let largest = a.cfg.largest_message_received();
+        a.reassembly = Reassembly::new(peer_next.0, largest);
+        a.ireassembly = IReassembly::new(peer_next.0, largest);
+    }
+    theirs::release(a, new, now);
     if a.delivery.has_ready() {
         a.emit(Event::MessageReady);
     }

@@ -70,10 +70,13 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
             requests.push(Request::AddIncoming(inc));
         }
     }
+    // Not while the peer's stream reset is deferred: its messages held
+    // wait for it, and the SSN/TSN reset holds what arrives after.
     if requests.is_empty()
         && a.reconfig.pending().ssn_tsn
+        && a.reconfig.deferred.is_none()
         && a.rtx.outstanding().is_empty()
-        && !a.send_queue.is_mid_message()
+        && !a.send_queue.has_started_message()
     {
         a.reconfig.pending_mut().ssn_tsn = false;
         requests.push(Request::SsnTsn);
@@ -211,8 +214,16 @@ pub(super) fn on_response(
     if result == ReconfigResult::InProgress {
         // 5.2.7: ask again after a while, without counting an error.
         flight.in_progress = true;
+        let ssn_tsn = matches!(flight.requests[i].1, Request::SsnTsn);
         let rto = a.path.rto.rto();
         a.timers.start(TimerKind::Reconfig, now, rto);
+        if ssn_tsn {
+            // 5.2.4: the peer has not reset yet (it waits for its data to be
+            // acknowledged, which may need the room these messages take),
+            // and performs only on a retransmission we send from now on:
+            // every message held so far is of the old numbering.
+            release_ssn_tsn_held(a, now);
+        }
         return;
     }
     let (_, request) = flight.requests.remove(i);
@@ -273,14 +284,18 @@ fn finish(
         Request::SsnTsn => match next_tsns {
             Some((sender_next, receiver_next)) if ok => {
                 // 5.1.4: the peer's next TSN, and ours.
-                restart_receiving(a, now, Tsn(sender_next));
+                restart_receiving(a, now, Tsn(sender_next), true);
                 let rwnd = a.rtx.peer_rwnd();
-                a.rtx.restart(Tsn(receiver_next), &mut a.timers);
+                a.rtx.reset_tsns(Tsn(receiver_next), &mut a.timers);
                 a.rtx.on_peer_window(rwnd);
                 a.send_queue.reset_all_ssns();
                 a.emit(Event::AssociationReset);
             }
-            _ => a.emit(Event::AssociationResetFailed { result }),
+            _ => {
+                // The numbering goes on: what was held for it goes in order.
+                release_ssn_tsn_held(a, now);
+                a.emit(Event::AssociationResetFailed { result });
+            }
         },
         Request::AddOutgoing(n) => {
             if ok {
@@ -310,13 +325,25 @@ fn finish(
     }
 }
 
+/// The ordered messages held for our SSN/TSN Reset Request, known to be of
+/// the old numbering, go for delivery in order.
+fn release_ssn_tsn_held(a: &mut Association, now: Time) {
+    let held = std::mem::take(&mut a.reconfig.ssn_tsn_held);
+    a.reconfig.ssn_tsn_held_bytes = 0;
+    theirs::release(a, held, now);
+    if a.delivery.has_ready() {
+        a.emit(Event::MessageReady);
+    }
+}
+
 /// RFC 3758 3.5 F with RFC 6525: a FORWARD TSN's entry for a stream we asked
 /// to reset, when the last chunk it skips on that stream belongs to the old
 /// numbering (its TSN at or before the request's Sender's Last Assigned
 /// TSN), is left out: the peer may have reset the stream already, and that
 /// SSN would then skip messages of the new numbering. The reset, performed
 /// once the peer's cumulative TSN reaches the request's, delivers what
-/// waited behind the abandoned message.
+/// waited behind the abandoned message (and, with I-DATA, drops what is
+/// left of the unfinished messages of the old numbering).
 pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Chunk<'static>) {
     if a.reconfig.pending().reset_tsns.is_empty() {
         return;
@@ -330,9 +357,10 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Ch
         .retain(|_, last| cum.is_before(*last));
     let outstanding = a.rtx.outstanding();
     let reset_tsns = &a.reconfig.pending().reset_tsns;
-    // An ordered entry of `stream` skipping through `point` is kept unless the
-    // last ordered chunk it skips belongs to the old numbering.
-    let keep = |stream: u16, point: Tsn| {
+    // An entry of `stream` skipping through `point` is kept unless the last
+    // chunk it skips on that stream (ordered, or for an unordered I-DATA
+    // entry the chunks of its one message) belongs to the old numbering.
+    let keep = |stream: u16, point: Tsn, unordered: Option<u32>| {
         let Some(&last) = reset_tsns.get(&stream) else {
             return true;
         };
@@ -340,8 +368,11 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Ch
             .chunks()
             .filter(|c| {
                 c.frag.stream_id.0 == stream
-                    && !c.frag.flags.unordered
                     && c.tsn.is_at_or_before(point)
+                    && match unordered {
+                        None => !c.frag.flags.unordered,
+                        Some(mid) => c.frag.flags.unordered && c.frag.mid == mid,
+                    }
             })
             .map(|c| c.tsn)
             .last();
@@ -350,14 +381,19 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Ch
     match forward {
         Chunk::ForwardTsn(f) => {
             let point = Tsn(f.new_cum_tsn);
-            f.streams.retain(|e| keep(e.stream_id, point));
+            f.streams.retain(|e| keep(e.stream_id, point, None));
         }
-        // RFC 8260 2.3.1 with RFC 6525: the same for I-FORWARD-TSN's ordered
-        // entries (an unordered entry names one message, not a numbering).
+        // RFC 8260 2.3.1 with RFC 6525: the same for I-FORWARD-TSN's entries.
+        // An unordered entry names one message by its MID, and the reset
+        // restarts the unordered MIDs at 0 too (RFC 8260 2.3): an entry for
+        // an old message could name, once the peer reset the stream, a new
+        // message with the same MID and drop it. It is left out as well: the
+        // peer drops what is left of the old numbering's unfinished messages
+        // when it performs the reset.
         Chunk::IForwardTsn(f) => {
             let point = Tsn(f.new_cum_tsn);
             f.streams
-                .retain(|e| e.unordered || keep(e.stream_id, point));
+                .retain(|e| keep(e.stream_id, point, e.unordered.then_some(e.mid)));
         }
         _ => {}
     }

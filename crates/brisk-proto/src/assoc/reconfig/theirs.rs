@@ -40,6 +40,13 @@ fn perform(
     p: &ReconfigParam<'_>,
 ) -> (ReconfigParam<'static>, bool) {
     let seq = request_seq(p);
+    if matches!(p, ReconfigParam::OutgoingSsnReset { .. }) && a.reconfig.ssn_tsn_in_flight() {
+        // Our SSN/TSN Reset Request is in flight and holds the ordered
+        // messages that arrive until it is answered (5.1.4): the stream
+        // reset waits for that answer, "In progress", and the peer's
+        // retransmission is taken anew.
+        return (response(seq, ReconfigResult::InProgress), false);
+    }
     let result = match p {
         ReconfigParam::OutgoingSsnReset {
             response_seq,
@@ -78,7 +85,7 @@ fn on_outgoing_reset(
     let cum = a.tracker.cum_tsn();
     if !cum.is_before(last_tsn) {
         // E3: everything before the reset has arrived (or was skipped).
-        reset_incoming(a, now, &streams);
+        reset_incoming(a, now, &streams, last_tsn);
         return ReconfigResult::SuccessPerformed;
     }
     // A sender cannot have assigned TSNs further ahead than a gap block
@@ -94,6 +101,7 @@ fn on_outgoing_reset(
         streams,
         held: Vec::new(),
         held_bytes: 0,
+        next_numbering: None,
     }));
     ReconfigResult::InProgress
 }
@@ -113,8 +121,11 @@ fn complete_incoming_request(a: &mut Association, response_seq: u32) {
     }
 }
 
-/// 5.2.2 E3: the next expected SSN of `streams` (all if empty) is 0.
-fn reset_incoming(a: &mut Association, now: Time, streams: &[u16]) {
+/// 5.2.2 E3: the next expected SSN of `streams` (all if empty) is 0; with
+/// I-DATA the next MID, and the unfinished messages of the old numbering
+/// (with a fragment at or before `last_tsn`) are dropped: every TSN up to
+/// it arrived or was skipped, so what is missing of them was abandoned.
+fn reset_incoming(a: &mut Association, now: Time, streams: &[u16], last_tsn: Tsn) {
     let list: Vec<u16> = if streams.is_empty() {
         (0..a.delivery.inbound_streams()).collect()
     } else {
@@ -122,6 +133,10 @@ fn reset_incoming(a: &mut Association, now: Time, streams: &[u16]) {
     };
     for &s in &list {
         a.delivery.reset_stream(s, now);
+        if a.interleaving() {
+            a.mid_ordering.reset_stream(s, now, &mut a.delivery);
+            a.ireassembly.forget_old_numbering(s, last_tsn.0);
+        }
     }
     a.counters.streams_reset += list.len() as u64;
     if a.delivery.has_ready() {
@@ -171,13 +186,13 @@ fn on_ssn_tsn_reset(a: &mut Association, now: Time, seq: u32) -> (ReconfigParam<
             true,
         );
     }
-    if !a.rtx.outstanding().is_empty() || a.send_queue.is_mid_message() {
+    if !a.rtx.outstanding().is_empty() || a.send_queue.has_started_message() {
         return (response(seq, ReconfigResult::InProgress), false);
     }
     // G4: as a FORWARD TSN to the highest TSN received; G1: the peer's
     // next TSN is the first we did not acknowledge plus 2^31.
     let receiver_next = a.tracker.cum_tsn().next().plus(1 << 31);
-    restart_receiving(a, now, receiver_next);
+    restart_receiving(a, now, receiver_next, false);
     // G2, G3: our next TSN stays (nothing is outstanding).
     let sender_next = a.rtx.outstanding().next_tsn();
     a.send_queue.reset_all_ssns();
@@ -200,6 +215,10 @@ fn on_add_outgoing(a: &mut Association, added: u16) -> ReconfigResult {
         return ReconfigResult::Denied;
     }
     let incoming = a.delivery.add_streams(added);
+    if a.interleaving() {
+        // RFC 8260: I-DATA on the new streams is ordered by MID.
+        a.mid_ordering.add_streams(added);
+    }
     a.emit(Event::StreamsAdded {
         outgoing: a.outbound_streams,
         incoming,
@@ -225,14 +244,79 @@ fn on_add_incoming(a: &mut Association, added: u16) -> ReconfigResult {
 pub(in crate::assoc) fn deliver(a: &mut Association, msg: Reassembled, now: Time) {
     if let Some(d) = a.reconfig.deferred.as_mut()
         && !msg.unordered
-        && d.covers(msg.stream_id)
-        && d.last_tsn.is_before(Tsn(msg.first_tsn))
+        && d.is_next_numbering(msg.stream_id, msg.first_tsn)
     {
-        d.held_bytes += msg.payload.len();
-        d.held.push(msg);
+        d.hold(msg.payload.len(), Held::Data(msg));
+        return;
+    }
+    if !msg.unordered && a.reconfig.ssn_tsn_in_flight() {
+        hold_for_ssn_tsn(a, msg.payload.len(), Held::Data(msg));
         return;
     }
     a.delivery.push(msg, now);
+}
+
+/// 5.1.4: an ordered message completed while our SSN/TSN Reset Request is
+/// in flight waits for the answer (see `Reconfig::ssn_tsn_held`).
+fn hold_for_ssn_tsn(a: &mut Association, bytes: usize, msg: Held) {
+    a.reconfig.ssn_tsn_held_bytes += bytes;
+    a.reconfig.ssn_tsn_held.push(msg);
+}
+
+/// A whole I-DATA message for ordering by MID: held as DATA ones are
+/// (5.2.2 E1, the MIDs restarting at 0 with RFC 8260).
+fn deliver_idata(a: &mut Association, msg: IReassembled, now: Time) {
+    if let Some(d) = a.reconfig.deferred.as_mut()
+        && !msg.unordered
+        && d.is_next_numbering(msg.stream_id, msg.first_tsn)
+    {
+        d.hold(msg.payload.len(), Held::IData(msg));
+        return;
+    }
+    if !msg.unordered && a.reconfig.ssn_tsn_in_flight() {
+        hold_for_ssn_tsn(a, msg.payload.len(), Held::IData(msg));
+        return;
+    }
+    a.mid_ordering.push(msg, now, &mut a.delivery);
+}
+
+/// A new I-DATA fragment for reassembly (RFC 8260 2.1). While a deferred
+/// reset covers its stream, a fragment beyond the request's Sender's Last
+/// Assigned TSN is of the new numbering: it is reassembled apart, as its
+/// MID may repeat one of an unfinished message of the old numbering. A
+/// message it completes is delivered (unordered) or ordered, or held.
+pub(in crate::assoc) fn reassemble_idata(
+    a: &mut Association,
+    f: IFragment,
+    now: Time,
+) -> Result<(), ReassemblyError> {
+    let largest = a.cfg.largest_message_received();
+    let whole = match a.reconfig.deferred.as_mut() {
+        Some(d) if d.is_next_numbering(f.stream_id, f.tsn) => {
+            let first = d.last_tsn.next().0;
+            d.next_numbering
+                .get_or_insert_with(|| IReassembly::new(first, largest))
+                .push(f)?
+        }
+        _ => a.ireassembly.push(f)?,
+    };
+    if let Some(msg) = whole {
+        deliver_idata(a, msg, now);
+    }
+    Ok(())
+}
+
+/// The bytes and fragments held of the unfinished I-DATA message `key`
+/// that a fragment with TSN `tsn` continues, where that fragment goes.
+pub(in crate::assoc) fn ipartial(
+    a: &Association,
+    tsn: u32,
+    key: MessageKey,
+) -> Option<(usize, usize)> {
+    match a.reconfig.deferred.as_ref() {
+        Some(d) if d.is_next_numbering(key.0, tsn) => d.next_numbering.as_ref()?.partial(key),
+        _ => a.ireassembly.partial(key),
+    }
 }
 
 /// After a packet moved the cumulative TSN: performs a deferred reset once
@@ -249,14 +333,39 @@ pub(in crate::assoc) fn after_packet(a: &mut Association, now: Time) {
     let Some(d) = a.reconfig.deferred.take() else {
         return;
     };
-    reset_incoming(a, now, &d.streams);
-    for m in d.held {
-        a.delivery.push(m, now);
+    reset_incoming(a, now, &d.streams, d.last_tsn);
+    // The new numbering's unfinished I-DATA messages join the association's
+    // reassembly, now rid of the old numbering's.
+    for f in d
+        .next_numbering
+        .map(IReassembly::into_fragments)
+        .unwrap_or_default()
+    {
+        match a.ireassembly.push(f) {
+            Ok(Some(msg)) => a.mid_ordering.push(msg, now, &mut a.delivery),
+            Ok(None) => {}
+            // Only a fragment that arrived before the request could clash.
+            Err(e) => {
+                super::super::receive::abort_reassembly(a, &e);
+                return;
+            }
+        }
     }
+    release(a, d.held, now);
     if a.delivery.has_ready() {
         a.emit(Event::MessageReady);
     }
     answer_performed(a, d.request_seq);
+}
+
+/// The messages a deferred reset held, now that the streams were reset.
+pub(super) fn release(a: &mut Association, held: Vec<Held>, now: Time) {
+    for m in held {
+        match m {
+            Held::Data(m) => a.delivery.push(m, now),
+            Held::IData(m) => a.mid_ordering.push(m, now, &mut a.delivery),
+        }
+    }
 }
 
 /// The deferred request `seq` is performed: it is answered so, now and to
