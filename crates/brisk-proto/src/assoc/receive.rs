@@ -124,16 +124,25 @@ pub(super) fn on_wrong_data_kind(a: &mut Association, chunk: &'static str) {
     );
 }
 
+/// 9.2: after SHUTDOWN the peer sends no new user data (nor skips any with a
+/// FORWARD TSN); before setup there is none. Otherwise the chunk is counted
+/// malformed and ignored.
+fn user_data_allowed(a: &mut Association) -> bool {
+    let allowed = matches!(
+        a.state,
+        State::Established | State::ShutdownPending | State::ShutdownSent
+    );
+    if !allowed {
+        a.counters.malformed_chunks += 1;
+    }
+    allowed
+}
+
 /// The rules every chunk of user data passes (6.2, 6.5): state, the I bit,
 /// the TSN's classification, the receive window and the stream. Returns
 /// whether the chunk is new and its fragment goes on to reassembly.
 fn take_chunk(a: &mut Association, now: Time, d: &UserChunk<'_>, seen: &mut PacketData) -> bool {
-    if !matches!(
-        a.state,
-        State::Established | State::ShutdownPending | State::ShutdownSent
-    ) {
-        // 9.2: after SHUTDOWN the peer sends no new DATA; before setup there is none.
-        a.counters.malformed_chunks += 1;
+    if !user_data_allowed(a) {
         return false;
     }
     if !seen.any {
@@ -198,12 +207,8 @@ pub(super) fn on_forward_tsn(
     f: &ForwardTsn,
     seen: &mut PacketData,
 ) {
-    if !matches!(
-        a.state,
-        State::Established | State::ShutdownPending | State::ShutdownSent
-    ) {
-        // As for DATA (9.2): none after SHUTDOWN, none before setup.
-        a.counters.malformed_chunks += 1;
+    // As for DATA (9.2).
+    if !user_data_allowed(a) {
         return;
     }
     a.counters.forward_tsns_received += 1;
@@ -230,11 +235,8 @@ pub(super) fn on_iforward_tsn(
     f: &IForwardTsn,
     seen: &mut PacketData,
 ) {
-    if !matches!(
-        a.state,
-        State::Established | State::ShutdownPending | State::ShutdownSent
-    ) {
-        a.counters.malformed_chunks += 1;
+    // As for DATA (9.2).
+    if !user_data_allowed(a) {
         return;
     }
     a.counters.forward_tsns_received += 1;
