@@ -17,7 +17,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -213,33 +212,9 @@ func main() {
 // ---- server -------------------------------------------------------------
 
 func runServer(bind string) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	pc, err := net.ListenUDP("udp", laddr)
-	if err != nil {
-		fail("listen %s: %v", bind, err)
-	}
-	seen := &chunkSeen{}
-	conn, err := acceptPeer(pc, deadline(), seen)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			fail("timeout")
-		}
-		fail("waiting for first datagram: %v", err)
-	}
+	conn, seen := listenPeer(bind, deadline(), fail)
 	logf("server: peer is %s", conn.peer)
-
-	serverOpts := []sctp.ServerOption{baseConfig("server", conn)}
-	for _, o := range interleavingOption() {
-		serverOpts = append(serverOpts, o)
-	}
-	assoc, err := sctp.ServerWithOptions(serverOpts...)
-	if err != nil {
-		fail("association setup: %v", err)
-	}
+	assoc := acceptAssociation(baseConfig("server", conn), fail, interleavingOption()...)
 	logf("server: association established")
 
 	var (
@@ -352,34 +327,8 @@ type client struct {
 }
 
 func runClient(p clientParams) {
-	laddr, err := net.ResolveUDPAddr("udp", p.bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	raddr, err := net.ResolveUDPAddr("udp", p.connect)
-	if err != nil {
-		fail("bad --connect: %v", err)
-	}
-	udp, err := net.DialUDP("udp", laddr, raddr)
-	if err != nil {
-		fail("dial: %v", err)
-	}
-	seen := &chunkSeen{}
-	conn := &sniffConn{UDPConn: udp, seen: seen}
-
-	clientOpts := []sctp.ClientOption{baseConfig("client", conn)}
-	for _, o := range interleavingOption() {
-		clientOpts = append(clientOpts, o)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline())
-	assoc, err := sctp.ClientContext(ctx, clientOpts...)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			fail("timeout")
-		}
-		fail("association setup: %v", err)
-	}
+	conn, seen := dialPeer(p.bind, p.connect, fail)
+	assoc := connectAssociation(baseConfig("client", conn), deadline(), fail, interleavingOption()...)
 	logf("client: association established")
 
 	c := &client{
@@ -426,15 +375,7 @@ func runClient(p clientParams) {
 	c.mu.Lock()
 	c.closing = true
 	c.mu.Unlock()
-	ctx, cancel = context.WithDeadline(context.Background(), deadline())
-	err = assoc.Shutdown(ctx)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			fail("timeout")
-		}
-		fail("shutdown: %v", err)
-	}
+	shutdownAssociation(assoc, deadline(), fail)
 	// Shutdown returns once pion's write loop has ended, which also happens
 	// when an ABORT arrives. Wait for the read loop, then check that it
 	// really was SHUTDOWN / SHUTDOWN ACK / SHUTDOWN COMPLETE.
