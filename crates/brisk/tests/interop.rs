@@ -12,12 +12,11 @@
 //! `scripts/test` installs them; a missing one fails the test with its name.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, UdpSocket};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use brisk::{Association, Config, Endpoint, EndpointConfig, Error, Reliability, SendOptions};
+use brisk::{Association, Config, Endpoint, Error, Reliability, SendOptions};
 use bytes::Bytes;
 
 const COUNT: u64 = 1000;
@@ -29,17 +28,15 @@ use build_peer::build_peer;
 #[path = "common/capture.rs"]
 mod capture;
 use capture::Capture;
+#[path = "common/peer.rs"]
+mod peer;
+use peer::{
+    accept, bind_endpoint, connect, free_port, local, peer_command, peer_output, role_args, spawn,
+    spawn_server, start,
+};
 
 #[path = "../../../tests/interop/relay.rs"]
 mod relay;
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// GEN(i, S) of PROTOCOL.md.
 struct Gen;
@@ -74,21 +71,7 @@ fn config() -> Config {
 }
 
 async fn endpoint(port: u16, accept: bool) -> Endpoint {
-    endpoint_with(port, accept, config()).await
-}
-
-async fn endpoint_with(port: u16, accept: bool, accept_config: Config) -> Endpoint {
-    Endpoint::bind(
-        format!("127.0.0.1:{port}").parse().unwrap(),
-        EndpointConfig {
-            port: 5000,
-            accept,
-            accept_config,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap()
+    bind_endpoint(port, accept, config()).await
 }
 
 /// Brisk as the client of PROTOCOL.md: sends GEN messages with a window,
@@ -151,9 +134,15 @@ async fn brisk_client(assoc: &Association, abort_after: Option<u64>) -> Result<u
     Ok(verified)
 }
 
-/// Brisk as the server of PROTOCOL.md: echoes until the association ends;
-/// returns (messages echoed, how it ended).
+/// Brisk as the server of PROTOCOL.md: echoes until the association ends
+/// (within 60 s); returns (messages echoed, how it ended).
 async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
+    tokio::time::timeout(Duration::from_secs(60), echo_until_end(assoc))
+        .await
+        .expect("the association ends")
+}
+
+async fn echo_until_end(assoc: Association) -> (u64, Result<(), Error>) {
     let mut echoed = 0;
     loop {
         match assoc.recv().await {
@@ -175,25 +164,38 @@ async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
     }
 }
 
-/// Runs a peer process; returns its result line.
-fn peer_output(child: Child, what: &str) -> String {
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(
-        out.status.success(),
-        "{what} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+/// The GEN client role of PROTOCOL.md, on `peer_port`, for Brisk on `our_port`.
+fn gen_client_args(peer_port: u16, our_port: u16) -> Vec<String> {
+    let mut args = role_args("client", peer_port);
+    args.extend([
+        "--connect".into(),
+        local(our_port),
+        "--count".into(),
+        COUNT.to_string(),
+        "--seed".into(),
+        SEED.to_string(),
+    ]);
+    args
 }
 
-fn spawn(bin: &Path, args: &[String]) -> Child {
-    Command::new(bin)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+/// Brisk's GEN client verifies all COUNT echoes and shuts down; the peer's
+/// server reports `echoed` messages echoed.
+async fn gen_to_peer_server(assoc: &Association, server: Child, what: &str, echoed: u64) {
+    let verified = brisk_client(assoc, None).await.unwrap();
+    assert_eq!(verified, COUNT);
+    assoc.close().await.expect("graceful close");
+    let line = peer_output(server, what);
+    assert_eq!(line, format!("CLOSED shutdown echoed={echoed}"));
+}
+
+/// The peer's GEN client verified all COUNT echoes of Brisk's server and
+/// shut down.
+async fn gen_from_peer_client(assoc: Association, client: Child, what: &str) {
+    let (echoed, how) = brisk_server(assoc).await;
+    let line = peer_output(client, what);
+    assert_eq!(line, format!("OK verified={COUNT}"));
+    assert!(how.is_ok(), "{how:?}");
+    assert_eq!(echoed, COUNT);
 }
 
 /// Brisk connects to the peer's server, echoes are verified, then Brisk ends.
@@ -226,21 +228,10 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-server-{end}"), &[peer_port, our_port]);
-    let server = spawn(
-        &bin,
-        &[
-            "server".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    let server = spawn_server(peer_command(&bin, &role_args("server", peer_port)));
+    let remote: SocketAddr = local(peer_port).parse().unwrap();
     let ep = endpoint(our_port, false).await;
-    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-    let assoc = ep
-        .connect_to_port(remote, 5000, cfg.clone())
-        .await
-        .expect("handshake");
+    let assoc = connect(&ep, remote, cfg.clone()).await;
     assert_eq!(
         assoc.partial_reliability(),
         cfg.partial_reliability,
@@ -249,11 +240,7 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let started = Instant::now();
     match end {
         "shutdown" => {
-            let verified = brisk_client(&assoc, None).await.unwrap();
-            assert_eq!(verified, COUNT);
-            assoc.close().await.expect("graceful close");
-            let line = peer_output(server, &format!("{peer} server"));
-            assert_eq!(line, format!("CLOSED shutdown echoed={COUNT}"));
+            gen_to_peer_server(&assoc, server, &format!("{peer} server"), COUNT).await;
         }
         _ => {
             let verified = brisk_client(&assoc, Some(COUNT / 2)).await.unwrap();
@@ -292,44 +279,25 @@ async fn brisk_as_server_with(peer: &str, end: &str, cfg: Config) {
     let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-client-{end}"), &[peer_port, our_port]);
-    let ep = endpoint_with(our_port, true, cfg.clone()).await;
-    let mut args = vec![
-        "client".to_string(),
-        "--bind".into(),
-        format!("127.0.0.1:{peer_port}"),
-        "--connect".into(),
-        format!("127.0.0.1:{our_port}"),
-        "--count".into(),
-        COUNT.to_string(),
-        "--seed".into(),
-        SEED.to_string(),
-        "--end".into(),
-        end.into(),
-    ];
+    let ep = bind_endpoint(our_port, true, cfg.clone()).await;
+    let mut args = gen_client_args(peer_port, our_port);
+    args.extend(["--end".into(), end.into()]);
     if end == "abort" {
         args.extend(["--abort-after".into(), (COUNT / 2).to_string()]);
     }
     let client = spawn(&bin, &args);
-    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-        .await
-        .expect("the peer's INIT")
-        .expect("accept");
+    let assoc = accept(&ep).await;
     assert_eq!(
         assoc.partial_reliability(),
         cfg.partial_reliability,
         "{peer}'s INIT offers Forward-TSN-Supported"
     );
-    let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
-        .await
-        .expect("the association ends");
-    let line = peer_output(client, &format!("{peer} client"));
+    let what = format!("{peer} client");
     match end {
-        "shutdown" => {
-            assert_eq!(line, format!("OK verified={COUNT}"));
-            assert!(how.is_ok(), "{how:?}");
-            assert_eq!(echoed, COUNT);
-        }
+        "shutdown" => gen_from_peer_client(assoc, client, &what).await,
         _ => {
+            let (_, how) = brisk_server(assoc).await;
+            let line = peer_output(client, &what);
             assert_eq!(line, format!("ABORTED verified={}", COUNT / 2));
             match how {
                 Err(Error::PeerAborted { cause }) => {
@@ -716,6 +684,16 @@ impl PrCase {
     }
 }
 
+/// The lossy relay between Brisk on `our_port` (side A) and the peer on
+/// `peer_port` (side B).
+fn pr_relay(our_port: u16, peer_port: u16, rule: Rule) -> Relay {
+    Relay::start(
+        local(our_port).parse().unwrap(),
+        local(peer_port).parse().unwrap(),
+        rule,
+    )
+}
+
 /// (a), (c): Brisk sends `n` PRGEN messages, one every `every_ms`, through
 /// the relay dropping the chosen ones; the peer (`pr-recv`) reports what
 /// arrived.
@@ -731,34 +709,28 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
     } = pr;
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
-    let relay = Relay::start(
-        format!("127.0.0.1:{our_port}").parse().unwrap(),
-        format!("127.0.0.1:{peer_port}").parse().unwrap(),
+    let relay = pr_relay(
+        our_port,
+        peer_port,
         pr.lose_forward_tsns(case.rule(Side::A, chosen)),
     );
     let capture = Capture::start(
         &format!("{peer}-pr-recv"),
         &[peer_port, relay.addr().port(), our_port],
     );
-    let mut args = vec![
-        "pr-recv".to_string(),
-        "--bind".into(),
-        format!("127.0.0.1:{peer_port}"),
+    let mut args = role_args("pr-recv", peer_port);
+    args.extend([
         "--count".into(),
         n.to_string(),
         "--order".into(),
         order_arg(ordered).into(),
         "--size".into(),
         size.to_string(),
-    ];
+    ]);
     args.extend(pr.peer_args(peer));
-    let receiver = spawn(&bin, &args);
-    std::thread::sleep(Duration::from_millis(300));
+    let receiver = spawn_server(peer_command(&bin, &args));
     let ep = endpoint(our_port, false).await;
-    let assoc = ep
-        .connect_to_port(relay.addr(), 5000, pr.config())
-        .await
-        .expect("handshake through the relay");
+    let assoc = connect(&ep, relay.addr(), pr.config()).await;
     assert!(assoc.partial_reliability(), "{peer} agrees to PR-SCTP");
     assert_eq!(
         assoc.message_interleaving(),
@@ -892,20 +864,14 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         "pion" => case.bounded_rule(Side::B, chosen),
         _ => case.rule(Side::B, chosen),
     });
-    let relay = Relay::start(
-        format!("127.0.0.1:{our_port}").parse().unwrap(),
-        format!("127.0.0.1:{peer_port}").parse().unwrap(),
-        rule,
-    );
+    let relay = pr_relay(our_port, peer_port, rule);
     let capture = Capture::start(
         &format!("{peer}-pr-send"),
         &[peer_port, relay.addr().port(), our_port],
     );
-    let ep = endpoint_with(our_port, true, pr.config()).await;
-    let mut args = vec![
-        "pr-send".to_string(),
-        "--bind".into(),
-        format!("127.0.0.1:{peer_port}"),
+    let ep = bind_endpoint(our_port, true, pr.config()).await;
+    let mut args = role_args("pr-send", peer_port);
+    args.extend([
         "--connect".into(),
         relay.addr().to_string(),
         "--count".into(),
@@ -918,7 +884,7 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         every_ms.to_string(),
         "--size".into(),
         size.to_string(),
-    ];
+    ]);
     args.extend(pr.peer_args(peer));
     let sender = spawn(&bin, &args);
     // pion v1.11.3 never abandons a timed message once sent: its lifetime is
@@ -927,10 +893,7 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
     // TSN comes (nor, with I-DATA, an I-FORWARD-TSN); what it does instead
     // is asserted below.
     let pion_timed = peer == "pion" && matches!(case, PrCase::Ttl(_));
-    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-        .await
-        .expect("the peer's INIT")
-        .expect("accept");
+    let assoc = accept(&ep).await;
     assert!(assoc.partial_reliability(), "{peer} offers PR-SCTP");
     assert_eq!(
         assoc.message_interleaving(),
@@ -1271,21 +1234,10 @@ mod reconfig {
         let bin = build_peer(peer, &[]);
         let (peer_port, our_port) = (free_port(), free_port());
         let capture = Capture::start(&format!("{peer}-reconfig-server"), &[peer_port, our_port]);
-        let server = spawn(
-            &bin,
-            &[
-                "reconfig-server".into(),
-                "--bind".into(),
-                format!("127.0.0.1:{peer_port}"),
-            ],
-        );
-        std::thread::sleep(Duration::from_millis(300));
+        let server = spawn_server(peer_command(&bin, &role_args("reconfig-server", peer_port)));
+        let remote: SocketAddr = local(peer_port).parse().unwrap();
         let ep = endpoint(our_port, false).await;
-        let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-        let assoc = ep
-            .connect_to_port(remote, 5000, reconfig_config())
-            .await
-            .expect("handshake");
+        let assoc = connect(&ep, remote, reconfig_config()).await;
         assert!(assoc.stream_reconfig(), "{peer} lists RE-CONFIG");
         for i in 0..K {
             assoc
@@ -1408,25 +1360,20 @@ mod reconfig {
         let bin = build_peer(peer, &[]);
         let (our_port, peer_port) = (free_port(), free_port());
         let capture = Capture::start(&format!("{peer}-reconfig-client"), &[peer_port, our_port]);
-        let ep = endpoint_with(our_port, true, reconfig_config()).await;
-        let mut args = vec![
-            "reconfig-client".to_string(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
+        let ep = bind_endpoint(our_port, true, reconfig_config()).await;
+        let mut args = role_args("reconfig-client", peer_port);
+        args.extend([
             "--connect".into(),
-            format!("127.0.0.1:{our_port}"),
+            local(our_port),
             "--count".into(),
             K.to_string(),
-        ];
+        ]);
         let add = if peer == "usrsctp" { 2 } else { 0 };
         if add > 0 {
             args.extend(["--add".into(), add.to_string()]);
         }
         let client = spawn(&bin, &args);
-        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-            .await
-            .expect("the peer's INIT")
-            .expect("accept");
+        let assoc = accept(&ep).await;
         assert!(assoc.stream_reconfig(), "{peer} lists RE-CONFIG");
         let mut msgs: Vec<(u16, u32, u16, String)> = Vec::new();
         let mut seen: Vec<StreamEvent> = Vec::new();
@@ -1612,22 +1559,12 @@ async fn brisk_idata_as_client_usrsctp() {
     let bin = build_peer("usrsctp", &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let capture = Capture::start("usrsctp-server-idata", &[peer_port, our_port]);
-    let server = spawn(
-        &bin,
-        &[
-            "server".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-            "--interleave".into(),
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    let mut server = peer_command(&bin, &role_args("server", peer_port));
+    server.arg("--interleave");
+    let server = spawn_server(server);
+    let remote: SocketAddr = local(peer_port).parse().unwrap();
     let ep = endpoint(our_port, false).await;
-    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-    let assoc = ep
-        .connect_to_port(remote, 5000, interleaving_config())
-        .await
-        .expect("handshake");
+    let assoc = connect(&ep, remote, interleaving_config()).await;
     assert!(assoc.message_interleaving(), "usrsctp lists I-DATA");
     let order = large_and_small(&assoc).await;
     // The small messages overtook the large one end to end.
@@ -1635,11 +1572,7 @@ async fn brisk_idata_as_client_usrsctp() {
         order[0], LARGE,
         "the first echo is a small message: {order:?}"
     );
-    let verified = brisk_client(&assoc, None).await.unwrap();
-    assert_eq!(verified, COUNT);
-    assoc.close().await.expect("graceful close");
-    let line = peer_output(server, "usrsctp server");
-    assert_eq!(line, format!("CLOSED shutdown echoed={}", COUNT + 41));
+    gen_to_peer_server(&assoc, server, "usrsctp server", COUNT + 41).await;
     let (packets, chunks) = capture.finish_with_chunks();
     assert!(packets > 100, "{packets} packets");
     assert_user_data_is_idata(&chunks, peer_port, our_port);
@@ -1660,34 +1593,13 @@ async fn usrsctp_idata_client_brisk_server() {
     let bin = build_peer("usrsctp", &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let capture = Capture::start("usrsctp-client-idata", &[peer_port, our_port]);
-    let ep = endpoint_with(our_port, true, interleaving_config()).await;
-    let client = spawn(
-        &bin,
-        &[
-            "client".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-            "--connect".into(),
-            format!("127.0.0.1:{our_port}"),
-            "--count".into(),
-            COUNT.to_string(),
-            "--seed".into(),
-            SEED.to_string(),
-            "--interleave".into(),
-        ],
-    );
-    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-        .await
-        .expect("the peer's INIT")
-        .expect("accept");
+    let ep = bind_endpoint(our_port, true, interleaving_config()).await;
+    let mut args = gen_client_args(peer_port, our_port);
+    args.push("--interleave".into());
+    let client = spawn(&bin, &args);
+    let assoc = accept(&ep).await;
     assert!(assoc.message_interleaving(), "usrsctp's INIT lists I-DATA");
-    let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
-        .await
-        .expect("the association ends");
-    let line = peer_output(client, "usrsctp client");
-    assert_eq!(line, format!("OK verified={COUNT}"));
-    assert!(how.is_ok(), "{how:?}");
-    assert_eq!(echoed, COUNT);
+    gen_from_peer_client(assoc, client, "usrsctp client").await;
     let (packets, chunks) = capture.finish_with_chunks();
     assert!(packets > 100, "{packets} packets");
     assert_user_data_is_idata(&chunks, peer_port, our_port);
@@ -1748,74 +1660,39 @@ async fn brisk_idata_against_with(
         &format!("{peer}-{role}-idata-{peer_idata}"),
         &[peer_port, our_port],
     );
-    let spawn_peer = |args: Vec<String>| {
-        let mut cmd = Command::new(&bin);
-        cmd.args(&args);
+    let peer_command_for = |args: Vec<String>| {
+        let mut cmd = peer_command(&bin, &args);
         if peer == "usrsctp" && peer_idata {
             cmd.arg("--interleave");
         }
         if peer == "pion" && !peer_idata {
             cmd.env("PION_PEER_IDATA", "0");
         }
-        cmd.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+        cmd
     };
     if brisk_is_client {
-        let server = spawn_peer(vec![
-            "server".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-        ]);
-        std::thread::sleep(Duration::from_millis(300));
+        let server = spawn_server(peer_command_for(role_args("server", peer_port)));
+        let remote: SocketAddr = local(peer_port).parse().unwrap();
         let ep = endpoint(our_port, false).await;
-        let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-        let assoc = ep
-            .connect_to_port(remote, 5000, cfg.clone())
-            .await
-            .expect("handshake");
+        let assoc = connect(&ep, remote, cfg.clone()).await;
         assert_eq!(
             assoc.message_interleaving(),
             peer_idata,
             "{peer} and I-DATA"
         );
         assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
-        let verified = brisk_client(&assoc, None).await.unwrap();
-        assert_eq!(verified, COUNT);
-        assoc.close().await.expect("graceful close");
-        let line = peer_output(server, &format!("{peer} server"));
-        assert_eq!(line, format!("CLOSED shutdown echoed={COUNT}"));
+        gen_to_peer_server(&assoc, server, &format!("{peer} server"), COUNT).await;
     } else {
-        let ep = endpoint_with(our_port, true, cfg.clone()).await;
-        let client = spawn_peer(vec![
-            "client".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-            "--connect".into(),
-            format!("127.0.0.1:{our_port}"),
-            "--count".into(),
-            COUNT.to_string(),
-            "--seed".into(),
-            SEED.to_string(),
-        ]);
-        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-            .await
-            .expect("the peer's INIT")
-            .expect("accept");
+        let ep = bind_endpoint(our_port, true, cfg.clone()).await;
+        let client = start(peer_command_for(gen_client_args(peer_port, our_port)));
+        let assoc = accept(&ep).await;
         assert_eq!(
             assoc.message_interleaving(),
             peer_idata,
             "{peer}'s INIT and I-DATA"
         );
         assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
-        let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
-            .await
-            .expect("the association ends");
-        let line = peer_output(client, &format!("{peer} client"));
-        assert_eq!(line, format!("OK verified={COUNT}"));
-        assert!(how.is_ok(), "{how:?}");
-        assert_eq!(echoed, COUNT);
+        gen_from_peer_client(assoc, client, &format!("{peer} client")).await;
     }
     let (packets, chunks) = capture.finish_with_chunks();
     assert!(packets > 100, "{packets} packets");
