@@ -20,7 +20,9 @@ use brisk::{Association, Config, DatagramTransport, Endpoint, EndpointConfig, Er
 use bytes::Bytes;
 use tokio::sync::{Mutex, mpsc};
 
-const T: Duration = Duration::from_secs(10);
+#[path = "common/endpoints.rs"]
+mod endpoints;
+use endpoints::within;
 
 /// The largest record the "path" carries: SCTP packets are made smaller by
 /// the record overhead (`Config::mtu`).
@@ -328,10 +330,6 @@ fn endpoints() -> (Endpoint, Endpoint, Taps) {
     )
     .unwrap();
     (ea, eb, taps)
-}
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(T, f).await.expect("timed out")
 }
 
 /// Associates A with B by B's pseudo-address.

@@ -9,12 +9,14 @@ use brisk::datachannel::{
     ChannelOptions, CloseReason, DataChannelConfig, DataChannels, Error as DcError, Message, Role,
 };
 use brisk::{
-    Association, Config, Endpoint, EndpointConfig, IncomingMessage, Reliability, ResetDirection,
-    SendOptions, StreamEvent,
+    Association, Config, Endpoint, IncomingMessage, Reliability, ResetDirection, SendOptions,
+    StreamEvent,
 };
 use bytes::Bytes;
 
-const T: Duration = Duration::from_secs(10);
+#[path = "common/endpoints.rs"]
+mod endpoints;
+use endpoints::{associate, client_endpoint, server_endpoint, within};
 
 fn config() -> Config {
     Config {
@@ -31,31 +33,10 @@ fn config() -> Config {
 
 /// Two associated endpoints: (client's association, server's association).
 async fn pair() -> (Association, Association, Endpoint, Endpoint) {
-    let server = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept_config: config(),
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let client = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let a = client.connect(server.local_addr(), config()).await.unwrap();
-    let b = server.accept().await.unwrap();
+    let server = server_endpoint(config()).await;
+    let client = client_endpoint().await;
+    let (a, b) = associate(&client, &server, config()).await;
     (a, b, client, server)
-}
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(T, f).await.expect("timed out")
 }
 
 async fn raw_recv(assoc: &Association) -> IncomingMessage {
@@ -275,18 +256,8 @@ async fn unreliable_and_timed_channels_carry_messages_both_ways() {
 
 #[tokio::test]
 async fn a_partially_reliable_channel_needs_partial_reliability_negotiated() {
-    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), EndpointConfig::default())
-        .await
-        .unwrap();
-    let client = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
+    let server = server_endpoint(Config::rfc9260()).await;
+    let client = client_endpoint().await;
     let a = client
         .connect(server.local_addr(), Config::rfc9260())
         .await
