@@ -169,6 +169,17 @@ fn b_assoc(p: &mut Pair) -> &mut brisk_proto::Association {
     p.b.association(id).unwrap()
 }
 
+/// A asks to reset its outgoing `streams` (RFC 6525 5.1.2).
+fn a_resets(p: &mut Pair, streams: &[u16]) -> Result<(), ReconfigError> {
+    let now = p.now;
+    a_assoc(p).reset_streams(now, streams)
+}
+
+/// The results of the responses sent in `dir`, in order.
+fn results(p: &Pair, dir: Dir) -> Vec<ReconfigResult> {
+    responses(p, dir).iter().map(|r| r.1).collect()
+}
+
 fn msg(stream: u16, tag: u8) -> OutgoingMessage {
     OutgoingMessage::new(stream, vec![tag; 100])
 }
@@ -184,8 +195,7 @@ fn reset_request_waits_for_in_flight_data_on_that_stream() {
         p.a_send(msg(1, tag));
         p.run_for(ms(1));
     }
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[1]).unwrap();
+    a_resets(&mut p, &[1]).unwrap();
     // Sent after the call: waits for the reset, then goes with SSN 0.
     p.a_send(msg(1, 4));
     p.run_for(ms(5000));
@@ -279,8 +289,7 @@ fn a_reset_with_nothing_in_flight_is_performed_at_once_and_the_next_message_has_
         p.a_send(msg(0, tag));
     }
     p.run_for(ms(100));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[0]).unwrap();
+    a_resets(&mut p, &[0]).unwrap();
     p.run_for(ms(25));
     // One round trip: the request out, Success back.
     assert!(matches!(
@@ -294,10 +303,7 @@ fn a_reset_with_nothing_in_flight_is_performed_at_once_and_the_next_message_has_
         )]
     ));
     assert_eq!(
-        responses(&p, Dir::BtoA)
-            .iter()
-            .map(|r| r.1)
-            .collect::<Vec<_>>(),
+        results(&p, Dir::BtoA),
         vec![ReconfigResult::SuccessPerformed]
     );
     p.a_send(msg(0, 3));
@@ -315,11 +321,8 @@ fn reset_requests_fail_cleanly_when_not_negotiated() {
     // B does not offer RE-CONFIG: A may not ask.
     let mut p = connected(reconfig_config(), Config::rfc9260());
     assert!(!a_assoc(&mut p).stream_reconfig());
+    assert_eq!(a_resets(&mut p, &[0]), Err(ReconfigError::NotNegotiated));
     let now = p.now;
-    assert_eq!(
-        a_assoc(&mut p).reset_streams(now, &[0]),
-        Err(ReconfigError::NotNegotiated)
-    );
     assert_eq!(
         a_assoc(&mut p).add_streams(now, 1, 0),
         Err(ReconfigError::NotNegotiated)
@@ -342,18 +345,15 @@ fn reset_requests_fail_cleanly_when_not_negotiated() {
 #[test]
 fn unknown_streams_and_empty_lists_are_refused_before_anything_is_sent() {
     let mut p = pair();
-    let now = p.now;
     assert_eq!(
-        a_assoc(&mut p).reset_streams(now, &[3, 16]),
+        a_resets(&mut p, &[3, 16]),
         Err(ReconfigError::UnknownStream {
             stream_id: 16,
             streams: 16
         })
     );
-    assert_eq!(
-        a_assoc(&mut p).reset_streams(now, &[]),
-        Err(ReconfigError::NoStreams)
-    );
+    assert_eq!(a_resets(&mut p, &[]), Err(ReconfigError::NoStreams));
+    let now = p.now;
     assert!(matches!(
         a_assoc(&mut p).add_streams(now, 0, 1),
         Err(ReconfigError::TooManyStreams { limit: 16, .. })
@@ -434,8 +434,7 @@ fn drop_reconfigs(p: &mut Pair, dir: Dir, n: u32) {
 fn a_lost_request_is_retransmitted_by_the_reconfig_timer_with_the_same_number() {
     let mut p = pair();
     drop_reconfigs(&mut p, Dir::AtoB, 1);
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[3]).unwrap();
+    a_resets(&mut p, &[3]).unwrap();
     p.run_for(ms(3000));
     let sent: Vec<(u64, u32)> = reconfigs(&p, Dir::AtoB)
         .into_iter()
@@ -468,8 +467,7 @@ fn a_lost_response_makes_the_peer_repeat_its_answer_without_resetting_twice() {
     drop_reconfigs(&mut p, Dir::BtoA, 1);
     p.a_send(msg(3, 1));
     p.run_for(ms(100));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[3]).unwrap();
+    a_resets(&mut p, &[3]).unwrap();
     p.run_for(ms(100));
     // B reset stream 3 and answered; the answer was lost.
     assert_eq!(events(&p.b_events).len(), 1);
@@ -480,10 +478,7 @@ fn a_lost_response_makes_the_peer_repeat_its_answer_without_resetting_twice() {
     // A's retransmission (same number) is answered as before (5.2.1), and
     // the stream is not reset a second time.
     assert_eq!(
-        responses(&p, Dir::BtoA)
-            .iter()
-            .map(|r| r.1)
-            .collect::<Vec<_>>(),
+        results(&p, Dir::BtoA),
         vec![
             ReconfigResult::SuccessPerformed,
             ReconfigResult::SuccessPerformed
@@ -578,13 +573,7 @@ fn requests_for_unknown_streams_too_many_streams_or_far_tsns_are_denied() {
             },
         ],
     );
-    assert_eq!(
-        responses(&p, Dir::BtoA)
-            .iter()
-            .map(|r| r.1)
-            .collect::<Vec<_>>(),
-        vec![ReconfigResult::Denied; 4]
-    );
+    assert_eq!(results(&p, Dir::BtoA), vec![ReconfigResult::Denied; 4]);
     assert!(events(&p.b_events).is_empty());
     let b = b_assoc(&mut p);
     assert_eq!((b.inbound_streams(), b.outbound_streams()), (16, 16));
@@ -746,8 +735,7 @@ fn a_forward_tsn_past_the_reset_tsn_completes_a_deferred_reset() {
     p.run_for(ms(1));
     p.a_send(msg(1, 2));
     p.run_for(ms(1));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[1]).unwrap();
+    a_resets(&mut p, &[1]).unwrap();
     p.a_send(msg(1, 3));
     p.run_for(ms(5000));
     // B defers (TSN 1 missing); A abandons message 1 and its FORWARD TSN
@@ -978,8 +966,7 @@ fn a_reset_of_our_outgoing_streams_is_never_given_up() {
     let mut p = pair();
     drop_reconfigs(&mut p, Dir::BtoA, 8);
     p.a_send(msg(2, 1));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    a_resets(&mut p, &[2]).unwrap();
     p.a_send(msg(2, 2));
     p.run_for(ms(400_000));
     assert!(reconfigs(&p, Dir::AtoB).len() >= 9);
@@ -1055,8 +1042,7 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
     // B never sees A's request; a "Denied" answers it instead.
     drop_reconfigs(&mut p, Dir::AtoB, u32::MAX);
     p.a_send(msg(2, 1));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    a_resets(&mut p, &[2]).unwrap();
     p.a_send(msg(2, 2));
     p.run_for(ms(100));
     assert!(p.b_recv_all().len() == 1, "message 2 waits for the answer");
