@@ -101,12 +101,10 @@ func runSink(bind string, dl time.Time) {
 		msgs, bytes atomic.Uint64
 		startOnce   sync.Once
 		start       time.Time
-		wg          sync.WaitGroup
 		errMu       sync.Mutex
 		endErrs     []error
 	)
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		buf := make([]byte, readBufSize)
 		for {
 			n, _, err := s.ReadSCTP(buf)
@@ -121,17 +119,7 @@ func runSink(bind string, dl time.Time) {
 			bytes.Add(uint64(n))
 		}
 	}
-	// AcceptStream returns an error once pion's read loop has ended, which
-	// also hands every open stream its read error.
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "", read)
 	end := time.Now()
 
 	for _, e := range endErrs {

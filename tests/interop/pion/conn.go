@@ -306,3 +306,27 @@ func shutdownAssociation(assoc *sctp.Association, dl time.Time, die failFunc) {
 		die("shutdown: %v", err)
 	}
 }
+
+// serveStreams runs read, in a goroutine of its own, on every stream the peer
+// opens until the association ends, then waits for them all. AcceptStream
+// returns an error once pion's read loop has ended, which also hands every
+// open stream its read error (after its queued data). With a role, each
+// stream is logged as "<role>: accepted stream <id>".
+func serveStreams(assoc *sctp.Association, role string, read func(*sctp.Stream)) {
+	var wg sync.WaitGroup
+	for {
+		s, err := assoc.AcceptStream()
+		if err != nil {
+			break
+		}
+		if role != "" {
+			logf("%s: accepted stream %d", role, s.StreamIdentifier())
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			read(s)
+		}()
+	}
+	wg.Wait()
+}

@@ -219,7 +219,6 @@ func runServer(bind string) {
 
 	var (
 		echoed   atomic.Int64
-		wg       sync.WaitGroup
 		errMu    sync.Mutex
 		endErrs  []error
 		failOnce sync.Once
@@ -231,7 +230,6 @@ func runServer(bind string) {
 	}
 
 	echo := func(s *sctp.Stream) {
-		defer wg.Done()
 		id := s.StreamIdentifier()
 		if id == 6 || id == 7 {
 			s.SetReliabilityParams(true, sctp.ReliabilityTypeReliable, 0)
@@ -254,18 +252,7 @@ func runServer(bind string) {
 		}
 	}
 
-	// AcceptStream returns io.EOF once pion's readLoop has ended; by then
-	// every stream has been given the association's close error.
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		logf("server: accepted stream %d", s.StreamIdentifier())
-		wg.Add(1)
-		go echo(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "server", echo)
 
 	var abortErr, otherErr error
 	orderly := false

@@ -139,10 +139,8 @@ func runPrRecv(bind string, count uint64, ordered bool) {
 		mu       sync.Mutex
 		received = map[uint64]bool{}
 		next     uint64 // ordered: skipped messages leave gaps, never reorderings
-		wg       sync.WaitGroup
 	)
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		buf := make([]byte, readBufSize)
 		for {
 			n, ppi, err := s.ReadSCTP(buf)
@@ -174,15 +172,7 @@ func runPrRecv(bind string, count uint64, ordered bool) {
 			mu.Unlock()
 		}
 	}
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break // io.EOF once pion's read loop has ended
-		}
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "", read)
 	if seen.abort.Load() || !seen.shutdown.Load() {
 		fail("association ended without a graceful SHUTDOWN")
 	}

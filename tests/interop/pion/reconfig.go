@@ -97,9 +97,7 @@ func runReconfigServer(bind string) {
 	conn, seen := listenPeer(bind, deadline(), fail)
 	assoc := acceptAssociation(baseConfig("server", conn), fail, interleavingOption()...)
 	r := &reconfigServer{}
-	var wg sync.WaitGroup
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		buf := make([]byte, readBufSize)
 		for {
 			n, ppi, err := s.ReadSCTP(buf)
@@ -121,16 +119,7 @@ func runReconfigServer(bind string) {
 			r.take(s.StreamIdentifier(), buf[:n], uint32(ppi))
 		}
 	}
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		logf("server: accepted stream %d", s.StreamIdentifier())
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "server", read)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if seen.abort.Load() {

@@ -447,12 +447,10 @@ func runMsgRecv(bind, records string, k *knobs) {
 	logf("msg-recv: association established with %s", conn.peer)
 
 	var (
-		wg      sync.WaitGroup
 		errMu   sync.Mutex
 		endErrs []error
 	)
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		if id := s.StreamIdentifier(); id != 0 {
 			logf("msg-recv: messages on stream %d (the workload uses stream 0)", id)
 		}
@@ -479,17 +477,7 @@ func runMsgRecv(bind, records string, k *knobs) {
 			rowsMu.Unlock()
 		}
 	}
-	// AcceptStream returns an error once pion's read loop has ended, which
-	// also hands every open stream its read error (after its queued data).
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "", read)
 
 	for _, e := range endErrs {
 		if isAbort(e) {
