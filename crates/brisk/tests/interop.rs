@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -467,6 +468,69 @@ impl Pr {
         args
     }
 
+    /// The arguments of `peer`'s pr-send or pr-recv `role` on `peer_port`
+    /// for this run: PRGEN's count, order and size, and `peer_args`.
+    fn role_args(&self, peer: &str, role: &str, peer_port: u16) -> Vec<String> {
+        let mut args = role_args(role, peer_port);
+        args.extend([
+            "--count".into(),
+            self.n.to_string(),
+            "--order".into(),
+            order_arg(self.ordered).into(),
+            "--size".into(),
+            self.size.to_string(),
+        ]);
+        args.extend(self.peer_args(peer));
+        args
+    }
+
+    /// Stops the capture of a run where `sender` sent through the relay to
+    /// `receiver`, checks it has more packets than twice the sender's new
+    /// TSNs, and returns the matches of `wire_filters` and the sender's
+    /// highest TSN.
+    fn finish_capture(
+        &self,
+        capture: Capture,
+        relay: &Relay,
+        sender: u16,
+        receiver: u16,
+    ) -> (Vec<Vec<f64>>, u32) {
+        let last = relay.highest_tsn().expect("the sender sent DATA");
+        let first_dropped = relay.dropped()[0].tsn;
+        let (packets, counts) =
+            capture.finish_matching(&self.wire_filters(sender, receiver, last, first_dropped));
+        assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
+        (counts, last)
+    }
+
+    /// The forward TSNs `sender` put on the wire (see `check_wire` and
+    /// `check_forward_tsns`), and `receiver`'s cumulative TSN ack reaching
+    /// the sender's `last` TSN, past every hole they skipped.
+    fn check_forward_wire(
+        &self,
+        relay: &Relay,
+        counts: &[Vec<f64>],
+        last: u32,
+        sender: &str,
+        receiver: &str,
+    ) {
+        self.check_wire(counts, sender);
+        self.check_forward_tsns(relay, &counts[0], sender);
+        // Skipped ordered messages are listed by stream and SSN (RFC 3758
+        // 3.2); with I-DATA by stream and MID, unordered ones too, with the
+        // U bit (RFC 8260 2.3.1).
+        assert!(
+            !(self.ordered || self.interleave) || !counts[2].is_empty(),
+            "no forward TSN from {sender} lists stream 0 (U bit {})",
+            !self.ordered
+        );
+        // tshark shows absolute TSNs by default.
+        assert!(
+            !counts[1].is_empty(),
+            "tshark sees no SACK or SHUTDOWN from {receiver} acknowledging TSN {last} cumulatively"
+        );
+    }
+
     /// tshark filters for the capture of a run where `sender` sent `last`
     /// as its highest TSN and `first_dropped` was its first TSN dropped
     /// (see `check_wire` for their order).
@@ -684,14 +748,22 @@ impl PrCase {
     }
 }
 
-/// The lossy relay between Brisk on `our_port` (side A) and the peer on
-/// `peer_port` (side B).
-fn pr_relay(our_port: u16, peer_port: u16, rule: Rule) -> Relay {
-    Relay::start(
+/// A PR run with `peer` in `role`: its binary, the peer's and Brisk's
+/// ports, the lossy relay between them (Brisk side A, the peer side B)
+/// dropping by `rule`, and the capture of all three ports.
+fn pr_setup(peer: &str, role: &str, rule: Rule) -> (PathBuf, u16, u16, Relay, Capture) {
+    let bin = build_peer(peer, &[]);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let relay = Relay::start(
         local(our_port).parse().unwrap(),
         local(peer_port).parse().unwrap(),
         rule,
-    )
+    );
+    let capture = Capture::start(
+        &format!("{peer}-{role}"),
+        &[peer_port, relay.addr().port(), our_port],
+    );
+    (bin, peer_port, our_port, relay, capture)
 }
 
 /// (a), (c): Brisk sends `n` PRGEN messages, one every `every_ms`, through
@@ -707,27 +779,9 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
         drops: chosen,
         ..
     } = pr;
-    let bin = build_peer(peer, &[]);
-    let (peer_port, our_port) = (free_port(), free_port());
-    let relay = pr_relay(
-        our_port,
-        peer_port,
-        pr.lose_forward_tsns(case.rule(Side::A, chosen)),
-    );
-    let capture = Capture::start(
-        &format!("{peer}-pr-recv"),
-        &[peer_port, relay.addr().port(), our_port],
-    );
-    let mut args = role_args("pr-recv", peer_port);
-    args.extend([
-        "--count".into(),
-        n.to_string(),
-        "--order".into(),
-        order_arg(ordered).into(),
-        "--size".into(),
-        size.to_string(),
-    ]);
-    args.extend(pr.peer_args(peer));
+    let rule = pr.lose_forward_tsns(case.rule(Side::A, chosen));
+    let (bin, peer_port, our_port, relay, capture) = pr_setup(peer, "pr-recv", rule);
+    let args = pr.role_args(peer, "pr-recv", peer_port);
     let receiver = spawn_server(peer_command(&bin, &args));
     let ep = endpoint(our_port, false).await;
     let assoc = connect(&ep, relay.addr(), pr.config()).await;
@@ -823,27 +877,8 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
     );
     assert_eq!(stats.messages_abandoned, abandoned.len() as u64);
     assert!(stats.forward_tsns_sent > 0, "{stats:?}");
-    let last = relay.highest_tsn().expect("Brisk sent DATA");
-    let first_dropped = relay.dropped()[0].tsn;
-    let (packets, counts) =
-        capture.finish_matching(&pr.wire_filters(our_port, peer_port, last, first_dropped));
-    assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    pr.check_wire(&counts, "Brisk");
-    pr.check_forward_tsns(&relay, &counts[0], "Brisk");
-    // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2);
-    // with I-DATA by stream and MID, unordered ones too, with the U bit
-    // (RFC 8260 2.3.1).
-    assert!(
-        !(ordered || pr.interleave) || !counts[2].is_empty(),
-        "no forward TSN from Brisk lists stream 0 (U bit {})",
-        !ordered
-    );
-    // On the wire: the peer's cumulative TSN ack reached Brisk's last TSN,
-    // past every hole (tshark shows absolute TSNs by default).
-    assert!(
-        !counts[1].is_empty(),
-        "tshark sees no SACK or SHUTDOWN from {peer} acknowledging TSN {last} cumulatively"
-    );
+    let (counts, last) = pr.finish_capture(capture, &relay, our_port, peer_port);
+    pr.check_forward_wire(&relay, &counts, last, "Brisk", peer);
 }
 
 /// (b), (c): the peer (`pr-send`) sends `n` PRGEN messages, one every
@@ -858,34 +893,21 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         drops: chosen,
         ..
     } = pr;
-    let bin = build_peer(peer, &[]);
-    let (our_port, peer_port) = (free_port(), free_port());
     let rule = pr.lose_forward_tsns(match peer {
         "pion" => case.bounded_rule(Side::B, chosen),
         _ => case.rule(Side::B, chosen),
     });
-    let relay = pr_relay(our_port, peer_port, rule);
-    let capture = Capture::start(
-        &format!("{peer}-pr-send"),
-        &[peer_port, relay.addr().port(), our_port],
-    );
+    let (bin, peer_port, our_port, relay, capture) = pr_setup(peer, "pr-send", rule);
     let ep = bind_endpoint(our_port, true, pr.config()).await;
-    let mut args = role_args("pr-send", peer_port);
+    let mut args = pr.role_args(peer, "pr-send", peer_port);
     args.extend([
         "--connect".into(),
         relay.addr().to_string(),
-        "--count".into(),
-        n.to_string(),
         "--pr".into(),
         case.peer_arg(),
-        "--order".into(),
-        order_arg(ordered).into(),
         "--every".into(),
         every_ms.to_string(),
-        "--size".into(),
-        size.to_string(),
     ]);
-    args.extend(pr.peer_args(peer));
     let sender = spawn(&bin, &args);
     // pion v1.11.3 never abandons a timed message once sent: its lifetime is
     // measured from `since`, which every (re)transmission sets to now just
@@ -959,9 +981,6 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         stats.forward_tsns_received
     );
     let lost: BTreeSet<u64> = all(n).difference(&received).copied().collect();
-    let last = relay.highest_tsn().expect("the peer sent DATA");
-    let first_dropped = relay.dropped()[0].tsn;
-    let filters = pr.wire_filters(peer_port, our_port, last, first_dropped);
     if pion_timed {
         // pion's limitation (above): the chosen messages were sent again
         // past their lifetime and delivered; no FORWARD TSN at all.
@@ -971,8 +990,7 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         );
         assert_eq!(lost, BTreeSet::new(), "pion delivers every timed message");
         assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
-        let (packets, counts) = capture.finish_matching(&filters);
-        assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
+        let (counts, last) = pr.finish_capture(capture, &relay, peer_port, our_port);
         pr.check_chunk_kinds(&counts, peer);
         assert_eq!(counts[0].len(), 0, "tshark sees a forward TSN from pion");
         assert!(
@@ -996,21 +1014,8 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         assert!(lost.is_subset(&abandoned), "{line}");
     }
     assert!(stats.forward_tsns_received > 0, "{stats:?}");
-    let (packets, counts) = capture.finish_matching(&filters);
-    assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    pr.check_wire(&counts, peer);
-    pr.check_forward_tsns(&relay, &counts[0], peer);
-    assert!(
-        !(ordered || pr.interleave) || !counts[2].is_empty(),
-        "no forward TSN from {peer} lists stream 0 (U bit {})",
-        !ordered
-    );
-    // On the wire: Brisk's cumulative TSN ack reached the peer's last TSN,
-    // past every hole the FORWARD TSNs skipped.
-    assert!(
-        !counts[1].is_empty(),
-        "tshark sees no SACK or SHUTDOWN from Brisk acknowledging TSN {last} cumulatively"
-    );
+    let (counts, last) = pr.finish_capture(capture, &relay, peer_port, our_port);
+    pr.check_forward_wire(&relay, &counts, last, peer, "Brisk");
 }
 
 /// Chosen losses: two adjacent, one alone, and the last message (found only
