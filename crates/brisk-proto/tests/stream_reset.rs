@@ -159,6 +159,11 @@ fn events(log: &[(Time, brisk_proto::AssocId, Event)]) -> Vec<(u64, Event)> {
         .collect()
 }
 
+/// `events` without their times.
+fn just_events(log: &[(Time, brisk_proto::AssocId, Event)]) -> Vec<Event> {
+    events(log).into_iter().map(|e| e.1).collect()
+}
+
 fn a_assoc(p: &mut Pair) -> &mut brisk_proto::Association {
     let id = p.a_id.unwrap();
     p.a.association(id).unwrap()
@@ -851,10 +856,7 @@ fn adding_incoming_streams_makes_the_peer_add_outgoing_ones_it_then_uses() {
             .any(|(_, r)| matches!(r, ReconfigParam::AddOutgoingStreams { new_streams: 4, .. }))
     );
     assert_eq!(
-        events(&p.a_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.a_events),
         vec![
             Event::StreamsAdded {
                 outgoing: 18,
@@ -867,10 +869,7 @@ fn adding_incoming_streams_makes_the_peer_add_outgoing_ones_it_then_uses() {
         ]
     );
     assert_eq!(
-        events(&p.b_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.b_events),
         vec![
             Event::StreamsAdded {
                 outgoing: 16,
@@ -928,10 +927,7 @@ fn a_request_to_add_streams_the_peer_never_answers_is_given_up() {
     );
     let no_answer = brisk_proto::assoc::NO_ANSWER;
     assert_eq!(
-        events(&p.a_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.a_events),
         vec![
             Event::StreamsAddFailed {
                 outgoing: 2,
@@ -1023,10 +1019,7 @@ fn a_request_listing_hundreds_of_streams_is_bounded_by_the_packet_and_deduplicat
         ]
     );
     assert_eq!(
-        events(&p.b_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.b_events),
         vec![Event::StreamsReset {
             direction: ResetDirection::Incoming,
             streams: (0..16).collect()
@@ -1059,10 +1052,7 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
     p.a.handle_datagram(now, b_addr, &bytes);
     p.run_for(ms(100));
     assert_eq!(
-        events(&p.a_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.a_events),
         vec![Event::StreamResetFailed {
             streams: vec![2],
             result: ReconfigResult::Denied
@@ -1095,10 +1085,7 @@ fn an_incoming_reset_of_streams_never_used_has_nothing_to_do() {
     assert_eq!(reconfigs(&p, Dir::AtoB).len(), 1);
     assert!(events(&p.a_events).is_empty());
     assert_eq!(
-        events(&p.b_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.b_events),
         vec![Event::StreamsReset {
             direction: ResetDirection::Incoming,
             streams: vec![5, 6]
