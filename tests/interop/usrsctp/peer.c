@@ -1007,10 +1007,34 @@ static uint8_t *xmalloc(size_t n)
 	return p;
 }
 
+static uint8_t *xcalloc(size_t n)
+{
+	uint8_t *p = calloc(n, 1);
+
+	if (p == NULL)
+		fail("out of memory");
+	return p;
+}
+
 static void msg_alloc(struct msg *m, size_t cap)
 {
 	m->buf = xmalloc(cap);
 	m->cap = cap;
+}
+
+/* The next message or notification, for roles whose association must end
+ * gracefully: 0 at the end of the association (EOF); a receive error fails
+ * the run. */
+static int recv_more(struct socket *s, struct msg *m)
+{
+	switch (recv_msg(s, m)) {
+	case RECV_EOF:
+		return 0;
+	case RECV_ERR:
+		fail("recv: %s", strerror(errno));
+	default:
+		return 1;
+	}
 }
 
 /* A notification, for roles whose association must end gracefully: 1 once
@@ -1271,9 +1295,7 @@ static int run_client(const struct opts *o)
 
 	msg_alloc(&m, MAX_MSG);
 	expect = xmalloc(65536);
-	seen = calloc(o->count ? o->count : 1, 1);
-	if (seen == NULL)
-		fail("out of memory");
+	seen = xcalloc(o->count ? o->count : 1);
 	for (int s = 0; s < USED_STREAMS; s++)
 		next_ordered[s] = (uint64_t)s;
 
@@ -1804,37 +1826,26 @@ static int run_pr_send(const struct pr_opts *p)
 	}
 
 	/* Until the peer shuts the association down: note abandoned messages. */
-	abandoned = calloc(o->count, 1);
+	abandoned = xcalloc(o->count);
 	msg_alloc(&m, MAX_MSG);
-	if (abandoned == NULL)
-		fail("out of memory");
-	while (!closed) {
+	while (!closed && recv_more(sock, &m)) {
 		const union sctp_notification *n = (const union sctp_notification *)m.buf;
 
-		switch (recv_msg(sock, &m)) {
-		case RECV_EOF:
-			closed = 1;
-			break;
-		case RECV_ERR:
-			fail("recv: %s", strerror(errno));
-		case RECV_MSG:
-			if (!m.notification)
-				fail("data from the receiver");
-			if (m.len >= sizeof(n->sn_send_failed_event) &&
-			    n->sn_header.sn_type == SCTP_SEND_FAILED_EVENT) {
-				uint32_t ppid = ntohl(n->sn_send_failed_event.ssfe_info.snd_ppid);
+		if (!m.notification)
+			fail("data from the receiver");
+		if (m.len >= sizeof(n->sn_send_failed_event) &&
+		    n->sn_header.sn_type == SCTP_SEND_FAILED_EVENT) {
+			uint32_t ppid = ntohl(n->sn_send_failed_event.ssfe_info.snd_ppid);
 
-				diag("abandoned: PPID %" PRIu32 " (%s)", ppid,
-				    n->sn_send_failed_event.ssfe_flags & SCTP_DATA_SENT ?
-				    "sent" : "unsent");
-				if (ppid < 1000 || ppid - 1000 >= o->count)
-					fail("SEND_FAILED for unknown PPID %" PRIu32, ppid);
-				abandoned[ppid - 1000] = 1;
-				break;
-			}
-			closed = closed_gracefully(&m);
-			break;
+			diag("abandoned: PPID %" PRIu32 " (%s)", ppid,
+			    n->sn_send_failed_event.ssfe_flags & SCTP_DATA_SENT ?
+			    "sent" : "unsent");
+			if (ppid < 1000 || ppid - 1000 >= o->count)
+				fail("SEND_FAILED for unknown PPID %" PRIu32, ppid);
+			abandoned[ppid - 1000] = 1;
+			continue;
 		}
+		closed = closed_gracefully(&m);
 	}
 	g_conn = NULL;
 	if (!claim_report(REPORT_OK))
@@ -1866,47 +1877,36 @@ static int run_pr_recv(const struct pr_opts *p)
 	conn = accept_peer(lsock, o);
 	pr_check_negotiated(conn, o->interleave);
 
-	seen = calloc(o->count, 1);
+	seen = xcalloc(o->count);
 	msg_alloc(&m, MAX_MSG);
-	if (seen == NULL)
-		fail("out of memory");
-	while (!closed) {
+	while (!closed && recv_more(conn, &m)) {
 		uint32_t ppid;
 		uint64_t i;
 
-		switch (recv_msg(conn, &m)) {
-		case RECV_EOF:
-			closed = 1;
-			break;
-		case RECV_ERR:
-			fail("recv: %s", strerror(errno));
-		case RECV_MSG:
-			if (m.notification) {
-				closed = closed_gracefully(&m);
-				break;
-			}
-			ppid = ntohl(m.info.rcv_ppid);
-			if (ppid < 1000 || ppid - 1000 >= o->count)
-				fail("message with unexpected PPID %" PRIu32, ppid);
-			i = ppid - 1000;
-			if (seen[i])
-				fail("message %" PRIu64 " received twice", i);
-			if (m.info.rcv_sid != 0 || ((m.info.rcv_flags & SCTP_UNORDERED) == 0) != p->ordered)
-				fail("message %" PRIu64 ": stream %u, %s (expected 0, %s)", i,
-				    m.info.rcv_sid, m.info.rcv_flags & SCTP_UNORDERED ? "unordered" : "ordered",
-				    p->ordered ? "ordered" : "unordered");
-			/* Ordered: skipped messages leave gaps, never reorderings. */
-			if (p->ordered && i < next)
-				fail("message %" PRIu64 " after message %" PRIu64 " on an ordered stream",
-				    i, next - 1);
-			next = i + 1;
-			gen_bytes(i, 0, expect, (uint32_t)p->size);
-			if (m.len != p->size || memcmp(m.buf, expect, p->size) != 0)
-				fail("message %" PRIu64 ": %zu bytes, differing from PRGEN", i, m.len);
-			seen[i] = 1;
-			received++;
-			break;
+		if (m.notification) {
+			closed = closed_gracefully(&m);
+			continue;
 		}
+		ppid = ntohl(m.info.rcv_ppid);
+		if (ppid < 1000 || ppid - 1000 >= o->count)
+			fail("message with unexpected PPID %" PRIu32, ppid);
+		i = ppid - 1000;
+		if (seen[i])
+			fail("message %" PRIu64 " received twice", i);
+		if (m.info.rcv_sid != 0 || ((m.info.rcv_flags & SCTP_UNORDERED) == 0) != p->ordered)
+			fail("message %" PRIu64 ": stream %u, %s (expected 0, %s)", i,
+			    m.info.rcv_sid, m.info.rcv_flags & SCTP_UNORDERED ? "unordered" : "ordered",
+			    p->ordered ? "ordered" : "unordered");
+		/* Ordered: skipped messages leave gaps, never reorderings. */
+		if (p->ordered && i < next)
+			fail("message %" PRIu64 " after message %" PRIu64 " on an ordered stream",
+			    i, next - 1);
+		next = i + 1;
+		gen_bytes(i, 0, expect, (uint32_t)p->size);
+		if (m.len != p->size || memcmp(m.buf, expect, p->size) != 0)
+			fail("message %" PRIu64 ": %zu bytes, differing from PRGEN", i, m.len);
+		seen[i] = 1;
+		received++;
 	}
 	g_conn = NULL;
 	if (!claim_report(REPORT_OK))
