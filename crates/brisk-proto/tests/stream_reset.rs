@@ -164,6 +164,14 @@ fn just_events(log: &[(Time, brisk_proto::AssocId, Event)]) -> Vec<Event> {
     events(log).into_iter().map(|e| e.1).collect()
 }
 
+/// What B received: (SSN, tag) of each message, in order.
+fn b_ssns_and_tags(p: &mut Pair) -> Vec<(u16, u8)> {
+    p.b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect()
+}
+
 fn a_assoc(p: &mut Pair) -> &mut brisk_proto::Association {
     let id = p.a_id.unwrap();
     p.a.association(id).unwrap()
@@ -313,11 +321,7 @@ fn a_reset_with_nothing_in_flight_is_performed_at_once_and_the_next_message_has_
     );
     p.a_send(msg(0, 3));
     p.run_for(ms(100));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (1, 2), (0, 3)]);
 }
 
@@ -415,11 +419,7 @@ fn an_incoming_reset_request_makes_the_peer_reset_its_outgoing_streams() {
     ));
     p.a_send(msg(1, 2));
     p.run_for(ms(100));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (0, 2)]);
 }
 
@@ -490,11 +490,7 @@ fn a_lost_response_makes_the_peer_repeat_its_answer_without_resetting_twice() {
         ]
     );
     assert_eq!(events(&p.b_events).len(), 1, "{:?}", events(&p.b_events));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (0, 2)]);
     assert_eq!(b_assoc(&mut p).stats().reconfig_requests_received, 2);
 }
@@ -709,11 +705,7 @@ fn a_deferred_reset_holds_new_numbering_data_within_the_receive_window() {
     // The old numbering's last message (SSN 7 of the old count) arrives.
     p.inject_to_b(vec![data(first, 7, 1)]);
     p.run_for(ms(20));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     // SSN 7 is not the expected 0 of the old numbering: it waits until the
     // reset, which delivers it first, then the new numbering in order.
     assert!(got.len() >= 2, "{got:?}");
@@ -757,11 +749,7 @@ fn a_forward_tsn_past_the_reset_tsn_completes_a_deferred_reset() {
             .iter()
             .any(|(_, _, e)| matches!(e, Event::MessageAbandoned { id } if *id == lost))
     );
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(1, 2), (0, 3)]);
     assert!(matches!(
         &events(&p.a_events)[..],
@@ -976,11 +964,7 @@ fn a_reset_of_our_outgoing_streams_is_never_given_up() {
             }
         )]
     ));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (0, 2)]);
 }
 
@@ -1058,11 +1042,7 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
             result: ReconfigResult::Denied
         }]
     );
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(1, 2)]);
 }
 

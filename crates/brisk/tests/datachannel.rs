@@ -39,6 +39,17 @@ async fn pair() -> (Association, Association, Endpoint, Endpoint) {
     (a, b, client, server)
 }
 
+/// Data channels over `pair`: (the client's, the server's, endpoints).
+async fn channel_pair() -> (DataChannels, DataChannels, Endpoint, Endpoint) {
+    let (a, b, ea, eb) = pair().await;
+    (
+        DataChannels::new(a, Role::Client),
+        DataChannels::new(b, Role::Server),
+        ea,
+        eb,
+    )
+}
+
 async fn raw_recv(assoc: &Association) -> IncomingMessage {
     within(assoc.recv()).await.unwrap()
 }
@@ -63,9 +74,7 @@ fn open_bytes(label: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn channels_open_from_each_side_and_carry_text_binary_and_empty_messages() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
 
     let opts = ChannelOptions {
         protocol: "chat-v1".into(),
@@ -213,9 +222,7 @@ async fn an_open_from_the_peer_is_acked_on_its_stream() {
 
 #[tokio::test]
 async fn unreliable_and_timed_channels_carry_messages_both_ways() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
     for reliability in [
         Reliability::MaxRetransmits(0),
         Reliability::Lifetime(Duration::from_millis(300)),
@@ -285,9 +292,7 @@ async fn a_partially_reliable_channel_needs_partial_reliability_negotiated() {
 
 #[tokio::test]
 async fn negotiated_channels_open_without_dcep() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
     let opts = ChannelOptions {
         negotiated: Some(100),
         ..ChannelOptions::default()
@@ -453,9 +458,7 @@ async fn a_hostile_peer_is_refused_counted_and_bounded() {
 /// `recv` says closed; the stream id is free again afterwards.
 #[tokio::test]
 async fn closing_from_either_side_resets_both_streams_and_frees_the_id() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
     for closer_is_client in [true, false] {
         let (opener, acceptor) = if closer_is_client {
             (&client, &server)

@@ -312,12 +312,13 @@ async fn brisk_as_server_with(peer: &str, end: &str, cfg: Config) {
     assert!(packets > 100, "{packets} packets");
 }
 
+/// One test per line: `name: f(peer, arg);` runs `f(peer, arg)`.
 macro_rules! matrix {
-    ($($name:ident: $f:ident($peer:literal, $end:literal);)*) => {
+    ($($name:ident: $f:ident($peer:literal, $arg:expr);)*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
-                $f($peer, $end).await;
+                $f($peer, $arg).await;
             }
         )*
     };
@@ -1100,18 +1101,7 @@ const IDATA_TTL_ORDERED: Pr = Pr {
     ..TTL_ORDERED
 };
 
-macro_rules! pr_matrix {
-    ($($name:ident: $f:ident($peer:literal, $pr:expr);)*) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() {
-                $f($peer, $pr).await;
-            }
-        )*
-    };
-}
-
-pr_matrix! {
+matrix! {
     brisk_pr_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", RTX0);
     usrsctp_pr_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0);
     brisk_pr_rtx0_to_pion_under_loss: brisk_sends_pr("pion", RTX0);

@@ -70,7 +70,7 @@ type dcRun struct {
 	peerClosed []string
 }
 
-func dcMain(args []string) {
+func dcMain(_ string, args []string) {
 	fs := flag.NewFlagSet("dc", flag.ExitOnError)
 	bind := fs.String("bind", "", "local UDP address")
 	connect := fs.String("connect", "", "remote UDP address (pion starts the association)")

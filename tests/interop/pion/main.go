@@ -139,32 +139,23 @@ func usage() {
 	os.Exit(2)
 }
 
+// otherRoles have flags (and the benchmark roles a timeout) of their own:
+// bench.go, workload.go (../WORKLOAD.md), datachannel.go, pr.go and
+// reconfig.go. The interop roles in main are unchanged.
+var otherRoles = map[string]func(role string, args []string){
+	"sink": benchMain, "blast": benchMain,
+	"msg-send": workloadMain, "msg-recv": workloadMain,
+	"dc":      dcMain,
+	"pr-send": prMain, "pr-recv": prMain,
+	"reconfig-server": reconfigMain, "reconfig-client": reconfigMain,
+}
+
 func main() {
-	// The benchmark roles (bench.go) have their own timeout and flags; the
-	// interop roles below are unchanged.
-	if len(os.Args) >= 2 && (os.Args[1] == "sink" || os.Args[1] == "blast") {
-		benchMain(os.Args[1], os.Args[2:])
-		return
-	}
-	// So have the message workload roles (workload.go, ../WORKLOAD.md).
-	if len(os.Args) >= 2 && (os.Args[1] == "msg-send" || os.Args[1] == "msg-recv") {
-		workloadMain(os.Args[1], os.Args[2:])
-		return
-	}
-	// And the data channel role (datachannel.go).
-	if len(os.Args) >= 2 && os.Args[1] == "dc" {
-		dcMain(os.Args[2:])
-		return
-	}
-	// So have the partial-reliability roles (pr.go).
-	if len(os.Args) >= 2 && (os.Args[1] == "pr-send" || os.Args[1] == "pr-recv") {
-		prMain(os.Args[1], os.Args[2:])
-		return
-	}
-	// So have the stream reconfiguration roles (reconfig.go).
-	if len(os.Args) >= 2 && (os.Args[1] == "reconfig-server" || os.Args[1] == "reconfig-client") {
-		reconfigMain(os.Args[1], os.Args[2:])
-		return
+	if len(os.Args) >= 2 {
+		if run, ok := otherRoles[os.Args[1]]; ok {
+			run(os.Args[1], os.Args[2:])
+			return
+		}
 	}
 	armTimeout()
 	if len(os.Args) < 2 {
