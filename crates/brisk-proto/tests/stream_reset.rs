@@ -501,6 +501,14 @@ fn inject(p: &mut Pair, params: Vec<ReconfigParam<'static>>) {
     p.run_for(ms(20));
 }
 
+/// Hands A a packet with `chunk` as if B had sent it (nothing flushed).
+fn hand_to_a(p: &mut Pair, chunk: Chunk<'static>) {
+    let (_, b_to_a) = p.tags();
+    let bytes = harness::packet(b_to_a, vec![chunk]);
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &bytes);
+}
+
 /// A's next request number as B expects it: A's initial TSN.
 fn a_first_seq(p: &Pair) -> u32 {
     // A sent no data and no request: its next TSN is still its initial TSN.
@@ -1023,7 +1031,6 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
     p.a_send(msg(2, 2));
     p.run_for(ms(100));
     assert!(p.b_recv_all().len() == 1, "message 2 waits for the answer");
-    let (_, b_to_a) = p.tags();
     let denied = Chunk::ReConfig(ReConfig {
         params: vec![ReconfigParam::Response {
             response_seq: seq,
@@ -1031,9 +1038,7 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
             next_tsns: None,
         }],
     });
-    let bytes = harness::packet(b_to_a, vec![denied]);
-    let (now, b_addr) = (p.now, p.b_addr);
-    p.a.handle_datagram(now, b_addr, &bytes);
+    hand_to_a(&mut p, denied);
     p.run_for(ms(100));
     assert_eq!(
         just_events(&p.a_events),
@@ -1088,10 +1093,7 @@ fn an_incoming_reset_of_streams_never_used_has_nothing_to_do() {
             streams: vec![],
         }],
     });
-    let (_, b_to_a) = p.tags();
-    let bytes = harness::packet(b_to_a, vec![all]);
-    let (now, b_addr) = (p.now, p.b_addr);
-    p.a.handle_datagram(now, b_addr, &bytes);
+    hand_to_a(&mut p, all);
     p.run_for(ms(100));
     assert!(
         reconfigs(&p, Dir::AtoB).iter().any(|(_, r)| matches!(r,
