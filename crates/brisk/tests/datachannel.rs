@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 #[path = "common/endpoints.rs"]
 mod endpoints;
-use endpoints::{associate, client_endpoint, server_endpoint, within};
+use endpoints::{associate, client_endpoint, open_accepted, server_endpoint, within};
 
 fn config() -> Config {
     Config {
@@ -81,8 +81,7 @@ async fn channels_open_from_each_side_and_carry_text_binary_and_empty_messages()
         priority: 512,
         ..ChannelOptions::default()
     };
-    let (c1, s1) = tokio::join!(client.open("from-client", opts.clone()), server.accept());
-    let (c1, s1) = (c1.unwrap(), s1.unwrap());
+    let (c1, s1) = open_accepted(&client, &server, "from-client", opts.clone()).await;
     assert_eq!(c1.stream_id(), 0, "the DTLS client opens even ids");
     assert_eq!(s1.stream_id(), 0);
     assert_eq!(s1.label(), "from-client");
@@ -90,11 +89,7 @@ async fn channels_open_from_each_side_and_carry_text_binary_and_empty_messages()
     assert_eq!(s1.options().priority, 512);
     assert!(s1.options().ordered);
 
-    let (s2, c2) = tokio::join!(
-        server.open("from-server", ChannelOptions::default()),
-        client.accept()
-    );
-    let (s2, c2) = (s2.unwrap(), c2.unwrap());
+    let (s2, c2) = open_accepted(&server, &client, "from-server", ChannelOptions::default()).await;
     assert_eq!(s2.stream_id(), 1, "the DTLS server opens odd ids");
     assert_eq!(c2.label(), "from-server");
 
@@ -232,8 +227,7 @@ async fn unreliable_and_timed_channels_carry_messages_both_ways() {
             reliability,
             ..ChannelOptions::default()
         };
-        let (c, s) = tokio::join!(client.open("pr", opts.clone()), server.accept());
-        let (c, s) = (c.unwrap(), s.unwrap());
+        let (c, s) = open_accepted(&client, &server, "pr", opts.clone()).await;
         assert_eq!(s.options(), &opts);
         for i in 0..50u32 {
             c.send_binary(Bytes::from(i.to_be_bytes().to_vec()))
@@ -465,11 +459,7 @@ async fn closing_from_either_side_resets_both_streams_and_frees_the_id() {
         } else {
             (&server, &client)
         };
-        let (mine, theirs) = tokio::join!(
-            opener.open("c", ChannelOptions::default()),
-            acceptor.accept()
-        );
-        let (mine, theirs) = (mine.unwrap(), theirs.unwrap());
+        let (mine, theirs) = open_accepted(opener, acceptor, "c", ChannelOptions::default()).await;
         let id = mine.stream_id();
         for i in 0..100u32 {
             mine.send_text(&i.to_string()).await.unwrap();
@@ -504,11 +494,8 @@ async fn closing_from_either_side_resets_both_streams_and_frees_the_id() {
             Err(DcError::Closed(CloseReason::Local))
         ));
         // The id is free again, on both ends.
-        let (again, accepted) = tokio::join!(
-            opener.open("again", ChannelOptions::default()),
-            acceptor.accept()
-        );
-        let (again, accepted) = (again.unwrap(), accepted.unwrap());
+        let (again, accepted) =
+            open_accepted(opener, acceptor, "again", ChannelOptions::default()).await;
         assert_eq!((again.stream_id(), accepted.label()), (id, "again"));
         again.send_binary(&b"new"[..]).await.unwrap();
         assert_eq!(

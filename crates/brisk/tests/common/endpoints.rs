@@ -1,11 +1,12 @@
 //! Two Brisk endpoints on ephemeral loopback ports, associated with each
-//! other: shared by the loopback tests (`loopback.rs`, `datachannel.rs`,
+//! other, and data channels between them: shared by the loopback tests (`loopback.rs`, `datachannel.rs`,
 //! `stream_reconfig.rs`, `custom_transport.rs`) through `#[path]`.
 // Each test file uses its own subset.
 #![allow(dead_code)]
 
 use std::time::Duration;
 
+use brisk::datachannel::{ChannelOptions, DataChannel, DataChannels};
 use brisk::{Association, Config, Endpoint, EndpointConfig};
 
 /// An endpoint that only connects out.
@@ -51,4 +52,16 @@ pub async fn within<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(10), f)
         .await
         .expect("timed out")
+}
+
+/// `opener` opens channel `label` with `options`, which `acceptor` accepts:
+/// (the opener's end, the acceptor's end).
+pub async fn open_accepted(
+    opener: &DataChannels,
+    acceptor: &DataChannels,
+    label: &str,
+    options: ChannelOptions,
+) -> (DataChannel, DataChannel) {
+    let (mine, theirs) = tokio::join!(opener.open(label, options), acceptor.accept());
+    (mine.unwrap(), theirs.unwrap())
 }
