@@ -10,7 +10,7 @@ use brisk_proto::rx::window::NEXT_TSN_ALLOWANCE;
 use brisk_proto::wire::chunk::types;
 use brisk_proto::wire::chunk::{Data, DataFlags, IData, IForwardTsn, IForwardTsnStream, PpidOrFsn};
 use brisk_proto::wire::{Chunk, Packet};
-use brisk_proto::{CloseReason, Config, Event, MessageId, OutgoingMessage, State, Time};
+use brisk_proto::{CloseReason, Config, Event, OutgoingMessage, State, Time};
 use harness::{Dir, Pair, ms};
 
 fn idata(base: Config) -> Config {
@@ -35,6 +35,19 @@ fn connected(a: Config, b: Config) -> Pair {
     p.connect(a);
     p.run_for(ms(100));
     p
+}
+
+/// Interleaving and partial reliability on.
+fn pr_idata() -> Config {
+    Config {
+        partial_reliability: true,
+        ..idata(Config::rfc9260())
+    }
+}
+
+/// Whether a chunk of `typ` was sent in `dir`.
+fn sent_any(p: &Pair, dir: Dir, typ: u8) -> bool {
+    chunks(p, dir).iter().any(|c| c.chunk_type() == typ)
 }
 
 fn a_assoc(p: &mut Pair) -> &mut brisk_proto::Association {
@@ -134,11 +147,7 @@ fn idata_small_message_on_stream_2_delivered_before_large_on_stream_1_ends() {
 
 #[test]
 fn both_ends_on_negotiate_idata_and_send_every_message_as_idata_chunks() {
-    let pr = |c| Config {
-        partial_reliability: true,
-        ..idata(c)
-    };
-    let mut p = connected(pr(Config::rfc9260()), pr(Config::rfc9260()));
+    let mut p = connected(pr_idata(), pr_idata());
     assert!(a_assoc(&mut p).message_interleaving());
     assert!(b_assoc(&mut p).message_interleaving());
     // Both INIT and INIT ACK list I-DATA and I-FORWARD-TSN (RFC 8260 2.2).
@@ -193,11 +202,7 @@ fn both_ends_on_negotiate_idata_and_send_every_message_as_idata_chunks() {
     );
     // Never a DATA chunk, either way.
     for dir in [Dir::AtoB, Dir::BtoA] {
-        assert!(
-            !chunks(&p, dir)
-                .iter()
-                .any(|c| c.chunk_type() == types::DATA)
-        );
+        assert!(!sent_any(&p, dir, types::DATA));
     }
 }
 
@@ -225,32 +230,14 @@ fn one_end_without_interleaving_means_plain_data_and_never_idata() {
         let sent = chunks(&p, Dir::AtoB);
         assert!(sent.iter().any(|c| c.chunk_type() == types::DATA));
         for dir in [Dir::AtoB, Dir::BtoA] {
-            assert!(
-                !chunks(&p, dir)
-                    .iter()
-                    .any(|c| c.chunk_type() == types::IDATA)
-            );
+            assert!(!sent_any(&p, dir, types::IDATA));
         }
     }
 }
 
-fn abandoned(p: &Pair) -> Vec<MessageId> {
-    p.a_events
-        .iter()
-        .filter_map(|(_, _, e)| match e {
-            Event::MessageAbandoned { id } => Some(*id),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn an_abandoned_message_is_skipped_by_i_forward_tsn_and_later_ones_are_delivered() {
-    let pr = || Config {
-        partial_reliability: true,
-        ..idata(Config::rfc9260())
-    };
-    let mut p = connected(pr(), pr());
+    let mut p = connected(pr_idata(), pr_idata());
     // Message 0 (stream 0, MID 0) is lost once and may not be retransmitted.
     p.drop_data_packet(Dir::AtoB, 1);
     let lost = p.a_send(OutgoingMessage::new(0, vec![1u8; 100]).with_max_retransmits(0));
@@ -258,7 +245,7 @@ fn an_abandoned_message_is_skipped_by_i_forward_tsn_and_later_ones_are_delivered
     let later = p.a_send(OutgoingMessage::new(0, vec![2u8; 100]));
     p.a_send(OutgoingMessage::new(4, vec![3u8; 100]).unordered(true));
     p.run_for(ms(3000));
-    assert_eq!(abandoned(&p), [lost]);
+    assert_eq!(p.a_abandoned(), [lost]);
     assert!(later.0 > lost.0);
     let forwards: Vec<IForwardTsn> = chunks(&p, Dir::AtoB)
         .into_iter()
@@ -285,9 +272,7 @@ fn an_abandoned_message_is_skipped_by_i_forward_tsn_and_later_ones_are_delivered
         .unwrap();
     assert_eq!(forwards[0].new_cum_tsn, lost_tsn);
     assert!(
-        !chunks(&p, Dir::AtoB)
-            .iter()
-            .any(|c| c.chunk_type() == types::FORWARD_TSN),
+        !sent_any(&p, Dir::AtoB, types::FORWARD_TSN),
         "never a FORWARD TSN with I-DATA"
     );
     let got = p.b_recv_all();
@@ -303,18 +288,14 @@ fn an_abandoned_message_is_skipped_by_i_forward_tsn_and_later_ones_are_delivered
 
 #[test]
 fn a_partly_sent_abandoned_message_is_dropped_by_the_receiver_and_its_stream_moves_on() {
-    let pr = || Config {
-        partial_reliability: true,
-        ..idata(Config::rfc9260())
-    };
-    let mut p = connected(pr(), pr());
+    let mut p = connected(pr_idata(), pr_idata());
     // A three-packet message whose second packet is lost: the receiver holds
     // its first fragment until the I-FORWARD-TSN says to drop it.
     p.drop_data_packet(Dir::AtoB, 2);
     p.a_send(OutgoingMessage::new(1, vec![5u8; 4000]).with_max_retransmits(0));
     p.a_send(OutgoingMessage::new(1, vec![6u8; 50]));
     p.run_for(ms(3000));
-    assert_eq!(abandoned(&p).len(), 1);
+    assert_eq!(p.a_abandoned().len(), 1);
     let got = p.b_recv_all();
     assert_eq!(got.len(), 1);
     assert_eq!((got[0].stream_id, got[0].payload[0]), (1, 6));
@@ -692,11 +673,7 @@ fn a_message_queued_before_the_handshake_keeps_its_send_buffer_charge_once_idata
 /// stream's later unordered and ordered messages arrive.
 #[test]
 fn an_abandoned_unordered_message_is_named_with_u_and_its_mid_and_its_part_is_dropped() {
-    let pr = || Config {
-        partial_reliability: true,
-        ..idata(Config::rfc9260())
-    };
-    let mut p = connected(pr(), pr());
+    let mut p = connected(pr_idata(), pr_idata());
     p.a_send(OutgoingMessage::new(3, vec![1u8; 10]).unordered(true));
     p.run_for(ms(100));
     assert_eq!(p.b_recv_all().len(), 1);
@@ -711,7 +688,7 @@ fn an_abandoned_unordered_message_is_named_with_u_and_its_mid_and_its_part_is_dr
     p.a_send(OutgoingMessage::new(3, vec![3u8; 10]).unordered(true));
     p.a_send(OutgoingMessage::new(3, vec![4u8; 10]));
     p.run_for(ms(3000));
-    assert_eq!(abandoned(&p).len(), 1);
+    assert_eq!(p.a_abandoned().len(), 1);
     let entries: Vec<IForwardTsnStream> = chunks(&p, Dir::AtoB)
         .into_iter()
         .filter_map(|c| match c {

@@ -6,7 +6,7 @@ mod harness;
 use std::time::Duration;
 
 use brisk_proto::wire::chunk::types;
-use brisk_proto::{Config, Event, MessageId, OutgoingMessage};
+use brisk_proto::{Config, OutgoingMessage};
 use harness::{Dir, Pair, ms};
 
 fn pr_config() -> Config {
@@ -21,16 +21,6 @@ fn connected(a: Config, b: Config) -> Pair {
     p.connect(a);
     p.run_for(ms(1000) - Duration::from_micros(p.now.as_micros()));
     p
-}
-
-fn abandoned(p: &Pair) -> Vec<MessageId> {
-    p.a_events
-        .iter()
-        .filter_map(|(_, _, e)| match e {
-            Event::MessageAbandoned { id } => Some(*id),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The New Cumulative TSN of each FORWARD TSN A sent, and when (ms).
@@ -69,7 +59,7 @@ fn both_ends_offer_forward_tsn_and_a_reliable_peer_gets_every_message_reliably()
     p.drop_data_packet(Dir::AtoB, 1);
     p.a_send(OutgoingMessage::new(0, vec![1u8; 100]).with_max_retransmits(0));
     p.run_for(ms(3000));
-    assert!(abandoned(&p).is_empty());
+    assert!(p.a_abandoned().is_empty());
     let rtx = p.a_retransmissions();
     assert_eq!(rtx.len(), 1, "sent again as if reliable: {rtx:?}");
     assert_eq!(p.b_recv_all().len(), 1);
@@ -87,7 +77,7 @@ fn max_retransmits_zero_and_one_drop_abandon_the_message_and_retransmit_nothing(
     p.run_for(ms(1));
     p.a_send(OutgoingMessage::new(0, vec![3u8; 100]).with_max_retransmits(0));
     p.run_for(ms(3000));
-    assert_eq!(abandoned(&p), vec![lost]);
+    assert_eq!(p.a_abandoned(), vec![lost]);
     assert!(
         p.a_retransmissions().is_empty(),
         "never retransmitted: {:?}",
@@ -119,7 +109,7 @@ fn a_timed_message_abandoned_after_its_lifetime_is_skipped_by_forward_tsn() {
     p.run_for(ms(5000));
     // T3 fires at RTO.Initial (1 s), past the lifetime: abandoned instead of
     // retransmitted, and a FORWARD TSN goes at once.
-    assert_eq!(abandoned(&p), vec![timed]);
+    assert_eq!(p.a_abandoned(), vec![timed]);
     assert!(p.a_retransmissions().is_empty());
     let fwd = forward_tsns(&p);
     assert_eq!(fwd, vec![(first_tsn, t0 + 1000)], "one FORWARD TSN at T3");
@@ -142,7 +132,7 @@ fn a_timed_message_whose_lifetime_ends_before_it_is_sent_never_takes_a_tsn() {
     let timed = p.a_send(OutgoingMessage::new(0, vec![2u8; 100]).with_lifetime(Duration::ZERO));
     p.a_send(OutgoingMessage::new(0, vec![3u8; 100]));
     p.run_for(ms(200));
-    assert_eq!(abandoned(&p), vec![timed]);
+    assert_eq!(p.a_abandoned(), vec![timed]);
     let sent: Vec<Vec<u32>> = p
         .data_packets(Dir::AtoB)
         .iter()
@@ -167,7 +157,7 @@ fn a_lost_fragment_abandons_the_whole_message_and_the_receiver_drops_its_part() 
     p.run_for(ms(5));
     p.a_send(OutgoingMessage::new(0, vec![6u8; 10]));
     p.run_for(ms(3000));
-    assert_eq!(abandoned(&p), vec![big]);
+    assert_eq!(p.a_abandoned(), vec![big]);
     assert!(p.a_retransmissions().is_empty());
     let got: Vec<usize> = p.b_recv_all().iter().map(|m| m.payload.len()).collect();
     assert_eq!(

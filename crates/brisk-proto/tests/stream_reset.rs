@@ -159,6 +159,19 @@ fn events(log: &[(Time, brisk_proto::AssocId, Event)]) -> Vec<(u64, Event)> {
         .collect()
 }
 
+/// `events` without their times.
+fn just_events(log: &[(Time, brisk_proto::AssocId, Event)]) -> Vec<Event> {
+    events(log).into_iter().map(|e| e.1).collect()
+}
+
+/// What B received: (SSN, tag) of each message, in order.
+fn b_ssns_and_tags(p: &mut Pair) -> Vec<(u16, u8)> {
+    p.b_recv_all()
+        .iter()
+        .map(|m| (m.ssn, m.payload[0]))
+        .collect()
+}
+
 fn a_assoc(p: &mut Pair) -> &mut brisk_proto::Association {
     let id = p.a_id.unwrap();
     p.a.association(id).unwrap()
@@ -167,6 +180,17 @@ fn a_assoc(p: &mut Pair) -> &mut brisk_proto::Association {
 fn b_assoc(p: &mut Pair) -> &mut brisk_proto::Association {
     let id = p.b_id.unwrap();
     p.b.association(id).unwrap()
+}
+
+/// A asks to reset its outgoing `streams` (RFC 6525 5.1.2).
+fn a_resets(p: &mut Pair, streams: &[u16]) -> Result<(), ReconfigError> {
+    let now = p.now;
+    a_assoc(p).reset_streams(now, streams)
+}
+
+/// The results of the responses sent in `dir`, in order.
+fn results(p: &Pair, dir: Dir) -> Vec<ReconfigResult> {
+    responses(p, dir).iter().map(|r| r.1).collect()
 }
 
 fn msg(stream: u16, tag: u8) -> OutgoingMessage {
@@ -184,8 +208,7 @@ fn reset_request_waits_for_in_flight_data_on_that_stream() {
         p.a_send(msg(1, tag));
         p.run_for(ms(1));
     }
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[1]).unwrap();
+    a_resets(&mut p, &[1]).unwrap();
     // Sent after the call: waits for the reset, then goes with SSN 0.
     p.a_send(msg(1, 4));
     p.run_for(ms(5000));
@@ -279,8 +302,7 @@ fn a_reset_with_nothing_in_flight_is_performed_at_once_and_the_next_message_has_
         p.a_send(msg(0, tag));
     }
     p.run_for(ms(100));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[0]).unwrap();
+    a_resets(&mut p, &[0]).unwrap();
     p.run_for(ms(25));
     // One round trip: the request out, Success back.
     assert!(matches!(
@@ -294,19 +316,12 @@ fn a_reset_with_nothing_in_flight_is_performed_at_once_and_the_next_message_has_
         )]
     ));
     assert_eq!(
-        responses(&p, Dir::BtoA)
-            .iter()
-            .map(|r| r.1)
-            .collect::<Vec<_>>(),
+        results(&p, Dir::BtoA),
         vec![ReconfigResult::SuccessPerformed]
     );
     p.a_send(msg(0, 3));
     p.run_for(ms(100));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (1, 2), (0, 3)]);
 }
 
@@ -315,11 +330,8 @@ fn reset_requests_fail_cleanly_when_not_negotiated() {
     // B does not offer RE-CONFIG: A may not ask.
     let mut p = connected(reconfig_config(), Config::rfc9260());
     assert!(!a_assoc(&mut p).stream_reconfig());
+    assert_eq!(a_resets(&mut p, &[0]), Err(ReconfigError::NotNegotiated));
     let now = p.now;
-    assert_eq!(
-        a_assoc(&mut p).reset_streams(now, &[0]),
-        Err(ReconfigError::NotNegotiated)
-    );
     assert_eq!(
         a_assoc(&mut p).add_streams(now, 1, 0),
         Err(ReconfigError::NotNegotiated)
@@ -342,18 +354,15 @@ fn reset_requests_fail_cleanly_when_not_negotiated() {
 #[test]
 fn unknown_streams_and_empty_lists_are_refused_before_anything_is_sent() {
     let mut p = pair();
-    let now = p.now;
     assert_eq!(
-        a_assoc(&mut p).reset_streams(now, &[3, 16]),
+        a_resets(&mut p, &[3, 16]),
         Err(ReconfigError::UnknownStream {
             stream_id: 16,
             streams: 16
         })
     );
-    assert_eq!(
-        a_assoc(&mut p).reset_streams(now, &[]),
-        Err(ReconfigError::NoStreams)
-    );
+    assert_eq!(a_resets(&mut p, &[]), Err(ReconfigError::NoStreams));
+    let now = p.now;
     assert!(matches!(
         a_assoc(&mut p).add_streams(now, 0, 1),
         Err(ReconfigError::TooManyStreams { limit: 16, .. })
@@ -410,11 +419,7 @@ fn an_incoming_reset_request_makes_the_peer_reset_its_outgoing_streams() {
     ));
     p.a_send(msg(1, 2));
     p.run_for(ms(100));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (0, 2)]);
 }
 
@@ -434,8 +439,7 @@ fn drop_reconfigs(p: &mut Pair, dir: Dir, n: u32) {
 fn a_lost_request_is_retransmitted_by_the_reconfig_timer_with_the_same_number() {
     let mut p = pair();
     drop_reconfigs(&mut p, Dir::AtoB, 1);
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[3]).unwrap();
+    a_resets(&mut p, &[3]).unwrap();
     p.run_for(ms(3000));
     let sent: Vec<(u64, u32)> = reconfigs(&p, Dir::AtoB)
         .into_iter()
@@ -468,8 +472,7 @@ fn a_lost_response_makes_the_peer_repeat_its_answer_without_resetting_twice() {
     drop_reconfigs(&mut p, Dir::BtoA, 1);
     p.a_send(msg(3, 1));
     p.run_for(ms(100));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[3]).unwrap();
+    a_resets(&mut p, &[3]).unwrap();
     p.run_for(ms(100));
     // B reset stream 3 and answered; the answer was lost.
     assert_eq!(events(&p.b_events).len(), 1);
@@ -480,21 +483,14 @@ fn a_lost_response_makes_the_peer_repeat_its_answer_without_resetting_twice() {
     // A's retransmission (same number) is answered as before (5.2.1), and
     // the stream is not reset a second time.
     assert_eq!(
-        responses(&p, Dir::BtoA)
-            .iter()
-            .map(|r| r.1)
-            .collect::<Vec<_>>(),
+        results(&p, Dir::BtoA),
         vec![
             ReconfigResult::SuccessPerformed,
             ReconfigResult::SuccessPerformed
         ]
     );
     assert_eq!(events(&p.b_events).len(), 1, "{:?}", events(&p.b_events));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (0, 2)]);
     assert_eq!(b_assoc(&mut p).stats().reconfig_requests_received, 2);
 }
@@ -503,6 +499,14 @@ fn a_lost_response_makes_the_peer_repeat_its_answer_without_resetting_twice() {
 fn inject(p: &mut Pair, params: Vec<ReconfigParam<'static>>) {
     p.inject_to_b(vec![Chunk::ReConfig(ReConfig { params })]);
     p.run_for(ms(20));
+}
+
+/// Hands A a packet with `chunk` as if B had sent it (nothing flushed).
+fn hand_to_a(p: &mut Pair, chunk: Chunk<'static>) {
+    let (_, b_to_a) = p.tags();
+    let bytes = harness::packet(b_to_a, vec![chunk]);
+    let (now, b_addr) = (p.now, p.b_addr);
+    p.a.handle_datagram(now, b_addr, &bytes);
 }
 
 /// A's next request number as B expects it: A's initial TSN.
@@ -578,13 +582,7 @@ fn requests_for_unknown_streams_too_many_streams_or_far_tsns_are_denied() {
             },
         ],
     );
-    assert_eq!(
-        responses(&p, Dir::BtoA)
-            .iter()
-            .map(|r| r.1)
-            .collect::<Vec<_>>(),
-        vec![ReconfigResult::Denied; 4]
-    );
+    assert_eq!(results(&p, Dir::BtoA), vec![ReconfigResult::Denied; 4]);
     assert!(events(&p.b_events).is_empty());
     let b = b_assoc(&mut p);
     assert_eq!((b.inbound_streams(), b.outbound_streams()), (16, 16));
@@ -715,11 +713,7 @@ fn a_deferred_reset_holds_new_numbering_data_within_the_receive_window() {
     // The old numbering's last message (SSN 7 of the old count) arrives.
     p.inject_to_b(vec![data(first, 7, 1)]);
     p.run_for(ms(20));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     // SSN 7 is not the expected 0 of the old numbering: it waits until the
     // reset, which delivers it first, then the new numbering in order.
     assert!(got.len() >= 2, "{got:?}");
@@ -746,8 +740,7 @@ fn a_forward_tsn_past_the_reset_tsn_completes_a_deferred_reset() {
     p.run_for(ms(1));
     p.a_send(msg(1, 2));
     p.run_for(ms(1));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[1]).unwrap();
+    a_resets(&mut p, &[1]).unwrap();
     p.a_send(msg(1, 3));
     p.run_for(ms(5000));
     // B defers (TSN 1 missing); A abandons message 1 and its FORWARD TSN
@@ -764,11 +757,7 @@ fn a_forward_tsn_past_the_reset_tsn_completes_a_deferred_reset() {
             .iter()
             .any(|(_, _, e)| matches!(e, Event::MessageAbandoned { id } if *id == lost))
     );
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(1, 2), (0, 3)]);
     assert!(matches!(
         &events(&p.a_events)[..],
@@ -863,10 +852,7 @@ fn adding_incoming_streams_makes_the_peer_add_outgoing_ones_it_then_uses() {
             .any(|(_, r)| matches!(r, ReconfigParam::AddOutgoingStreams { new_streams: 4, .. }))
     );
     assert_eq!(
-        events(&p.a_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.a_events),
         vec![
             Event::StreamsAdded {
                 outgoing: 18,
@@ -879,10 +865,7 @@ fn adding_incoming_streams_makes_the_peer_add_outgoing_ones_it_then_uses() {
         ]
     );
     assert_eq!(
-        events(&p.b_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.b_events),
         vec![
             Event::StreamsAdded {
                 outgoing: 16,
@@ -940,10 +923,7 @@ fn a_request_to_add_streams_the_peer_never_answers_is_given_up() {
     );
     let no_answer = brisk_proto::assoc::NO_ANSWER;
     assert_eq!(
-        events(&p.a_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.a_events),
         vec![
             Event::StreamsAddFailed {
                 outgoing: 2,
@@ -978,8 +958,7 @@ fn a_reset_of_our_outgoing_streams_is_never_given_up() {
     let mut p = pair();
     drop_reconfigs(&mut p, Dir::BtoA, 8);
     p.a_send(msg(2, 1));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    a_resets(&mut p, &[2]).unwrap();
     p.a_send(msg(2, 2));
     p.run_for(ms(400_000));
     assert!(reconfigs(&p, Dir::AtoB).len() >= 9);
@@ -993,11 +972,7 @@ fn a_reset_of_our_outgoing_streams_is_never_given_up() {
             }
         )]
     ));
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(0, 1), (0, 2)]);
 }
 
@@ -1036,10 +1011,7 @@ fn a_request_listing_hundreds_of_streams_is_bounded_by_the_packet_and_deduplicat
         ]
     );
     assert_eq!(
-        events(&p.b_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.b_events),
         vec![Event::StreamsReset {
             direction: ResetDirection::Incoming,
             streams: (0..16).collect()
@@ -1055,12 +1027,10 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
     // B never sees A's request; a "Denied" answers it instead.
     drop_reconfigs(&mut p, Dir::AtoB, u32::MAX);
     p.a_send(msg(2, 1));
-    let now = p.now;
-    a_assoc(&mut p).reset_streams(now, &[2]).unwrap();
+    a_resets(&mut p, &[2]).unwrap();
     p.a_send(msg(2, 2));
     p.run_for(ms(100));
     assert!(p.b_recv_all().len() == 1, "message 2 waits for the answer");
-    let (_, b_to_a) = p.tags();
     let denied = Chunk::ReConfig(ReConfig {
         params: vec![ReconfigParam::Response {
             response_seq: seq,
@@ -1068,25 +1038,16 @@ fn a_denied_reset_resumes_the_stream_with_its_old_numbering() {
             next_tsns: None,
         }],
     });
-    let bytes = harness::packet(b_to_a, vec![denied]);
-    let (now, b_addr) = (p.now, p.b_addr);
-    p.a.handle_datagram(now, b_addr, &bytes);
+    hand_to_a(&mut p, denied);
     p.run_for(ms(100));
     assert_eq!(
-        events(&p.a_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.a_events),
         vec![Event::StreamResetFailed {
             streams: vec![2],
             result: ReconfigResult::Denied
         }]
     );
-    let got: Vec<(u16, u8)> = p
-        .b_recv_all()
-        .iter()
-        .map(|m| (m.ssn, m.payload[0]))
-        .collect();
+    let got = b_ssns_and_tags(&mut p);
     assert_eq!(got, vec![(1, 2)]);
 }
 
@@ -1109,10 +1070,7 @@ fn an_incoming_reset_of_streams_never_used_has_nothing_to_do() {
     assert_eq!(reconfigs(&p, Dir::AtoB).len(), 1);
     assert!(events(&p.a_events).is_empty());
     assert_eq!(
-        events(&p.b_events)
-            .into_iter()
-            .map(|e| e.1)
-            .collect::<Vec<_>>(),
+        just_events(&p.b_events),
         vec![Event::StreamsReset {
             direction: ResetDirection::Incoming,
             streams: vec![5, 6]
@@ -1135,10 +1093,7 @@ fn an_incoming_reset_of_streams_never_used_has_nothing_to_do() {
             streams: vec![],
         }],
     });
-    let (_, b_to_a) = p.tags();
-    let bytes = harness::packet(b_to_a, vec![all]);
-    let (now, b_addr) = (p.now, p.b_addr);
-    p.a.handle_datagram(now, b_addr, &bytes);
+    hand_to_a(&mut p, all);
     p.run_for(ms(100));
     assert!(
         reconfigs(&p, Dir::AtoB).iter().any(|(_, r)| matches!(r,

@@ -20,7 +20,9 @@ use brisk::{Association, Config, DatagramTransport, Endpoint, EndpointConfig, Er
 use bytes::Bytes;
 use tokio::sync::{Mutex, mpsc};
 
-const T: Duration = Duration::from_secs(10);
+#[path = "common/endpoints.rs"]
+mod endpoints;
+use endpoints::{open_accepted, within};
 
 /// The largest record the "path" carries: SCTP packets are made smaller by
 /// the record overhead (`Config::mtu`).
@@ -330,10 +332,6 @@ fn endpoints() -> (Endpoint, Endpoint, Taps) {
     (ea, eb, taps)
 }
 
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(T, f).await.expect("timed out")
-}
-
 /// Associates A with B by B's pseudo-address.
 async fn associate(ea: &Endpoint, eb: &Endpoint) -> (Association, Association) {
     let (a, b) = within(async { tokio::join!(ea.connect(addr_b(), config()), eb.accept()) }).await;
@@ -484,22 +482,20 @@ async fn data_channels_run_over_the_record_layer() {
     let client = DataChannels::new(a, Role::Client);
     let server = DataChannels::new(b, Role::Server);
     // One channel each way.
-    let (up, up_peer) = within(async {
-        tokio::join!(
-            client.open("up", ChannelOptions::default()),
-            server.accept()
-        )
-    })
+    let (up, up_peer) = within(open_accepted(
+        &client,
+        &server,
+        "up",
+        ChannelOptions::default(),
+    ))
     .await;
-    let (up, up_peer) = (up.unwrap(), up_peer.unwrap());
-    let (down, down_peer) = within(async {
-        tokio::join!(
-            server.open("down", ChannelOptions::default()),
-            client.accept()
-        )
-    })
+    let (down, down_peer) = within(open_accepted(
+        &server,
+        &client,
+        "down",
+        ChannelOptions::default(),
+    ))
     .await;
-    let (down, down_peer) = (down.unwrap(), down_peer.unwrap());
     assert_eq!((up_peer.label(), down_peer.label()), ("up", "down"));
     assert_eq!(up.stream_id() % 2, 0, "the client opens even ids");
     assert_eq!(down.stream_id() % 2, 1, "the server opens odd ids");

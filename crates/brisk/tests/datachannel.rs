@@ -9,12 +9,14 @@ use brisk::datachannel::{
     ChannelOptions, CloseReason, DataChannelConfig, DataChannels, Error as DcError, Message, Role,
 };
 use brisk::{
-    Association, Config, Endpoint, EndpointConfig, IncomingMessage, Reliability, ResetDirection,
-    SendOptions, StreamEvent,
+    Association, Config, Endpoint, IncomingMessage, Reliability, ResetDirection, SendOptions,
+    StreamEvent,
 };
 use bytes::Bytes;
 
-const T: Duration = Duration::from_secs(10);
+#[path = "common/endpoints.rs"]
+mod endpoints;
+use endpoints::{associate, client_endpoint, open_accepted, server_endpoint, within};
 
 fn config() -> Config {
     Config {
@@ -31,31 +33,21 @@ fn config() -> Config {
 
 /// Two associated endpoints: (client's association, server's association).
 async fn pair() -> (Association, Association, Endpoint, Endpoint) {
-    let server = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept_config: config(),
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let client = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let a = client.connect(server.local_addr(), config()).await.unwrap();
-    let b = server.accept().await.unwrap();
+    let server = server_endpoint(config()).await;
+    let client = client_endpoint().await;
+    let (a, b) = associate(&client, &server, config()).await;
     (a, b, client, server)
 }
 
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(T, f).await.expect("timed out")
+/// Data channels over `pair`: (the client's, the server's, endpoints).
+async fn channel_pair() -> (DataChannels, DataChannels, Endpoint, Endpoint) {
+    let (a, b, ea, eb) = pair().await;
+    (
+        DataChannels::new(a, Role::Client),
+        DataChannels::new(b, Role::Server),
+        ea,
+        eb,
+    )
 }
 
 async fn raw_recv(assoc: &Association) -> IncomingMessage {
@@ -82,17 +74,14 @@ fn open_bytes(label: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn channels_open_from_each_side_and_carry_text_binary_and_empty_messages() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
 
     let opts = ChannelOptions {
         protocol: "chat-v1".into(),
         priority: 512,
         ..ChannelOptions::default()
     };
-    let (c1, s1) = tokio::join!(client.open("from-client", opts.clone()), server.accept());
-    let (c1, s1) = (c1.unwrap(), s1.unwrap());
+    let (c1, s1) = open_accepted(&client, &server, "from-client", opts.clone()).await;
     assert_eq!(c1.stream_id(), 0, "the DTLS client opens even ids");
     assert_eq!(s1.stream_id(), 0);
     assert_eq!(s1.label(), "from-client");
@@ -100,11 +89,7 @@ async fn channels_open_from_each_side_and_carry_text_binary_and_empty_messages()
     assert_eq!(s1.options().priority, 512);
     assert!(s1.options().ordered);
 
-    let (s2, c2) = tokio::join!(
-        server.open("from-server", ChannelOptions::default()),
-        client.accept()
-    );
-    let (s2, c2) = (s2.unwrap(), c2.unwrap());
+    let (s2, c2) = open_accepted(&server, &client, "from-server", ChannelOptions::default()).await;
     assert_eq!(s2.stream_id(), 1, "the DTLS server opens odd ids");
     assert_eq!(c2.label(), "from-server");
 
@@ -232,9 +217,7 @@ async fn an_open_from_the_peer_is_acked_on_its_stream() {
 
 #[tokio::test]
 async fn unreliable_and_timed_channels_carry_messages_both_ways() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
     for reliability in [
         Reliability::MaxRetransmits(0),
         Reliability::Lifetime(Duration::from_millis(300)),
@@ -244,8 +227,7 @@ async fn unreliable_and_timed_channels_carry_messages_both_ways() {
             reliability,
             ..ChannelOptions::default()
         };
-        let (c, s) = tokio::join!(client.open("pr", opts.clone()), server.accept());
-        let (c, s) = (c.unwrap(), s.unwrap());
+        let (c, s) = open_accepted(&client, &server, "pr", opts.clone()).await;
         assert_eq!(s.options(), &opts);
         for i in 0..50u32 {
             c.send_binary(Bytes::from(i.to_be_bytes().to_vec()))
@@ -275,18 +257,8 @@ async fn unreliable_and_timed_channels_carry_messages_both_ways() {
 
 #[tokio::test]
 async fn a_partially_reliable_channel_needs_partial_reliability_negotiated() {
-    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), EndpointConfig::default())
-        .await
-        .unwrap();
-    let client = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
+    let server = server_endpoint(Config::rfc9260()).await;
+    let client = client_endpoint().await;
     let a = client
         .connect(server.local_addr(), Config::rfc9260())
         .await
@@ -314,9 +286,7 @@ async fn a_partially_reliable_channel_needs_partial_reliability_negotiated() {
 
 #[tokio::test]
 async fn negotiated_channels_open_without_dcep() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
     let opts = ChannelOptions {
         negotiated: Some(100),
         ..ChannelOptions::default()
@@ -482,20 +452,14 @@ async fn a_hostile_peer_is_refused_counted_and_bounded() {
 /// `recv` says closed; the stream id is free again afterwards.
 #[tokio::test]
 async fn closing_from_either_side_resets_both_streams_and_frees_the_id() {
-    let (a, b, _ea, _eb) = pair().await;
-    let client = DataChannels::new(a, Role::Client);
-    let server = DataChannels::new(b, Role::Server);
+    let (client, server, _ea, _eb) = channel_pair().await;
     for closer_is_client in [true, false] {
         let (opener, acceptor) = if closer_is_client {
             (&client, &server)
         } else {
             (&server, &client)
         };
-        let (mine, theirs) = tokio::join!(
-            opener.open("c", ChannelOptions::default()),
-            acceptor.accept()
-        );
-        let (mine, theirs) = (mine.unwrap(), theirs.unwrap());
+        let (mine, theirs) = open_accepted(opener, acceptor, "c", ChannelOptions::default()).await;
         let id = mine.stream_id();
         for i in 0..100u32 {
             mine.send_text(&i.to_string()).await.unwrap();
@@ -530,11 +494,8 @@ async fn closing_from_either_side_resets_both_streams_and_frees_the_id() {
             Err(DcError::Closed(CloseReason::Local))
         ));
         // The id is free again, on both ends.
-        let (again, accepted) = tokio::join!(
-            opener.open("again", ChannelOptions::default()),
-            acceptor.accept()
-        );
-        let (again, accepted) = (again.unwrap(), accepted.unwrap());
+        let (again, accepted) =
+            open_accepted(opener, acceptor, "again", ChannelOptions::default()).await;
         assert_eq!((again.stream_id(), accepted.label()), (id, "again"));
         again.send_binary(&b"new"[..]).await.unwrap();
         assert_eq!(

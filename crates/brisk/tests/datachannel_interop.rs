@@ -10,15 +10,13 @@
 //! the test with its name.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, UdpSocket};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use brisk::datachannel::{
     ChannelOptions, CloseReason, DataChannel, DataChannels, Error as DcError, Message, Role,
 };
-use brisk::{Association, Config, Endpoint, EndpointConfig, Reliability};
+use brisk::{Association, Config, Endpoint, Reliability};
 use bytes::Bytes;
 
 #[path = "../../../tests/interop/build_peer.rs"]
@@ -27,17 +25,15 @@ use build_peer::build_peer;
 #[path = "common/capture.rs"]
 mod capture;
 use capture::Capture;
+#[path = "common/peer.rs"]
+mod peer;
+use peer::{
+    accept, bind_endpoint, connect, free_port, local, peer_command, peer_output, role_args, spawn,
+    spawn_server,
+};
 
 const COUNT: usize = 100;
 const T: Duration = Duration::from_secs(30);
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// dcMessage(i) of datachannel.go.
 fn message(i: usize) -> Message {
@@ -66,26 +62,7 @@ fn config() -> Config {
 }
 
 async fn endpoint(port: u16, accept: bool) -> Endpoint {
-    Endpoint::bind(
-        format!("127.0.0.1:{port}").parse().unwrap(),
-        EndpointConfig {
-            port: 5000,
-            accept,
-            accept_config: config(),
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap()
-}
-
-fn spawn(bin: &Path, args: &[String]) -> Child {
-    Command::new(bin)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+    bind_endpoint(port, accept, config()).await
 }
 
 /// Sends the script on one of our channels and verifies pion's echoes: in
@@ -247,9 +224,13 @@ async fn wait_echo(e: Echo) -> (usize, bool, DataChannel) {
         .unwrap()
 }
 
-fn pion_args(mode: &[String], close: bool) -> Vec<String> {
-    let mut args = vec!["dc".to_string()];
-    args.extend(mode.iter().cloned());
+/// pion's `dc` role on `peer_port`, connecting to Brisk on `connect` if given.
+fn pion_args(peer_port: u16, connect: Option<u16>, dtls_role: &str, close: bool) -> Vec<String> {
+    let mut args = role_args("dc", peer_port);
+    if let Some(port) = connect {
+        args.extend(["--connect".into(), local(port)]);
+    }
+    args.extend(["--dtls-role".into(), dtls_role.into()]);
     args.extend(["--count".into(), COUNT.to_string()]);
     if close {
         args.push("--close".into());
@@ -301,43 +282,25 @@ fn check_reconfig(capture: &mut Capture, close: bool) {
     }
 }
 
-fn peer_line(child: Child) -> String {
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(
-        out.status.success(),
-        "pion dc failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
 /// Brisk starts the association (DTLS-client role: even ids); pion waits.
 async fn brisk_connects(close: bool) {
     let bin = build_peer("pion", &[]);
     let (peer_port, our_port) = (free_port(), free_port());
-    let mut capture = Capture::start("dc-pion-server", &[peer_port, our_port]);
-    let pion = spawn(
+    let capture = Capture::start("dc-pion-server", &[peer_port, our_port]);
+    let pion = spawn_server(peer_command(
         &bin,
-        &pion_args(
-            &[
-                "--bind".into(),
-                format!("127.0.0.1:{peer_port}"),
-                "--dtls-role".into(),
-                "server".into(),
-            ],
-            close,
-        ),
-    );
-    std::thread::sleep(Duration::from_millis(300));
+        &pion_args(peer_port, None, "server", close),
+    ));
     let ep = endpoint(our_port, false).await;
-    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-    let assoc = ep
-        .connect_to_port(remote, 5000, config())
-        .await
-        .expect("handshake");
+    let assoc = connect(&ep, local(peer_port).parse().unwrap(), config()).await;
     run(assoc, Role::Client, close).await;
-    let line = peer_line(pion);
+    check_pion_and_wire(pion, capture, close);
+}
+
+/// pion's result line: every message verified and echoed both ways, and
+/// with `close` Brisk's reliable channel closed; then the capture's checks.
+fn check_pion_and_wire(pion: Child, mut capture: Capture, close: bool) {
+    let line = peer_output(pion, "pion dc");
     let closed = if close { "brisk-reliable" } else { "" };
     assert_eq!(
         line,
@@ -356,40 +319,12 @@ async fn brisk_connects(close: bool) {
 async fn pion_connects(close: bool) {
     let bin = build_peer("pion", &[]);
     let (peer_port, our_port) = (free_port(), free_port());
-    let mut capture = Capture::start("dc-pion-client", &[peer_port, our_port]);
+    let capture = Capture::start("dc-pion-client", &[peer_port, our_port]);
     let ep = endpoint(our_port, true).await;
-    let pion = spawn(
-        &bin,
-        &pion_args(
-            &[
-                "--bind".into(),
-                format!("127.0.0.1:{peer_port}"),
-                "--connect".into(),
-                format!("127.0.0.1:{our_port}"),
-                "--dtls-role".into(),
-                "client".into(),
-            ],
-            close,
-        ),
-    );
-    let assoc = tokio::time::timeout(T, ep.accept())
-        .await
-        .expect("pion's INIT")
-        .unwrap();
+    let pion = spawn(&bin, &pion_args(peer_port, Some(our_port), "client", close));
+    let assoc = accept(&ep).await;
     run(assoc, Role::Server, close).await;
-    let line = peer_line(pion);
-    let closed = if close { "brisk-reliable" } else { "" };
-    assert_eq!(
-        line,
-        format!(
-            "OK verified={} echoed={} peer_closed={closed}",
-            2 * COUNT,
-            2 * COUNT
-        )
-    );
-    check_dcep(&mut capture);
-    check_reconfig(&mut capture, close);
-    assert!(capture.finish() > 50);
+    check_pion_and_wire(pion, capture, close);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

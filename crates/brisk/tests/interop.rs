@@ -12,12 +12,12 @@
 //! `scripts/test` installs them; a missing one fails the test with its name.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, UdpSocket};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use brisk::{Association, Config, Endpoint, EndpointConfig, Error, Reliability, SendOptions};
+use brisk::{Association, Config, Endpoint, Error, Reliability, SendOptions};
 use bytes::Bytes;
 
 const COUNT: u64 = 1000;
@@ -29,17 +29,15 @@ use build_peer::build_peer;
 #[path = "common/capture.rs"]
 mod capture;
 use capture::Capture;
+#[path = "common/peer.rs"]
+mod peer;
+use peer::{
+    accept, bind_endpoint, connect, free_port, local, peer_command, peer_output, role_args, spawn,
+    spawn_server, start,
+};
 
 #[path = "../../../tests/interop/relay.rs"]
 mod relay;
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// GEN(i, S) of PROTOCOL.md.
 struct Gen;
@@ -74,21 +72,7 @@ fn config() -> Config {
 }
 
 async fn endpoint(port: u16, accept: bool) -> Endpoint {
-    endpoint_with(port, accept, config()).await
-}
-
-async fn endpoint_with(port: u16, accept: bool, accept_config: Config) -> Endpoint {
-    Endpoint::bind(
-        format!("127.0.0.1:{port}").parse().unwrap(),
-        EndpointConfig {
-            port: 5000,
-            accept,
-            accept_config,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap()
+    bind_endpoint(port, accept, config()).await
 }
 
 /// Brisk as the client of PROTOCOL.md: sends GEN messages with a window,
@@ -151,9 +135,15 @@ async fn brisk_client(assoc: &Association, abort_after: Option<u64>) -> Result<u
     Ok(verified)
 }
 
-/// Brisk as the server of PROTOCOL.md: echoes until the association ends;
-/// returns (messages echoed, how it ended).
+/// Brisk as the server of PROTOCOL.md: echoes until the association ends
+/// (within 60 s); returns (messages echoed, how it ended).
 async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
+    tokio::time::timeout(Duration::from_secs(60), echo_until_end(assoc))
+        .await
+        .expect("the association ends")
+}
+
+async fn echo_until_end(assoc: Association) -> (u64, Result<(), Error>) {
     let mut echoed = 0;
     loop {
         match assoc.recv().await {
@@ -175,25 +165,38 @@ async fn brisk_server(assoc: Association) -> (u64, Result<(), Error>) {
     }
 }
 
-/// Runs a peer process; returns its result line.
-fn peer_output(child: Child, what: &str) -> String {
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(
-        out.status.success(),
-        "{what} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+/// The GEN client role of PROTOCOL.md, on `peer_port`, for Brisk on `our_port`.
+fn gen_client_args(peer_port: u16, our_port: u16) -> Vec<String> {
+    let mut args = role_args("client", peer_port);
+    args.extend([
+        "--connect".into(),
+        local(our_port),
+        "--count".into(),
+        COUNT.to_string(),
+        "--seed".into(),
+        SEED.to_string(),
+    ]);
+    args
 }
 
-fn spawn(bin: &Path, args: &[String]) -> Child {
-    Command::new(bin)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+/// Brisk's GEN client verifies all COUNT echoes and shuts down; the peer's
+/// server reports `echoed` messages echoed.
+async fn gen_to_peer_server(assoc: &Association, server: Child, what: &str, echoed: u64) {
+    let verified = brisk_client(assoc, None).await.unwrap();
+    assert_eq!(verified, COUNT);
+    assoc.close().await.expect("graceful close");
+    let line = peer_output(server, what);
+    assert_eq!(line, format!("CLOSED shutdown echoed={echoed}"));
+}
+
+/// The peer's GEN client verified all COUNT echoes of Brisk's server and
+/// shut down.
+async fn gen_from_peer_client(assoc: Association, client: Child, what: &str) {
+    let (echoed, how) = brisk_server(assoc).await;
+    let line = peer_output(client, what);
+    assert_eq!(line, format!("OK verified={COUNT}"));
+    assert!(how.is_ok(), "{how:?}");
+    assert_eq!(echoed, COUNT);
 }
 
 /// Brisk connects to the peer's server, echoes are verified, then Brisk ends.
@@ -226,21 +229,10 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-server-{end}"), &[peer_port, our_port]);
-    let server = spawn(
-        &bin,
-        &[
-            "server".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    let server = spawn_server(peer_command(&bin, &role_args("server", peer_port)));
+    let remote: SocketAddr = local(peer_port).parse().unwrap();
     let ep = endpoint(our_port, false).await;
-    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-    let assoc = ep
-        .connect_to_port(remote, 5000, cfg.clone())
-        .await
-        .expect("handshake");
+    let assoc = connect(&ep, remote, cfg.clone()).await;
     assert_eq!(
         assoc.partial_reliability(),
         cfg.partial_reliability,
@@ -249,11 +241,7 @@ async fn brisk_as_client_with(peer: &str, end: &str, cfg: Config) {
     let started = Instant::now();
     match end {
         "shutdown" => {
-            let verified = brisk_client(&assoc, None).await.unwrap();
-            assert_eq!(verified, COUNT);
-            assoc.close().await.expect("graceful close");
-            let line = peer_output(server, &format!("{peer} server"));
-            assert_eq!(line, format!("CLOSED shutdown echoed={COUNT}"));
+            gen_to_peer_server(&assoc, server, &format!("{peer} server"), COUNT).await;
         }
         _ => {
             let verified = brisk_client(&assoc, Some(COUNT / 2)).await.unwrap();
@@ -292,44 +280,25 @@ async fn brisk_as_server_with(peer: &str, end: &str, cfg: Config) {
     let bin = build_peer(peer, &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let capture = Capture::start(&format!("{peer}-client-{end}"), &[peer_port, our_port]);
-    let ep = endpoint_with(our_port, true, cfg.clone()).await;
-    let mut args = vec![
-        "client".to_string(),
-        "--bind".into(),
-        format!("127.0.0.1:{peer_port}"),
-        "--connect".into(),
-        format!("127.0.0.1:{our_port}"),
-        "--count".into(),
-        COUNT.to_string(),
-        "--seed".into(),
-        SEED.to_string(),
-        "--end".into(),
-        end.into(),
-    ];
+    let ep = bind_endpoint(our_port, true, cfg.clone()).await;
+    let mut args = gen_client_args(peer_port, our_port);
+    args.extend(["--end".into(), end.into()]);
     if end == "abort" {
         args.extend(["--abort-after".into(), (COUNT / 2).to_string()]);
     }
     let client = spawn(&bin, &args);
-    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-        .await
-        .expect("the peer's INIT")
-        .expect("accept");
+    let assoc = accept(&ep).await;
     assert_eq!(
         assoc.partial_reliability(),
         cfg.partial_reliability,
         "{peer}'s INIT offers Forward-TSN-Supported"
     );
-    let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
-        .await
-        .expect("the association ends");
-    let line = peer_output(client, &format!("{peer} client"));
+    let what = format!("{peer} client");
     match end {
-        "shutdown" => {
-            assert_eq!(line, format!("OK verified={COUNT}"));
-            assert!(how.is_ok(), "{how:?}");
-            assert_eq!(echoed, COUNT);
-        }
+        "shutdown" => gen_from_peer_client(assoc, client, &what).await,
         _ => {
+            let (_, how) = brisk_server(assoc).await;
+            let line = peer_output(client, &what);
             assert_eq!(line, format!("ABORTED verified={}", COUNT / 2));
             match how {
                 Err(Error::PeerAborted { cause }) => {
@@ -343,12 +312,13 @@ async fn brisk_as_server_with(peer: &str, end: &str, cfg: Config) {
     assert!(packets > 100, "{packets} packets");
 }
 
+/// One test per line: `name: f(peer, arg);` runs `f(peer, arg)`.
 macro_rules! matrix {
-    ($($name:ident: $f:ident($peer:literal, $end:literal);)*) => {
+    ($($name:ident: $f:ident($peer:literal, $arg:expr);)*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
-                $f($peer, $end).await;
+                $f($peer, $arg).await;
             }
         )*
     };
@@ -497,6 +467,69 @@ impl Pr {
             args.push("--interleave".into());
         }
         args
+    }
+
+    /// The arguments of `peer`'s pr-send or pr-recv `role` on `peer_port`
+    /// for this run: PRGEN's count, order and size, and `peer_args`.
+    fn role_args(&self, peer: &str, role: &str, peer_port: u16) -> Vec<String> {
+        let mut args = role_args(role, peer_port);
+        args.extend([
+            "--count".into(),
+            self.n.to_string(),
+            "--order".into(),
+            order_arg(self.ordered).into(),
+            "--size".into(),
+            self.size.to_string(),
+        ]);
+        args.extend(self.peer_args(peer));
+        args
+    }
+
+    /// Stops the capture of a run where `sender` sent through the relay to
+    /// `receiver`, checks it has more packets than twice the sender's new
+    /// TSNs, and returns the matches of `wire_filters` and the sender's
+    /// highest TSN.
+    fn finish_capture(
+        &self,
+        capture: Capture,
+        relay: &Relay,
+        sender: u16,
+        receiver: u16,
+    ) -> (Vec<Vec<f64>>, u32) {
+        let last = relay.highest_tsn().expect("the sender sent DATA");
+        let first_dropped = relay.dropped()[0].tsn;
+        let (packets, counts) =
+            capture.finish_matching(&self.wire_filters(sender, receiver, last, first_dropped));
+        assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
+        (counts, last)
+    }
+
+    /// The forward TSNs `sender` put on the wire (see `check_wire` and
+    /// `check_forward_tsns`), and `receiver`'s cumulative TSN ack reaching
+    /// the sender's `last` TSN, past every hole they skipped.
+    fn check_forward_wire(
+        &self,
+        relay: &Relay,
+        counts: &[Vec<f64>],
+        last: u32,
+        sender: &str,
+        receiver: &str,
+    ) {
+        self.check_wire(counts, sender);
+        self.check_forward_tsns(relay, &counts[0], sender);
+        // Skipped ordered messages are listed by stream and SSN (RFC 3758
+        // 3.2); with I-DATA by stream and MID, unordered ones too, with the
+        // U bit (RFC 8260 2.3.1).
+        assert!(
+            !(self.ordered || self.interleave) || !counts[2].is_empty(),
+            "no forward TSN from {sender} lists stream 0 (U bit {})",
+            !self.ordered
+        );
+        // tshark shows absolute TSNs by default.
+        assert!(
+            !counts[1].is_empty(),
+            "tshark sees no SACK or SHUTDOWN from {receiver} acknowledging TSN {last} cumulatively"
+        );
     }
 
     /// tshark filters for the capture of a run where `sender` sent `last`
@@ -716,6 +749,24 @@ impl PrCase {
     }
 }
 
+/// A PR run with `peer` in `role`: its binary, the peer's and Brisk's
+/// ports, the lossy relay between them (Brisk side A, the peer side B)
+/// dropping by `rule`, and the capture of all three ports.
+fn pr_setup(peer: &str, role: &str, rule: Rule) -> (PathBuf, u16, u16, Relay, Capture) {
+    let bin = build_peer(peer, &[]);
+    let (peer_port, our_port) = (free_port(), free_port());
+    let relay = Relay::start(
+        local(our_port).parse().unwrap(),
+        local(peer_port).parse().unwrap(),
+        rule,
+    );
+    let capture = Capture::start(
+        &format!("{peer}-{role}"),
+        &[peer_port, relay.addr().port(), our_port],
+    );
+    (bin, peer_port, our_port, relay, capture)
+}
+
 /// (a), (c): Brisk sends `n` PRGEN messages, one every `every_ms`, through
 /// the relay dropping the chosen ones; the peer (`pr-recv`) reports what
 /// arrived.
@@ -729,36 +780,12 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
         drops: chosen,
         ..
     } = pr;
-    let bin = build_peer(peer, &[]);
-    let (peer_port, our_port) = (free_port(), free_port());
-    let relay = Relay::start(
-        format!("127.0.0.1:{our_port}").parse().unwrap(),
-        format!("127.0.0.1:{peer_port}").parse().unwrap(),
-        pr.lose_forward_tsns(case.rule(Side::A, chosen)),
-    );
-    let capture = Capture::start(
-        &format!("{peer}-pr-recv"),
-        &[peer_port, relay.addr().port(), our_port],
-    );
-    let mut args = vec![
-        "pr-recv".to_string(),
-        "--bind".into(),
-        format!("127.0.0.1:{peer_port}"),
-        "--count".into(),
-        n.to_string(),
-        "--order".into(),
-        order_arg(ordered).into(),
-        "--size".into(),
-        size.to_string(),
-    ];
-    args.extend(pr.peer_args(peer));
-    let receiver = spawn(&bin, &args);
-    std::thread::sleep(Duration::from_millis(300));
+    let rule = pr.lose_forward_tsns(case.rule(Side::A, chosen));
+    let (bin, peer_port, our_port, relay, capture) = pr_setup(peer, "pr-recv", rule);
+    let args = pr.role_args(peer, "pr-recv", peer_port);
+    let receiver = spawn_server(peer_command(&bin, &args));
     let ep = endpoint(our_port, false).await;
-    let assoc = ep
-        .connect_to_port(relay.addr(), 5000, pr.config())
-        .await
-        .expect("handshake through the relay");
+    let assoc = connect(&ep, relay.addr(), pr.config()).await;
     assert!(assoc.partial_reliability(), "{peer} agrees to PR-SCTP");
     assert_eq!(
         assoc.message_interleaving(),
@@ -851,27 +878,8 @@ async fn brisk_sends_pr(peer: &str, pr: Pr) {
     );
     assert_eq!(stats.messages_abandoned, abandoned.len() as u64);
     assert!(stats.forward_tsns_sent > 0, "{stats:?}");
-    let last = relay.highest_tsn().expect("Brisk sent DATA");
-    let first_dropped = relay.dropped()[0].tsn;
-    let (packets, counts) =
-        capture.finish_matching(&pr.wire_filters(our_port, peer_port, last, first_dropped));
-    assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    pr.check_wire(&counts, "Brisk");
-    pr.check_forward_tsns(&relay, &counts[0], "Brisk");
-    // Skipped ordered messages are listed by stream and SSN (RFC 3758 3.2);
-    // with I-DATA by stream and MID, unordered ones too, with the U bit
-    // (RFC 8260 2.3.1).
-    assert!(
-        !(ordered || pr.interleave) || !counts[2].is_empty(),
-        "no forward TSN from Brisk lists stream 0 (U bit {})",
-        !ordered
-    );
-    // On the wire: the peer's cumulative TSN ack reached Brisk's last TSN,
-    // past every hole (tshark shows absolute TSNs by default).
-    assert!(
-        !counts[1].is_empty(),
-        "tshark sees no SACK or SHUTDOWN from {peer} acknowledging TSN {last} cumulatively"
-    );
+    let (counts, last) = pr.finish_capture(capture, &relay, our_port, peer_port);
+    pr.check_forward_wire(&relay, &counts, last, "Brisk", peer);
 }
 
 /// (b), (c): the peer (`pr-send`) sends `n` PRGEN messages, one every
@@ -886,40 +894,21 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         drops: chosen,
         ..
     } = pr;
-    let bin = build_peer(peer, &[]);
-    let (our_port, peer_port) = (free_port(), free_port());
     let rule = pr.lose_forward_tsns(match peer {
         "pion" => case.bounded_rule(Side::B, chosen),
         _ => case.rule(Side::B, chosen),
     });
-    let relay = Relay::start(
-        format!("127.0.0.1:{our_port}").parse().unwrap(),
-        format!("127.0.0.1:{peer_port}").parse().unwrap(),
-        rule,
-    );
-    let capture = Capture::start(
-        &format!("{peer}-pr-send"),
-        &[peer_port, relay.addr().port(), our_port],
-    );
-    let ep = endpoint_with(our_port, true, pr.config()).await;
-    let mut args = vec![
-        "pr-send".to_string(),
-        "--bind".into(),
-        format!("127.0.0.1:{peer_port}"),
+    let (bin, peer_port, our_port, relay, capture) = pr_setup(peer, "pr-send", rule);
+    let ep = bind_endpoint(our_port, true, pr.config()).await;
+    let mut args = pr.role_args(peer, "pr-send", peer_port);
+    args.extend([
         "--connect".into(),
         relay.addr().to_string(),
-        "--count".into(),
-        n.to_string(),
         "--pr".into(),
         case.peer_arg(),
-        "--order".into(),
-        order_arg(ordered).into(),
         "--every".into(),
         every_ms.to_string(),
-        "--size".into(),
-        size.to_string(),
-    ];
-    args.extend(pr.peer_args(peer));
+    ]);
     let sender = spawn(&bin, &args);
     // pion v1.11.3 never abandons a timed message once sent: its lifetime is
     // measured from `since`, which every (re)transmission sets to now just
@@ -927,10 +916,7 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
     // TSN comes (nor, with I-DATA, an I-FORWARD-TSN); what it does instead
     // is asserted below.
     let pion_timed = peer == "pion" && matches!(case, PrCase::Ttl(_));
-    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-        .await
-        .expect("the peer's INIT")
-        .expect("accept");
+    let assoc = accept(&ep).await;
     assert!(assoc.partial_reliability(), "{peer} offers PR-SCTP");
     assert_eq!(
         assoc.message_interleaving(),
@@ -996,9 +982,6 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         stats.forward_tsns_received
     );
     let lost: BTreeSet<u64> = all(n).difference(&received).copied().collect();
-    let last = relay.highest_tsn().expect("the peer sent DATA");
-    let first_dropped = relay.dropped()[0].tsn;
-    let filters = pr.wire_filters(peer_port, our_port, last, first_dropped);
     if pion_timed {
         // pion's limitation (above): the chosen messages were sent again
         // past their lifetime and delivered; no FORWARD TSN at all.
@@ -1008,8 +991,7 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         );
         assert_eq!(lost, BTreeSet::new(), "pion delivers every timed message");
         assert_eq!(stats.forward_tsns_received, 0, "{stats:?}");
-        let (packets, counts) = capture.finish_matching(&filters);
-        assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
+        let (counts, last) = pr.finish_capture(capture, &relay, peer_port, our_port);
         pr.check_chunk_kinds(&counts, peer);
         assert_eq!(counts[0].len(), 0, "tshark sees a forward TSN from pion");
         assert!(
@@ -1033,21 +1015,8 @@ async fn peer_sends_pr(peer: &str, pr: Pr) {
         assert!(lost.is_subset(&abandoned), "{line}");
     }
     assert!(stats.forward_tsns_received > 0, "{stats:?}");
-    let (packets, counts) = capture.finish_matching(&filters);
-    assert!(packets > 2 * relay.new_tsns() as usize, "{packets} packets");
-    pr.check_wire(&counts, peer);
-    pr.check_forward_tsns(&relay, &counts[0], peer);
-    assert!(
-        !(ordered || pr.interleave) || !counts[2].is_empty(),
-        "no forward TSN from {peer} lists stream 0 (U bit {})",
-        !ordered
-    );
-    // On the wire: Brisk's cumulative TSN ack reached the peer's last TSN,
-    // past every hole the FORWARD TSNs skipped.
-    assert!(
-        !counts[1].is_empty(),
-        "tshark sees no SACK or SHUTDOWN from Brisk acknowledging TSN {last} cumulatively"
-    );
+    let (counts, last) = pr.finish_capture(capture, &relay, peer_port, our_port);
+    pr.check_forward_wire(&relay, &counts, last, peer, "Brisk");
 }
 
 /// Chosen losses: two adjacent, one alone, and the last message (found only
@@ -1132,18 +1101,7 @@ const IDATA_TTL_ORDERED: Pr = Pr {
     ..TTL_ORDERED
 };
 
-macro_rules! pr_matrix {
-    ($($name:ident: $f:ident($peer:literal, $pr:expr);)*) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() {
-                $f($peer, $pr).await;
-            }
-        )*
-    };
-}
-
-pr_matrix! {
+matrix! {
     brisk_pr_rtx0_to_usrsctp_under_loss: brisk_sends_pr("usrsctp", RTX0);
     usrsctp_pr_rtx0_to_brisk_under_loss: peer_sends_pr("usrsctp", RTX0);
     brisk_pr_rtx0_to_pion_under_loss: brisk_sends_pr("pion", RTX0);
@@ -1271,21 +1229,10 @@ mod reconfig {
         let bin = build_peer(peer, &[]);
         let (peer_port, our_port) = (free_port(), free_port());
         let capture = Capture::start(&format!("{peer}-reconfig-server"), &[peer_port, our_port]);
-        let server = spawn(
-            &bin,
-            &[
-                "reconfig-server".into(),
-                "--bind".into(),
-                format!("127.0.0.1:{peer_port}"),
-            ],
-        );
-        std::thread::sleep(Duration::from_millis(300));
+        let server = spawn_server(peer_command(&bin, &role_args("reconfig-server", peer_port)));
+        let remote: SocketAddr = local(peer_port).parse().unwrap();
         let ep = endpoint(our_port, false).await;
-        let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-        let assoc = ep
-            .connect_to_port(remote, 5000, reconfig_config())
-            .await
-            .expect("handshake");
+        let assoc = connect(&ep, remote, reconfig_config()).await;
         assert!(assoc.stream_reconfig(), "{peer} lists RE-CONFIG");
         for i in 0..K {
             assoc
@@ -1408,25 +1355,20 @@ mod reconfig {
         let bin = build_peer(peer, &[]);
         let (our_port, peer_port) = (free_port(), free_port());
         let capture = Capture::start(&format!("{peer}-reconfig-client"), &[peer_port, our_port]);
-        let ep = endpoint_with(our_port, true, reconfig_config()).await;
-        let mut args = vec![
-            "reconfig-client".to_string(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
+        let ep = bind_endpoint(our_port, true, reconfig_config()).await;
+        let mut args = role_args("reconfig-client", peer_port);
+        args.extend([
             "--connect".into(),
-            format!("127.0.0.1:{our_port}"),
+            local(our_port),
             "--count".into(),
             K.to_string(),
-        ];
+        ]);
         let add = if peer == "usrsctp" { 2 } else { 0 };
         if add > 0 {
             args.extend(["--add".into(), add.to_string()]);
         }
         let client = spawn(&bin, &args);
-        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-            .await
-            .expect("the peer's INIT")
-            .expect("accept");
+        let assoc = accept(&ep).await;
         assert!(assoc.stream_reconfig(), "{peer} lists RE-CONFIG");
         let mut msgs: Vec<(u16, u32, u16, String)> = Vec::new();
         let mut seen: Vec<StreamEvent> = Vec::new();
@@ -1612,22 +1554,12 @@ async fn brisk_idata_as_client_usrsctp() {
     let bin = build_peer("usrsctp", &[]);
     let (peer_port, our_port) = (free_port(), free_port());
     let capture = Capture::start("usrsctp-server-idata", &[peer_port, our_port]);
-    let server = spawn(
-        &bin,
-        &[
-            "server".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-            "--interleave".into(),
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    let mut server = peer_command(&bin, &role_args("server", peer_port));
+    server.arg("--interleave");
+    let server = spawn_server(server);
+    let remote: SocketAddr = local(peer_port).parse().unwrap();
     let ep = endpoint(our_port, false).await;
-    let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-    let assoc = ep
-        .connect_to_port(remote, 5000, interleaving_config())
-        .await
-        .expect("handshake");
+    let assoc = connect(&ep, remote, interleaving_config()).await;
     assert!(assoc.message_interleaving(), "usrsctp lists I-DATA");
     let order = large_and_small(&assoc).await;
     // The small messages overtook the large one end to end.
@@ -1635,11 +1567,7 @@ async fn brisk_idata_as_client_usrsctp() {
         order[0], LARGE,
         "the first echo is a small message: {order:?}"
     );
-    let verified = brisk_client(&assoc, None).await.unwrap();
-    assert_eq!(verified, COUNT);
-    assoc.close().await.expect("graceful close");
-    let line = peer_output(server, "usrsctp server");
-    assert_eq!(line, format!("CLOSED shutdown echoed={}", COUNT + 41));
+    gen_to_peer_server(&assoc, server, "usrsctp server", COUNT + 41).await;
     let (packets, chunks) = capture.finish_with_chunks();
     assert!(packets > 100, "{packets} packets");
     assert_user_data_is_idata(&chunks, peer_port, our_port);
@@ -1660,34 +1588,13 @@ async fn usrsctp_idata_client_brisk_server() {
     let bin = build_peer("usrsctp", &[]);
     let (our_port, peer_port) = (free_port(), free_port());
     let capture = Capture::start("usrsctp-client-idata", &[peer_port, our_port]);
-    let ep = endpoint_with(our_port, true, interleaving_config()).await;
-    let client = spawn(
-        &bin,
-        &[
-            "client".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-            "--connect".into(),
-            format!("127.0.0.1:{our_port}"),
-            "--count".into(),
-            COUNT.to_string(),
-            "--seed".into(),
-            SEED.to_string(),
-            "--interleave".into(),
-        ],
-    );
-    let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-        .await
-        .expect("the peer's INIT")
-        .expect("accept");
+    let ep = bind_endpoint(our_port, true, interleaving_config()).await;
+    let mut args = gen_client_args(peer_port, our_port);
+    args.push("--interleave".into());
+    let client = spawn(&bin, &args);
+    let assoc = accept(&ep).await;
     assert!(assoc.message_interleaving(), "usrsctp's INIT lists I-DATA");
-    let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
-        .await
-        .expect("the association ends");
-    let line = peer_output(client, "usrsctp client");
-    assert_eq!(line, format!("OK verified={COUNT}"));
-    assert!(how.is_ok(), "{how:?}");
-    assert_eq!(echoed, COUNT);
+    gen_from_peer_client(assoc, client, "usrsctp client").await;
     let (packets, chunks) = capture.finish_with_chunks();
     assert!(packets > 100, "{packets} packets");
     assert_user_data_is_idata(&chunks, peer_port, our_port);
@@ -1748,74 +1655,39 @@ async fn brisk_idata_against_with(
         &format!("{peer}-{role}-idata-{peer_idata}"),
         &[peer_port, our_port],
     );
-    let spawn_peer = |args: Vec<String>| {
-        let mut cmd = Command::new(&bin);
-        cmd.args(&args);
+    let peer_command_for = |args: Vec<String>| {
+        let mut cmd = peer_command(&bin, &args);
         if peer == "usrsctp" && peer_idata {
             cmd.arg("--interleave");
         }
         if peer == "pion" && !peer_idata {
             cmd.env("PION_PEER_IDATA", "0");
         }
-        cmd.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()))
+        cmd
     };
     if brisk_is_client {
-        let server = spawn_peer(vec![
-            "server".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-        ]);
-        std::thread::sleep(Duration::from_millis(300));
+        let server = spawn_server(peer_command_for(role_args("server", peer_port)));
+        let remote: SocketAddr = local(peer_port).parse().unwrap();
         let ep = endpoint(our_port, false).await;
-        let remote: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
-        let assoc = ep
-            .connect_to_port(remote, 5000, cfg.clone())
-            .await
-            .expect("handshake");
+        let assoc = connect(&ep, remote, cfg.clone()).await;
         assert_eq!(
             assoc.message_interleaving(),
             peer_idata,
             "{peer} and I-DATA"
         );
         assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
-        let verified = brisk_client(&assoc, None).await.unwrap();
-        assert_eq!(verified, COUNT);
-        assoc.close().await.expect("graceful close");
-        let line = peer_output(server, &format!("{peer} server"));
-        assert_eq!(line, format!("CLOSED shutdown echoed={COUNT}"));
+        gen_to_peer_server(&assoc, server, &format!("{peer} server"), COUNT).await;
     } else {
-        let ep = endpoint_with(our_port, true, cfg.clone()).await;
-        let client = spawn_peer(vec![
-            "client".into(),
-            "--bind".into(),
-            format!("127.0.0.1:{peer_port}"),
-            "--connect".into(),
-            format!("127.0.0.1:{our_port}"),
-            "--count".into(),
-            COUNT.to_string(),
-            "--seed".into(),
-            SEED.to_string(),
-        ]);
-        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-            .await
-            .expect("the peer's INIT")
-            .expect("accept");
+        let ep = bind_endpoint(our_port, true, cfg.clone()).await;
+        let client = start(peer_command_for(gen_client_args(peer_port, our_port)));
+        let assoc = accept(&ep).await;
         assert_eq!(
             assoc.message_interleaving(),
             peer_idata,
             "{peer}'s INIT and I-DATA"
         );
         assert_eq!(assoc.partial_reliability(), cfg.partial_reliability);
-        let (echoed, how) = tokio::time::timeout(Duration::from_secs(60), brisk_server(assoc))
-            .await
-            .expect("the association ends");
-        let line = peer_output(client, &format!("{peer} client"));
-        assert_eq!(line, format!("OK verified={COUNT}"));
-        assert!(how.is_ok(), "{how:?}");
-        assert_eq!(echoed, COUNT);
+        gen_from_peer_client(assoc, client, &format!("{peer} client")).await;
     }
     let (packets, chunks) = capture.finish_with_chunks();
     assert!(packets > 100, "{packets} packets");

@@ -2,7 +2,11 @@
 
 use std::time::Duration;
 
-use brisk::{Config, Endpoint, EndpointConfig, Error, SendOptions};
+use brisk::{Config, Endpoint, Error, SendOptions};
+
+#[path = "common/endpoints.rs"]
+mod endpoints;
+use endpoints::{associate, client_endpoint, server_endpoint};
 
 fn fast() -> Config {
     Config {
@@ -13,38 +17,14 @@ fn fast() -> Config {
     }
 }
 
-/// An endpoint that only connects out.
-async fn client() -> Endpoint {
-    Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap()
-}
-
 async fn pair() -> (Endpoint, Endpoint) {
-    let server = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept_config: fast(),
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let client = client().await;
-    (server, client)
+    (server_endpoint(fast()).await, client_endpoint().await)
 }
 
 #[tokio::test]
 async fn messages_cross_loopback_in_order_and_close_gracefully() {
     let (server, client) = pair().await;
-    let a = client.connect(server.local_addr(), fast()).await.unwrap();
-    let b = server.accept().await.unwrap();
+    let (a, b) = associate(&client, &server, fast()).await;
     assert_eq!(b.remote(), client.local_addr());
     for i in 0..100u32 {
         let body = vec![i as u8; (i as usize * 97) % 5000 + 1];
@@ -139,8 +119,7 @@ async fn connecting_to_nobody_times_out_after_the_configured_tries() {
 #[tokio::test]
 async fn an_abort_reaches_the_peer_with_its_reason() {
     let (server, client) = pair().await;
-    let a = client.connect(server.local_addr(), fast()).await.unwrap();
-    let b = server.accept().await.unwrap();
+    let (a, b) = associate(&client, &server, fast()).await;
     a.abort("going away");
     let err = tokio::time::timeout(Duration::from_secs(5), b.recv())
         .await
@@ -155,8 +134,7 @@ async fn an_abort_reaches_the_peer_with_its_reason() {
 #[tokio::test]
 async fn garbage_datagrams_are_counted_and_the_association_carries_on() {
     let (server, client) = pair().await;
-    let a = client.connect(server.local_addr(), fast()).await.unwrap();
-    let b = server.accept().await.unwrap();
+    let (a, b) = associate(&client, &server, fast()).await;
     let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     for n in [0usize, 3, 12, 100, 1500] {
         junk.send_to(&vec![0xa5; n], server.local_addr()).unwrap();
@@ -187,26 +165,18 @@ fn thread_cpu() -> Duration {
 async fn a_send_blocked_on_a_full_buffer_waits_without_spinning() {
     // The peer never reads: its window closes and our send buffer stays full.
     // (A current-thread runtime: the driver and this task share the thread.)
-    let server = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept_config: Config {
-                receive_buffer: 4096,
-                ..fast()
-            },
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let client = client().await;
+    let server = server_endpoint(Config {
+        receive_buffer: 4096,
+        ..fast()
+    })
+    .await;
+    let client = client_endpoint().await;
     let cfg = Config {
         send_buffer: 8192,
         max_message_size: 1024,
         ..fast()
     };
-    let a = client.connect(server.local_addr(), cfg).await.unwrap();
-    let _b = server.accept().await.unwrap();
+    let (a, _b) = associate(&client, &server, cfg).await;
     let send = || a.send(0, vec![0u8; 1000], SendOptions::default());
     let mut queued = 0;
     while let Ok(r) = tokio::time::timeout(Duration::from_millis(100), send()).await {
@@ -245,7 +215,7 @@ async fn the_socket_buffer_holds_the_advertised_window() {
         assert!(got >= 2 * rmem_max.min(2 * window), "{got}");
     }
     // A connect with a larger window raises it again.
-    let client = client().await;
+    let client = client_endpoint().await;
     let big = Config {
         receive_buffer: 4 << 20,
         ..fast()

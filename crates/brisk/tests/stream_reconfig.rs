@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-use brisk::{
-    Config, Endpoint, EndpointConfig, Error, ReconfigError, ResetDirection, SendOptions,
-    StreamEvent,
-};
+use brisk::{Config, Endpoint, Error, ReconfigError, ResetDirection, SendOptions, StreamEvent};
+
+#[path = "common/endpoints.rs"]
+mod endpoints;
+use endpoints::{associate, client_endpoint, server_endpoint};
 
 fn cfg(stream_reconfig: bool) -> Config {
     Config {
@@ -18,28 +19,12 @@ fn cfg(stream_reconfig: bool) -> Config {
 }
 
 async fn pair(server_reconfig: bool) -> (Endpoint, Endpoint) {
-    let server = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept_config: Config {
-                max_inbound_streams: 32,
-                ..cfg(server_reconfig)
-            },
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let client = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        EndpointConfig {
-            accept: false,
-            ..EndpointConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    (server, client)
+    let server = server_endpoint(Config {
+        max_inbound_streams: 32,
+        ..cfg(server_reconfig)
+    })
+    .await;
+    (server, client_endpoint().await)
 }
 
 async fn event(a: &brisk::Association) -> StreamEvent {
@@ -52,11 +37,7 @@ async fn event(a: &brisk::Association) -> StreamEvent {
 #[tokio::test]
 async fn reset_and_add_streams_reach_both_sides_as_stream_events() {
     let (server, client) = pair(true).await;
-    let a = client
-        .connect(server.local_addr(), cfg(true))
-        .await
-        .unwrap();
-    let b = server.accept().await.unwrap();
+    let (a, b) = associate(&client, &server, cfg(true)).await;
     assert!(a.stream_reconfig() && b.stream_reconfig());
     for i in 0..3u8 {
         a.send(2, vec![i; 10], SendOptions::default())
@@ -139,11 +120,7 @@ async fn reset_and_add_streams_reach_both_sides_as_stream_events() {
 #[tokio::test]
 async fn without_negotiation_requests_fail_at_once() {
     let (server, client) = pair(false).await;
-    let a = client
-        .connect(server.local_addr(), cfg(true))
-        .await
-        .unwrap();
-    let _b = server.accept().await.unwrap();
+    let (a, _b) = associate(&client, &server, cfg(true)).await;
     assert!(!a.stream_reconfig());
     assert!(matches!(
         a.reset_streams(&[0]),

@@ -31,11 +31,8 @@ package main
 // Failures print "FAIL <reason>" and exit 1, as in the other roles.
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -96,43 +93,18 @@ func armBenchTimeout(d time.Duration) time.Time {
 // ---- sink ---------------------------------------------------------------
 
 func runSink(bind string, dl time.Time) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	pc, err := net.ListenUDP("udp", laddr)
-	if err != nil {
-		fail("listen %s: %v", bind, err)
-	}
-	seen := &chunkSeen{}
-	conn, err := acceptPeer(pc, dl, seen)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			fail("timeout")
-		}
-		fail("waiting for first datagram: %v", err)
-	}
-	opts := []sctp.ServerOption{baseConfig("sink", conn)}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	assoc, err := sctp.ServerWithOptions(opts...)
-	if err != nil {
-		fail("association setup: %v", err)
-	}
+	conn, seen := listenPeer(bind, dl, fail)
+	assoc := acceptAssociation(baseConfig("sink", conn), fail, interleavingOption()...)
 	logf("sink: association established with %s", conn.peer)
 
 	var (
 		msgs, bytes atomic.Uint64
 		startOnce   sync.Once
 		start       time.Time
-		wg          sync.WaitGroup
 		errMu       sync.Mutex
 		endErrs     []error
 	)
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		buf := make([]byte, readBufSize)
 		for {
 			n, _, err := s.ReadSCTP(buf)
@@ -147,17 +119,7 @@ func runSink(bind string, dl time.Time) {
 			bytes.Add(uint64(n))
 		}
 	}
-	// AcceptStream returns an error once pion's read loop has ended, which
-	// also hands every open stream its read error.
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "", read)
 	end := time.Now()
 
 	for _, e := range endErrs {
@@ -184,36 +146,10 @@ func runSink(bind string, dl time.Time) {
 // ---- blast --------------------------------------------------------------
 
 func runBlast(bind, connect string, size int, count, buffer uint64, mtu uint32, dl time.Time) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	raddr, err := net.ResolveUDPAddr("udp", connect)
-	if err != nil {
-		fail("bad --connect: %v", err)
-	}
-	udp, err := net.DialUDP("udp", laddr, raddr)
-	if err != nil {
-		fail("dial: %v", err)
-	}
-	seen := &chunkSeen{}
-	conn := &sniffConn{UDPConn: udp, seen: seen}
-
+	conn, seen := dialPeer(bind, connect, fail)
 	cfg := baseConfig("blast", conn)
 	cfg.MTU = mtu
-	opts := []sctp.ClientOption{cfg}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), dl)
-	assoc, err := sctp.ClientContext(ctx, opts...)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			fail("timeout")
-		}
-		fail("association setup: %v", err)
-	}
+	assoc := connectAssociation(cfg, dl, fail, interleavingOption()...)
 	logf("blast: association established (MTU %d)", assoc.MTU())
 
 	s, err := assoc.OpenStream(0, sctp.PayloadTypeWebRTCBinary)
@@ -250,15 +186,7 @@ func runBlast(bind, connect string, size int, count, buffer uint64, mtu uint32, 
 			fail("write %d: %v", i, err)
 		}
 	}
-	ctx, cancel = context.WithDeadline(context.Background(), dl)
-	err = assoc.Shutdown(ctx)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			fail("timeout")
-		}
-		fail("shutdown: %v", err)
-	}
+	shutdownAssociation(assoc, dl, fail)
 	secs := time.Since(start).Seconds()
 	_ = assoc.Close()
 	switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/pion/sctp"
 )
 
 // SCTP chunk types the peer watches for (RFC 9260 section 3.2).
@@ -205,3 +208,125 @@ func (c *peerConn) RemoteAddr() net.Addr               { return c.peer }
 func (c *peerConn) SetDeadline(t time.Time) error      { return c.pc.SetDeadline(t) }
 func (c *peerConn) SetReadDeadline(t time.Time) error  { return c.pc.SetReadDeadline(t) }
 func (c *peerConn) SetWriteDeadline(t time.Time) error { return c.pc.SetWriteDeadline(t) }
+
+// ---- association setup, shared by every role ----------------------------
+
+// failFunc ends the process with a "FAIL ..." result line: fail (main.go),
+// or wfail for the workload roles, which print their result elsewhere.
+type failFunc func(format string, args ...any)
+
+// dialPeer binds a UDP socket to bind and connects it to connect, wrapped so
+// that the chunk types received are recorded in the returned chunkSeen.
+func dialPeer(bind, connect string, die failFunc) (*sniffConn, *chunkSeen) {
+	laddr, err := net.ResolveUDPAddr("udp", bind)
+	if err != nil {
+		die("bad --bind: %v", err)
+	}
+	raddr, err := net.ResolveUDPAddr("udp", connect)
+	if err != nil {
+		die("bad --connect: %v", err)
+	}
+	udp, err := net.DialUDP("udp", laddr, raddr)
+	if err != nil {
+		die("dial: %v", err)
+	}
+	seen := &chunkSeen{}
+	return &sniffConn{UDPConn: udp, seen: seen}, seen
+}
+
+// listenPeer binds a UDP socket to bind and waits until dl (the zero time:
+// for ever) for the first datagram; the conn is bound to its source.
+func listenPeer(bind string, dl time.Time, die failFunc) (*peerConn, *chunkSeen) {
+	laddr, err := net.ResolveUDPAddr("udp", bind)
+	if err != nil {
+		die("bad --bind: %v", err)
+	}
+	pc, err := net.ListenUDP("udp", laddr)
+	if err != nil {
+		die("listen %s: %v", bind, err)
+	}
+	seen := &chunkSeen{}
+	conn, err := acceptPeer(pc, dl, seen)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			die("timeout")
+		}
+		die("waiting for first datagram: %v", err)
+	}
+	return conn, seen
+}
+
+// connectAssociation starts an association (INIT) over cfg.NetConn with the
+// extra options, giving up at dl.
+func connectAssociation(cfg sctp.Config, dl time.Time, die failFunc,
+	extra ...sctp.AssociationOption,
+) *sctp.Association {
+	opts := []sctp.ClientOption{cfg}
+	for _, o := range extra {
+		opts = append(opts, o)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), dl)
+	assoc, err := sctp.ClientContext(ctx, opts...)
+	cancel()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			die("timeout")
+		}
+		die("association setup: %v", err)
+	}
+	return assoc
+}
+
+// acceptAssociation answers the peer's INIT over cfg.NetConn with the extra
+// options.
+func acceptAssociation(cfg sctp.Config, die failFunc, extra ...sctp.AssociationOption) *sctp.Association {
+	opts := []sctp.ServerOption{cfg}
+	for _, o := range extra {
+		opts = append(opts, o)
+	}
+	assoc, err := sctp.ServerWithOptions(opts...)
+	if err != nil {
+		die("association setup: %v", err)
+	}
+	return assoc
+}
+
+// shutdownAssociation shuts the association down gracefully, giving up at
+// dl. pion's Shutdown also returns when an ABORT ended the write loop, so
+// callers check the wire (chunkSeen) afterwards.
+func shutdownAssociation(assoc *sctp.Association, dl time.Time, die failFunc) {
+	ctx, cancel := context.WithDeadline(context.Background(), dl)
+	err := assoc.Shutdown(ctx)
+	cancel()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			die("timeout")
+		}
+		die("shutdown: %v", err)
+	}
+}
+
+// serveStreams runs read, in a goroutine of its own, on every stream the peer
+// opens until the association ends, then waits for them all. AcceptStream
+// returns an error once pion's read loop has ended, which also hands every
+// open stream its read error (after its queued data). With a role, each
+// stream is logged as "<role>: accepted stream <id>".
+func serveStreams(assoc *sctp.Association, role string, read func(*sctp.Stream)) {
+	var wg sync.WaitGroup
+	for {
+		s, err := assoc.AcceptStream()
+		if err != nil {
+			break
+		}
+		if role != "" {
+			logf("%s: accepted stream %d", role, s.StreamIdentifier())
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			read(s)
+		}()
+	}
+	wg.Wait()
+}

@@ -28,12 +28,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -72,7 +70,7 @@ type dcRun struct {
 	peerClosed []string
 }
 
-func dcMain(args []string) {
+func dcMain(_ string, args []string) {
 	fs := flag.NewFlagSet("dc", flag.ExitOnError)
 	bind := fs.String("bind", "", "local UDP address")
 	connect := fs.String("connect", "", "remote UDP address (pion starts the association)")
@@ -159,40 +157,12 @@ func dcMain(args []string) {
 
 // dcAssociation starts (with connect) or waits for the association.
 func dcAssociation(bind, connect string) *sctp.Association {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
 	if connect == "" {
-		pc, err := net.ListenUDP("udp", laddr)
-		if err != nil {
-			fail("listen %s: %v", bind, err)
-		}
-		conn, err := acceptPeer(pc, deadline(), &chunkSeen{})
-		if err != nil {
-			fail("waiting for first datagram: %v", err)
-		}
-		assoc, err := sctp.ServerWithOptions(baseConfig("dc-server", conn))
-		if err != nil {
-			fail("association setup: %v", err)
-		}
-		return assoc
+		conn, _ := listenPeer(bind, deadline(), fail)
+		return acceptAssociation(baseConfig("dc-server", conn), fail)
 	}
-	raddr, err := net.ResolveUDPAddr("udp", connect)
-	if err != nil {
-		fail("bad --connect: %v", err)
-	}
-	udp, err := net.DialUDP("udp", laddr, raddr)
-	if err != nil {
-		fail("dial: %v", err)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline())
-	defer cancel()
-	assoc, err := sctp.ClientContext(ctx, baseConfig("dc-client", &sniffConn{UDPConn: udp, seen: &chunkSeen{}}))
-	if err != nil {
-		fail("association setup: %v", err)
-	}
-	return assoc
+	conn, _ := dialPeer(bind, connect, fail)
+	return connectAssociation(baseConfig("dc-client", conn), deadline(), fail)
 }
 
 // checkBriskChannel checks what Brisk's DATA_CHANNEL_OPEN said.

@@ -17,7 +17,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -140,32 +139,23 @@ func usage() {
 	os.Exit(2)
 }
 
+// otherRoles have flags (and the benchmark roles a timeout) of their own:
+// bench.go, workload.go (../WORKLOAD.md), datachannel.go, pr.go and
+// reconfig.go. The interop roles in main are unchanged.
+var otherRoles = map[string]func(role string, args []string){
+	"sink": benchMain, "blast": benchMain,
+	"msg-send": workloadMain, "msg-recv": workloadMain,
+	"dc":      dcMain,
+	"pr-send": prMain, "pr-recv": prMain,
+	"reconfig-server": reconfigMain, "reconfig-client": reconfigMain,
+}
+
 func main() {
-	// The benchmark roles (bench.go) have their own timeout and flags; the
-	// interop roles below are unchanged.
-	if len(os.Args) >= 2 && (os.Args[1] == "sink" || os.Args[1] == "blast") {
-		benchMain(os.Args[1], os.Args[2:])
-		return
-	}
-	// So have the message workload roles (workload.go, ../WORKLOAD.md).
-	if len(os.Args) >= 2 && (os.Args[1] == "msg-send" || os.Args[1] == "msg-recv") {
-		workloadMain(os.Args[1], os.Args[2:])
-		return
-	}
-	// And the data channel role (datachannel.go).
-	if len(os.Args) >= 2 && os.Args[1] == "dc" {
-		dcMain(os.Args[2:])
-		return
-	}
-	// So have the partial-reliability roles (pr.go).
-	if len(os.Args) >= 2 && (os.Args[1] == "pr-send" || os.Args[1] == "pr-recv") {
-		prMain(os.Args[1], os.Args[2:])
-		return
-	}
-	// So have the stream reconfiguration roles (reconfig.go).
-	if len(os.Args) >= 2 && (os.Args[1] == "reconfig-server" || os.Args[1] == "reconfig-client") {
-		reconfigMain(os.Args[1], os.Args[2:])
-		return
+	if len(os.Args) >= 2 {
+		if run, ok := otherRoles[os.Args[1]]; ok {
+			run(os.Args[1], os.Args[2:])
+			return
+		}
 	}
 	armTimeout()
 	if len(os.Args) < 2 {
@@ -213,38 +203,13 @@ func main() {
 // ---- server -------------------------------------------------------------
 
 func runServer(bind string) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	pc, err := net.ListenUDP("udp", laddr)
-	if err != nil {
-		fail("listen %s: %v", bind, err)
-	}
-	seen := &chunkSeen{}
-	conn, err := acceptPeer(pc, deadline(), seen)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			fail("timeout")
-		}
-		fail("waiting for first datagram: %v", err)
-	}
+	conn, seen := listenPeer(bind, deadline(), fail)
 	logf("server: peer is %s", conn.peer)
-
-	serverOpts := []sctp.ServerOption{baseConfig("server", conn)}
-	for _, o := range interleavingOption() {
-		serverOpts = append(serverOpts, o)
-	}
-	assoc, err := sctp.ServerWithOptions(serverOpts...)
-	if err != nil {
-		fail("association setup: %v", err)
-	}
+	assoc := acceptAssociation(baseConfig("server", conn), fail, interleavingOption()...)
 	logf("server: association established")
 
 	var (
 		echoed   atomic.Int64
-		wg       sync.WaitGroup
 		errMu    sync.Mutex
 		endErrs  []error
 		failOnce sync.Once
@@ -256,7 +221,6 @@ func runServer(bind string) {
 	}
 
 	echo := func(s *sctp.Stream) {
-		defer wg.Done()
 		id := s.StreamIdentifier()
 		if id == 6 || id == 7 {
 			s.SetReliabilityParams(true, sctp.ReliabilityTypeReliable, 0)
@@ -279,18 +243,7 @@ func runServer(bind string) {
 		}
 	}
 
-	// AcceptStream returns io.EOF once pion's readLoop has ended; by then
-	// every stream has been given the association's close error.
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		logf("server: accepted stream %d", s.StreamIdentifier())
-		wg.Add(1)
-		go echo(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "server", echo)
 
 	var abortErr, otherErr error
 	orderly := false
@@ -352,34 +305,8 @@ type client struct {
 }
 
 func runClient(p clientParams) {
-	laddr, err := net.ResolveUDPAddr("udp", p.bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	raddr, err := net.ResolveUDPAddr("udp", p.connect)
-	if err != nil {
-		fail("bad --connect: %v", err)
-	}
-	udp, err := net.DialUDP("udp", laddr, raddr)
-	if err != nil {
-		fail("dial: %v", err)
-	}
-	seen := &chunkSeen{}
-	conn := &sniffConn{UDPConn: udp, seen: seen}
-
-	clientOpts := []sctp.ClientOption{baseConfig("client", conn)}
-	for _, o := range interleavingOption() {
-		clientOpts = append(clientOpts, o)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline())
-	assoc, err := sctp.ClientContext(ctx, clientOpts...)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			fail("timeout")
-		}
-		fail("association setup: %v", err)
-	}
+	conn, seen := dialPeer(p.bind, p.connect, fail)
+	assoc := connectAssociation(baseConfig("client", conn), deadline(), fail, interleavingOption()...)
 	logf("client: association established")
 
 	c := &client{
@@ -426,15 +353,7 @@ func runClient(p clientParams) {
 	c.mu.Lock()
 	c.closing = true
 	c.mu.Unlock()
-	ctx, cancel = context.WithDeadline(context.Background(), deadline())
-	err = assoc.Shutdown(ctx)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			fail("timeout")
-		}
-		fail("shutdown: %v", err)
-	}
+	shutdownAssociation(assoc, deadline(), fail)
 	// Shutdown returns once pion's write loop has ended, which also happens
 	// when an ABORT arrives. Wait for the read loop, then check that it
 	// really was SHUTDOWN / SHUTDOWN ACK / SHUTDOWN COMPLETE.

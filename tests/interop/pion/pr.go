@@ -12,10 +12,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -98,30 +96,8 @@ func parsePolicy(s string) (byte, uint32, bool) {
 func runPrSend(bind, connect string, count uint64, ordered bool, relType byte, relVal uint32,
 	every time.Duration,
 ) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	raddr, err := net.ResolveUDPAddr("udp", connect)
-	if err != nil {
-		fail("bad --connect: %v", err)
-	}
-	udp, err := net.DialUDP("udp", laddr, raddr)
-	if err != nil {
-		fail("dial: %v", err)
-	}
-	seen := &chunkSeen{}
-	conn := &sniffConn{UDPConn: udp, seen: seen}
-	opts := []sctp.ClientOption{baseConfig("client", conn)}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline())
-	assoc, err := sctp.ClientContext(ctx, opts...)
-	cancel()
-	if err != nil {
-		fail("association setup: %v", err)
-	}
+	conn, seen := dialPeer(bind, connect, fail)
+	assoc := connectAssociation(baseConfig("client", conn), deadline(), fail, interleavingOption()...)
 	logNegotiated(assoc)
 	s, err := assoc.OpenStream(0, sctp.PayloadProtocolIdentifier(0))
 	if err != nil {
@@ -156,36 +132,15 @@ func runPrSend(bind, connect string, count uint64, ordered bool, relType byte, r
 }
 
 func runPrRecv(bind string, count uint64, ordered bool) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	pc, err := net.ListenUDP("udp", laddr)
-	if err != nil {
-		fail("listen %s: %v", bind, err)
-	}
-	seen := &chunkSeen{}
-	conn, err := acceptPeer(pc, deadline(), seen)
-	if err != nil {
-		fail("waiting for first datagram: %v", err)
-	}
-	opts := []sctp.ServerOption{baseConfig("server", conn)}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	assoc, err := sctp.ServerWithOptions(opts...)
-	if err != nil {
-		fail("association setup: %v", err)
-	}
+	conn, seen := listenPeer(bind, deadline(), fail)
+	assoc := acceptAssociation(baseConfig("server", conn), fail, interleavingOption()...)
 	logNegotiated(assoc)
 	var (
 		mu       sync.Mutex
 		received = map[uint64]bool{}
 		next     uint64 // ordered: skipped messages leave gaps, never reorderings
-		wg       sync.WaitGroup
 	)
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		buf := make([]byte, readBufSize)
 		for {
 			n, ppi, err := s.ReadSCTP(buf)
@@ -217,15 +172,7 @@ func runPrRecv(bind string, count uint64, ordered bool) {
 			mu.Unlock()
 		}
 	}
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break // io.EOF once pion's read loop has ended
-		}
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "", read)
 	if seen.abort.Load() || !seen.shutdown.Load() {
 		fail("association ended without a graceful SHUTDOWN")
 	}

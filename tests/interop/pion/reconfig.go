@@ -25,12 +25,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -96,31 +94,10 @@ func (r *reconfigServer) take(sid uint16, msg []byte, ppid uint32) {
 }
 
 func runReconfigServer(bind string) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	pc, err := net.ListenUDP("udp", laddr)
-	if err != nil {
-		fail("listen %s: %v", bind, err)
-	}
-	seen := &chunkSeen{}
-	conn, err := acceptPeer(pc, deadline(), seen)
-	if err != nil {
-		fail("waiting for first datagram: %v", err)
-	}
-	opts := []sctp.ServerOption{baseConfig("server", conn)}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	assoc, err := sctp.ServerWithOptions(opts...)
-	if err != nil {
-		fail("association setup: %v", err)
-	}
+	conn, seen := listenPeer(bind, deadline(), fail)
+	assoc := acceptAssociation(baseConfig("server", conn), fail, interleavingOption()...)
 	r := &reconfigServer{}
-	var wg sync.WaitGroup
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		buf := make([]byte, readBufSize)
 		for {
 			n, ppi, err := s.ReadSCTP(buf)
@@ -142,16 +119,7 @@ func runReconfigServer(bind string) {
 			r.take(s.StreamIdentifier(), buf[:n], uint32(ppi))
 		}
 	}
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		logf("server: accepted stream %d", s.StreamIdentifier())
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "server", read)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if seen.abort.Load() {
@@ -165,30 +133,8 @@ func runReconfigServer(bind string) {
 }
 
 func runReconfigClient(bind, connect string, count int) {
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		fail("bad --bind: %v", err)
-	}
-	raddr, err := net.ResolveUDPAddr("udp", connect)
-	if err != nil {
-		fail("bad --connect: %v", err)
-	}
-	udp, err := net.DialUDP("udp", laddr, raddr)
-	if err != nil {
-		fail("dial: %v", err)
-	}
-	seen := &chunkSeen{}
-	conn := &sniffConn{UDPConn: udp, seen: seen}
-	opts := []sctp.ClientOption{baseConfig("client", conn)}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline())
-	assoc, err := sctp.ClientContext(ctx, opts...)
-	cancel()
-	if err != nil {
-		fail("association setup: %v", err)
-	}
+	conn, seen := dialPeer(bind, connect, fail)
+	assoc := connectAssociation(baseConfig("client", conn), deadline(), fail, interleavingOption()...)
 	s, err := assoc.OpenStream(reconfigStream, sctp.PayloadProtocolIdentifier(1001))
 	if err != nil {
 		fail("open stream: %v", err)
@@ -230,12 +176,7 @@ func runReconfigClient(bind, connect string, count int) {
 			fail("send after-%d: %v", i, err)
 		}
 	}
-	ctx, cancel = context.WithDeadline(context.Background(), deadline())
-	err = assoc.Shutdown(ctx)
-	cancel()
-	if err != nil {
-		fail("shutdown: %v", err)
-	}
+	shutdownAssociation(assoc, deadline(), fail)
 	_ = assoc.Close()
 	if seen.abort.Load() || !seen.shutdownAck.Load() {
 		fail("association did not end with SHUTDOWN ACK")

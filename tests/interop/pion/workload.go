@@ -47,14 +47,12 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os"
 	"runtime"
 	"sync"
@@ -333,37 +331,9 @@ func runMsgSend(p sendParams, k *knobs) {
 	setupDeadline := time.Now().Add(overallTimeout)
 	setupTimer := time.AfterFunc(overallTimeout, func() { wfail("timeout") })
 
-	laddr, err := net.ResolveUDPAddr("udp", p.bind)
-	if err != nil {
-		wfail("bad --bind: %v", err)
-	}
-	raddr, err := net.ResolveUDPAddr("udp", p.connect)
-	if err != nil {
-		wfail("bad --connect: %v", err)
-	}
-	udp, err := net.DialUDP("udp", laddr, raddr)
-	if err != nil {
-		wfail("dial: %v", err)
-	}
-	seen := &chunkSeen{}
-	conn := &sniffConn{UDPConn: udp, seen: seen}
-
-	opts := []sctp.ClientOption{baseConfig("msg-send", conn)}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	for _, o := range k.options() {
-		opts = append(opts, o)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), setupDeadline)
-	assoc, err := sctp.ClientContext(ctx, opts...)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			wfail("timeout")
-		}
-		wfail("association setup: %v", err)
-	}
+	conn, seen := dialPeer(p.bind, p.connect, wfail)
+	assoc := connectAssociation(baseConfig("msg-send", conn), setupDeadline, wfail,
+		append(interleavingOption(), k.options()...)...)
 	logf("msg-send: association established (MTU %d)", assoc.MTU())
 
 	// Stream 0, ordered (pion's default), PPID 0.
@@ -436,15 +406,7 @@ func runMsgSend(p sendParams, k *knobs) {
 
 	// Graceful SHUTDOWN; pion sends it once nothing is pending or in flight
 	// and Shutdown returns when the write loop has ended.
-	ctx, cancel = context.WithDeadline(context.Background(), sendDeadline)
-	err = assoc.Shutdown(ctx)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			wfail("timeout")
-		}
-		wfail("shutdown: %v", err)
-	}
+	shutdownAssociation(assoc, sendDeadline, wfail)
 	// Shutdown also returns when an ABORT ended the write loop: wait for the
 	// read loop, then check the wire.
 	_ = assoc.Close()
@@ -479,39 +441,16 @@ func runMsgRecv(bind, records string, k *knobs) {
 	}
 	emit("seq,written_ns,read_ns,size\n")
 
-	laddr, err := net.ResolveUDPAddr("udp", bind)
-	if err != nil {
-		wfail("bad --bind: %v", err)
-	}
-	pc, err := net.ListenUDP("udp", laddr)
-	if err != nil {
-		wfail("listen %s: %v", bind, err)
-	}
-	seen := &chunkSeen{}
-	conn, err := acceptPeer(pc, time.Time{}, seen) // no deadline: wait for the sender
-	if err != nil {
-		wfail("waiting for first datagram: %v", err)
-	}
-	opts := []sctp.ServerOption{baseConfig("msg-recv", conn)}
-	for _, o := range interleavingOption() {
-		opts = append(opts, o)
-	}
-	for _, o := range k.options() {
-		opts = append(opts, o)
-	}
-	assoc, err := sctp.ServerWithOptions(opts...)
-	if err != nil {
-		wfail("association setup: %v", err)
-	}
+	conn, seen := listenPeer(bind, time.Time{}, wfail) // no deadline: wait for the sender
+	assoc := acceptAssociation(baseConfig("msg-recv", conn), wfail,
+		append(interleavingOption(), k.options()...)...)
 	logf("msg-recv: association established with %s", conn.peer)
 
 	var (
-		wg      sync.WaitGroup
 		errMu   sync.Mutex
 		endErrs []error
 	)
 	read := func(s *sctp.Stream) {
-		defer wg.Done()
 		if id := s.StreamIdentifier(); id != 0 {
 			logf("msg-recv: messages on stream %d (the workload uses stream 0)", id)
 		}
@@ -538,17 +477,7 @@ func runMsgRecv(bind, records string, k *knobs) {
 			rowsMu.Unlock()
 		}
 	}
-	// AcceptStream returns an error once pion's read loop has ended, which
-	// also hands every open stream its read error (after its queued data).
-	for {
-		s, err := assoc.AcceptStream()
-		if err != nil {
-			break
-		}
-		wg.Add(1)
-		go read(s)
-	}
-	wg.Wait()
+	serveStreams(assoc, "", read)
 
 	for _, e := range endErrs {
 		if isAbort(e) {

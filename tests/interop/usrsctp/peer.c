@@ -626,6 +626,31 @@ static void set_opt(struct socket *s, int level, int name, const void *val,
 		fail("setsockopt %s: %s", what, strerror(errno));
 }
 
+/* An endpoint-wide (SCTP_FUTURE_ASSOC) struct sctp_assoc_value option:
+ * associations created later copy it. */
+static void set_future_value(struct socket *s, int name, uint32_t value, const char *what)
+{
+	struct sctp_assoc_value av;
+
+	memset(&av, 0, sizeof(av));
+	av.assoc_id = SCTP_FUTURE_ASSOC;
+	av.assoc_value = value;
+	set_opt(s, IPPROTO_SCTP, name, &av, sizeof(av), what);
+}
+
+/* Subscribes to notifications of `type` (RFC 6458 6.2.1) for association
+ * `id`: SCTP_FUTURE_ASSOC, or 0 for a one-to-one socket's association. */
+static void subscribe(struct socket *s, sctp_assoc_t id, uint16_t type, const char *what)
+{
+	struct sctp_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.se_assoc_id = id;
+	ev.se_type = type;
+	ev.se_on = 1;
+	set_opt(s, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), what);
+}
+
 /* --interleave: message interleaving (RFC 8260, I-DATA).  usrsctp 0.9.5
  * offers I-DATA in INIT/INIT ACK once the endpoint's idata_supported is on,
  * which SCTP_INTERLEAVING_SUPPORTED (0x1206; not in usrsctp.h, defined in
@@ -642,7 +667,6 @@ static void apply_interleave(struct socket *s, const struct opts *o)
 {
 	const int level = 2;
 	const uint32_t pd_point = SOCK_BUF / 2;
-	struct sctp_assoc_value av;
 
 	if (!o->interleave)
 		return;
@@ -650,11 +674,7 @@ static void apply_interleave(struct socket *s, const struct opts *o)
 	    "SCTP_FRAGMENT_INTERLEAVE");
 	set_opt(s, IPPROTO_SCTP, SCTP_PARTIAL_DELIVERY_POINT, &pd_point, sizeof(pd_point),
 	    "SCTP_PARTIAL_DELIVERY_POINT");
-	memset(&av, 0, sizeof(av));
-	av.assoc_id = SCTP_FUTURE_ASSOC;
-	av.assoc_value = 1;
-	set_opt(s, IPPROTO_SCTP, SCTP_INTERLEAVING_SUPPORTED, &av, sizeof(av),
-	    "SCTP_INTERLEAVING_SUPPORTED");
+	set_future_value(s, SCTP_INTERLEAVING_SUPPORTED, 1, "SCTP_INTERLEAVING_SUPPORTED");
 }
 
 /* --rto-* and --sack-delay, set on the endpoint before any association
@@ -722,8 +742,6 @@ static struct socket *make_socket(const struct opts *o)
 	const int on = 1;
 	const int buf = SOCK_BUF;
 	struct sctp_initmsg init;
-	struct sctp_event ev;
-	const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_SHUTDOWN_EVENT};
 	struct sockaddr_in sin;
 
 	/* One-to-one style socket, blocking, no upcalls: plain recvv/sendv. */
@@ -748,13 +766,8 @@ static struct socket *make_socket(const struct opts *o)
 	set_opt(s, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof(on), "SCTP_NODELAY");
 
 	/* Notifications that tell how the association ended. */
-	memset(&ev, 0, sizeof(ev));
-	ev.se_assoc_id = SCTP_FUTURE_ASSOC;
-	ev.se_on = 1;
-	for (size_t k = 0; k < sizeof(events) / sizeof(events[0]); k++) {
-		ev.se_type = events[k];
-		set_opt(s, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT");
-	}
+	subscribe(s, SCTP_FUTURE_ASSOC, SCTP_ASSOC_CHANGE, "SCTP_EVENT");
+	subscribe(s, SCTP_FUTURE_ASSOC, SCTP_SHUTDOWN_EVENT, "SCTP_EVENT");
 
 	apply_tuning(s, o);
 	apply_interleave(s, o);
@@ -796,6 +809,44 @@ static int get_streams(struct socket *s, uint16_t *in, uint16_t *out)
 	diag("association up: %u inbound / %u outbound streams, peer rwnd %u",
 	    st.sstat_instrms, st.sstat_outstrms, st.sstat_rwnd);
 	return 0;
+}
+
+/* Associates with the peer's address, SCTP port 5000, reached over UDP at
+ * its --connect port (RFC 6951: set before connect(), the encapsulation
+ * port applies to the association connect() creates).  Blocking: returns
+ * once COOKIE-ACK has arrived. */
+static void connect_peer(struct socket *s, const struct opts *o)
+{
+	struct sockaddr_in dst = o->connect_addr;
+	struct sctp_udpencaps enc;
+
+	dst.sin_port = htons(SCTP_PORT);
+	memset(&enc, 0, sizeof(enc));
+	memcpy(&enc.sue_address, &dst, sizeof(dst));
+	enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
+	enc.sue_port = o->connect_addr.sin_port;   /* network byte order */
+	set_opt(s, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
+	    "SCTP_REMOTE_UDP_ENCAPS_PORT");
+	if (usrsctp_connect(s, (struct sockaddr *)&dst, sizeof(dst)) < 0)
+		fail("connect: %s", strerror(errno));
+	g_conn = s;
+}
+
+/* Listens on lsock and accepts exactly one association (later INITs find
+ * no listener); closes lsock. */
+static struct socket *accept_peer(struct socket *lsock, const struct opts *o)
+{
+	struct socket *conn;
+
+	if (usrsctp_listen(lsock, 1) < 0)
+		fail("usrsctp_listen: %s", strerror(errno));
+	diag("listening on SCTP port %d, UDP port %u", SCTP_PORT, ntohs(o->bind_addr.sin_port));
+	conn = usrsctp_accept(lsock, NULL, NULL);
+	if (conn == NULL)
+		fail("usrsctp_accept: %s", strerror(errno));
+	usrsctp_close(lsock);
+	g_conn = conn;
+	return conn;
 }
 
 /* CLOCK_MONOTONIC in nanoseconds (the clock WORKLOAD.md's stamps use). */
@@ -956,37 +1007,70 @@ static uint8_t *xmalloc(size_t n)
 	return p;
 }
 
+static uint8_t *xcalloc(size_t n)
+{
+	uint8_t *p = calloc(n, 1);
+
+	if (p == NULL)
+		fail("out of memory");
+	return p;
+}
+
+static void msg_alloc(struct msg *m, size_t cap)
+{
+	m->buf = xmalloc(cap);
+	m->cap = cap;
+}
+
+/* The next message or notification, for roles whose association must end
+ * gracefully: 0 at the end of the association (EOF); a receive error fails
+ * the run. */
+static int recv_more(struct socket *s, struct msg *m)
+{
+	switch (recv_msg(s, m)) {
+	case RECV_EOF:
+		return 0;
+	case RECV_ERR:
+		fail("recv: %s", strerror(errno));
+	default:
+		return 1;
+	}
+}
+
+/* A notification, for roles whose association must end gracefully: 1 once
+ * it has shut down; an abort fails the run. */
+static int closed_gracefully(const struct msg *m)
+{
+	switch (handle_notification(m)) {
+	case NOTE_CLOSED_SHUTDOWN:
+		return 1;
+	case NOTE_CLOSED_ABORT:
+		fail("association aborted");
+	default:
+		return 0;
+	}
+}
+
 /* ------------------------------------------------------------------------ */
 /* Server                                                                   */
 /* ------------------------------------------------------------------------ */
 
 static int run_server(const struct opts *o)
 {
-	struct socket *lsock, *conn;
+	struct socket *conn;
 	struct msg m;
 	uint64_t echoed = 0;
 	int ended_abort = -1;      /* -1: still open, 0: shutdown, 1: abort */
 	uint16_t in, out;
 
 	stack_init(ntohs(o->bind_addr.sin_port));
-	lsock = make_socket(o);
-	if (usrsctp_listen(lsock, 1) < 0)
-		fail("usrsctp_listen: %s", strerror(errno));
-	diag("listening on SCTP port %d, UDP port %u", SCTP_PORT, ntohs(o->bind_addr.sin_port));
-
-	/* Exactly one association; later INITs find no listener. */
-	conn = usrsctp_accept(lsock, NULL, NULL);
-	if (conn == NULL)
-		fail("usrsctp_accept: %s", strerror(errno));
-	usrsctp_close(lsock);
-	g_conn = conn;
+	conn = accept_peer(make_socket(o), o);
 	/* Diagnostic only: the association may already be gone, and what
 	 * happened is read from the socket below. */
 	if (get_streams(conn, &in, &out) == 0 && (in < USED_STREAMS || out < USED_STREAMS))
 		diag("warning: fewer than %d streams negotiated", USED_STREAMS);
 
-	m.buf = xmalloc(MAX_MSG);
-	m.cap = MAX_MSG;
+	msg_alloc(&m, MAX_MSG);
 	while (ended_abort < 0) {
 		switch (recv_msg(conn, &m)) {
 		case RECV_EOF:
@@ -1188,8 +1272,6 @@ static void unexpected_end(const struct msg *m, enum recv_result r)
 static int run_client(const struct opts *o)
 {
 	struct client c;
-	struct sockaddr_in dst;
-	struct sctp_udpencaps enc;
 	struct msg m;
 	uint64_t target, next_ordered[USED_STREAMS];
 	uint8_t *seen, *expect;
@@ -1205,35 +1287,15 @@ static int run_client(const struct opts *o)
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cv, NULL);
 	c.sock = make_socket(o);
-
-	/* SCTP destination: the peer's address, SCTP port 5000. */
-	dst = o->connect_addr;
-	dst.sin_port = htons(SCTP_PORT);
-
-	/* RFC 6951: reach the peer over UDP at its --connect port.  Set before
-	 * connect(), it applies to the association connect() creates. */
-	memset(&enc, 0, sizeof(enc));
-	memcpy(&enc.sue_address, &dst, sizeof(dst));
-	enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
-	enc.sue_port = o->connect_addr.sin_port;   /* network byte order */
-	set_opt(c.sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
-	    "SCTP_REMOTE_UDP_ENCAPS_PORT");
-
-	/* Blocking connect: returns once COOKIE-ACK has arrived. */
-	if (usrsctp_connect(c.sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
-		fail("connect: %s", strerror(errno));
-	g_conn = c.sock;
+	connect_peer(c.sock, o);
 	if (get_streams(c.sock, &in, &out) < 0)
 		fail("association lost right after connect");
 	if (in < USED_STREAMS || out < USED_STREAMS)
 		fail("only %u inbound / %u outbound streams negotiated, need %d", in, out, USED_STREAMS);
 
-	m.buf = xmalloc(MAX_MSG);
-	m.cap = MAX_MSG;
+	msg_alloc(&m, MAX_MSG);
 	expect = xmalloc(65536);
-	seen = calloc(o->count ? o->count : 1, 1);
-	if (seen == NULL)
-		fail("out of memory");
+	seen = xcalloc(o->count ? o->count : 1);
 	for (int s = 0; s < USED_STREAMS; s++)
 		next_ordered[s] = (uint64_t)s;
 
@@ -1426,10 +1488,7 @@ static void wait_for(struct socket *s, struct msg *m, enum note want, const char
 static int run_msg_send(const struct opts *o)
 {
 	struct socket *sock;
-	struct sockaddr_in dst;
-	struct sctp_udpencaps enc;
 	struct sctp_sndinfo snd;
-	struct sctp_event ev;
 	struct sctpstat st;
 	struct msg m;
 	uint64_t total = msg_total(o), schedule_ns, t0;
@@ -1438,22 +1497,7 @@ static int run_msg_send(const struct opts *o)
 
 	stack_init(ntohs(o->bind_addr.sin_port));
 	sock = make_socket(o);
-
-	/* SCTP destination: the receiver's address, SCTP port 5000, reached
-	 * over UDP at its --connect port (RFC 6951); see run_client. */
-	dst = o->connect_addr;
-	dst.sin_port = htons(SCTP_PORT);
-	memset(&enc, 0, sizeof(enc));
-	memcpy(&enc.sue_address, &dst, sizeof(dst));
-	enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
-	enc.sue_port = o->connect_addr.sin_port;   /* network byte order */
-	set_opt(sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
-	    "SCTP_REMOTE_UDP_ENCAPS_PORT");
-
-	/* Blocking connect: returns once COOKIE-ACK has arrived. */
-	if (usrsctp_connect(sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
-		fail("connect: %s", strerror(errno));
-	g_conn = sock;
+	connect_peer(sock, o);
 	if (get_streams(sock, &in, &out) < 0)
 		fail("association lost right after connect");
 	if (out < 1)
@@ -1493,13 +1537,8 @@ static int run_msg_send(const struct opts *o)
 	 * SCTP_SENDER_DRY_EVENT on an association that is already dry queues
 	 * the event at once (sctp_usrreq.c); otherwise it comes with the SACK
 	 * that empties the queues (sctp_input.c). */
-	m.buf = xmalloc(MAX_MSG);
-	m.cap = MAX_MSG;
-	memset(&ev, 0, sizeof(ev));
-	ev.se_assoc_id = 0;    /* one-to-one socket: its association */
-	ev.se_type = SCTP_SENDER_DRY_EVENT;
-	ev.se_on = 1;
-	set_opt(sock, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT SENDER_DRY");
+	msg_alloc(&m, MAX_MSG);
+	subscribe(sock, 0, SCTP_SENDER_DRY_EVENT, "SCTP_EVENT SENDER_DRY");
 	wait_for(sock, &m, NOTE_SENDER_DRY, "before every message was acknowledged");
 
 	/* Graceful shutdown (RFC 9260 9.2), closed with SHUTDOWN-ACK. */
@@ -1539,7 +1578,7 @@ static void check_message(const struct msg *m, uint32_t *seq, uint64_t *written)
 
 static int run_msg_recv(const struct opts *o)
 {
-	struct socket *lsock, *conn;
+	struct socket *conn;
 	struct msg m;
 	uint64_t received = 0;
 	int closed = 0;
@@ -1557,23 +1596,12 @@ static int run_msg_recv(const struct opts *o)
 		fail("writing records: %s", strerror(errno));
 
 	stack_init(ntohs(o->bind_addr.sin_port));
-	lsock = make_socket(o);
-	if (usrsctp_listen(lsock, 1) < 0)
-		fail("usrsctp_listen: %s", strerror(errno));
-	diag("listening on SCTP port %d, UDP port %u", SCTP_PORT, ntohs(o->bind_addr.sin_port));
-
-	/* Exactly one association; later INITs find no listener. */
-	conn = usrsctp_accept(lsock, NULL, NULL);
-	if (conn == NULL)
-		fail("usrsctp_accept: %s", strerror(errno));
-	usrsctp_close(lsock);
-	g_conn = conn;
+	conn = accept_peer(make_socket(o), o);
 	if (get_streams(conn, &in, &out) == 0)
 		log_tuning(conn);
 
 	/* Messages up to SOCK_BUF bytes, msg-send's limit. */
-	m.buf = xmalloc(SOCK_BUF);
-	m.cap = SOCK_BUF;
+	msg_alloc(&m, SOCK_BUF);
 	while (!closed) {
 		uint32_t seq;
 		uint64_t written;
@@ -1590,15 +1618,7 @@ static int run_msg_recv(const struct opts *o)
 			fail("recv: %s", strerror(errno));
 		case RECV_MSG:
 			if (m.notification) {
-				switch (handle_notification(&m)) {
-				case NOTE_CLOSED_SHUTDOWN:
-					closed = 1;
-					break;
-				case NOTE_CLOSED_ABORT:
-					fail("association aborted");
-				default:
-					break;
-				}
+				closed = closed_gracefully(&m);
 				break;
 			}
 			/* m.read_ns: taken right after the read that returned
@@ -1724,12 +1744,7 @@ static void pr_parse(int argc, char **argv, struct pr_opts *p, int sender)
  * up, that the peer agreed: usrsctp reports the negotiated value. */
 static void pr_enable(struct socket *s)
 {
-	struct sctp_assoc_value av;
-
-	memset(&av, 0, sizeof(av));
-	av.assoc_id = SCTP_FUTURE_ASSOC;
-	av.assoc_value = 1;
-	set_opt(s, IPPROTO_SCTP, SCTP_PR_SUPPORTED, &av, sizeof(av), "SCTP_PR_SUPPORTED");
+	set_future_value(s, SCTP_PR_SUPPORTED, 1, "SCTP_PR_SUPPORTED");
 }
 
 static void pr_check_negotiated(struct socket *s, int interleave)
@@ -1776,9 +1791,6 @@ static int run_pr_send(const struct pr_opts *p)
 {
 	const struct opts *o = &p->base;
 	struct socket *sock;
-	struct sockaddr_in dst;
-	struct sctp_udpencaps enc;
-	struct sctp_event ev;
 	struct msg m;
 	uint8_t *buf = xmalloc(p->size), *abandoned;
 	uint64_t t0 = 0;
@@ -1790,23 +1802,8 @@ static int run_pr_send(const struct pr_opts *p)
 	/* Abandoned messages are reported with SCTP_SEND_FAILED_EVENT
 	 * (sctp_release_pr_sctp_chunk -> SCTP_NOTIFY_SENT_DG_FAIL /
 	 * SCTP_NOTIFY_UNSENT_DG_FAIL), carrying the message's sndinfo. */
-	memset(&ev, 0, sizeof(ev));
-	ev.se_assoc_id = SCTP_FUTURE_ASSOC;
-	ev.se_type = SCTP_SEND_FAILED_EVENT;
-	ev.se_on = 1;
-	set_opt(sock, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT SEND_FAILED");
-
-	dst = o->connect_addr;
-	dst.sin_port = htons(SCTP_PORT);
-	memset(&enc, 0, sizeof(enc));
-	memcpy(&enc.sue_address, &dst, sizeof(dst));
-	enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
-	enc.sue_port = o->connect_addr.sin_port;   /* network byte order */
-	set_opt(sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
-	    "SCTP_REMOTE_UDP_ENCAPS_PORT");
-	if (usrsctp_connect(sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
-		fail("connect: %s", strerror(errno));
-	g_conn = sock;
+	subscribe(sock, SCTP_FUTURE_ASSOC, SCTP_SEND_FAILED_EVENT, "SCTP_EVENT SEND_FAILED");
+	connect_peer(sock, o);
 	pr_check_negotiated(sock, o->interleave);
 	log_tuning(sock);
 
@@ -1829,46 +1826,26 @@ static int run_pr_send(const struct pr_opts *p)
 	}
 
 	/* Until the peer shuts the association down: note abandoned messages. */
-	abandoned = calloc(o->count, 1);
-	m.buf = xmalloc(MAX_MSG);
-	m.cap = MAX_MSG;
-	if (abandoned == NULL)
-		fail("out of memory");
-	while (!closed) {
+	abandoned = xcalloc(o->count);
+	msg_alloc(&m, MAX_MSG);
+	while (!closed && recv_more(sock, &m)) {
 		const union sctp_notification *n = (const union sctp_notification *)m.buf;
 
-		switch (recv_msg(sock, &m)) {
-		case RECV_EOF:
-			closed = 1;
-			break;
-		case RECV_ERR:
-			fail("recv: %s", strerror(errno));
-		case RECV_MSG:
-			if (!m.notification)
-				fail("data from the receiver");
-			if (m.len >= sizeof(n->sn_send_failed_event) &&
-			    n->sn_header.sn_type == SCTP_SEND_FAILED_EVENT) {
-				uint32_t ppid = ntohl(n->sn_send_failed_event.ssfe_info.snd_ppid);
+		if (!m.notification)
+			fail("data from the receiver");
+		if (m.len >= sizeof(n->sn_send_failed_event) &&
+		    n->sn_header.sn_type == SCTP_SEND_FAILED_EVENT) {
+			uint32_t ppid = ntohl(n->sn_send_failed_event.ssfe_info.snd_ppid);
 
-				diag("abandoned: PPID %" PRIu32 " (%s)", ppid,
-				    n->sn_send_failed_event.ssfe_flags & SCTP_DATA_SENT ?
-				    "sent" : "unsent");
-				if (ppid < 1000 || ppid - 1000 >= o->count)
-					fail("SEND_FAILED for unknown PPID %" PRIu32, ppid);
-				abandoned[ppid - 1000] = 1;
-				break;
-			}
-			switch (handle_notification(&m)) {
-			case NOTE_CLOSED_SHUTDOWN:
-				closed = 1;
-				break;
-			case NOTE_CLOSED_ABORT:
-				fail("association aborted");
-			default:
-				break;
-			}
-			break;
+			diag("abandoned: PPID %" PRIu32 " (%s)", ppid,
+			    n->sn_send_failed_event.ssfe_flags & SCTP_DATA_SENT ?
+			    "sent" : "unsent");
+			if (ppid < 1000 || ppid - 1000 >= o->count)
+				fail("SEND_FAILED for unknown PPID %" PRIu32, ppid);
+			abandoned[ppid - 1000] = 1;
+			continue;
 		}
+		closed = closed_gracefully(&m);
 	}
 	g_conn = NULL;
 	if (!claim_report(REPORT_OK))
@@ -1897,65 +1874,39 @@ static int run_pr_recv(const struct pr_opts *p)
 	stack_init(ntohs(o->bind_addr.sin_port));
 	lsock = make_socket(o);
 	pr_enable(lsock);
-	if (usrsctp_listen(lsock, 1) < 0)
-		fail("usrsctp_listen: %s", strerror(errno));
-	conn = usrsctp_accept(lsock, NULL, NULL);
-	if (conn == NULL)
-		fail("usrsctp_accept: %s", strerror(errno));
-	usrsctp_close(lsock);
-	g_conn = conn;
+	conn = accept_peer(lsock, o);
 	pr_check_negotiated(conn, o->interleave);
 
-	seen = calloc(o->count, 1);
-	m.buf = xmalloc(MAX_MSG);
-	m.cap = MAX_MSG;
-	if (seen == NULL)
-		fail("out of memory");
-	while (!closed) {
+	seen = xcalloc(o->count);
+	msg_alloc(&m, MAX_MSG);
+	while (!closed && recv_more(conn, &m)) {
 		uint32_t ppid;
 		uint64_t i;
 
-		switch (recv_msg(conn, &m)) {
-		case RECV_EOF:
-			closed = 1;
-			break;
-		case RECV_ERR:
-			fail("recv: %s", strerror(errno));
-		case RECV_MSG:
-			if (m.notification) {
-				switch (handle_notification(&m)) {
-				case NOTE_CLOSED_SHUTDOWN:
-					closed = 1;
-					break;
-				case NOTE_CLOSED_ABORT:
-					fail("association aborted");
-				default:
-					break;
-				}
-				break;
-			}
-			ppid = ntohl(m.info.rcv_ppid);
-			if (ppid < 1000 || ppid - 1000 >= o->count)
-				fail("message with unexpected PPID %" PRIu32, ppid);
-			i = ppid - 1000;
-			if (seen[i])
-				fail("message %" PRIu64 " received twice", i);
-			if (m.info.rcv_sid != 0 || ((m.info.rcv_flags & SCTP_UNORDERED) == 0) != p->ordered)
-				fail("message %" PRIu64 ": stream %u, %s (expected 0, %s)", i,
-				    m.info.rcv_sid, m.info.rcv_flags & SCTP_UNORDERED ? "unordered" : "ordered",
-				    p->ordered ? "ordered" : "unordered");
-			/* Ordered: skipped messages leave gaps, never reorderings. */
-			if (p->ordered && i < next)
-				fail("message %" PRIu64 " after message %" PRIu64 " on an ordered stream",
-				    i, next - 1);
-			next = i + 1;
-			gen_bytes(i, 0, expect, (uint32_t)p->size);
-			if (m.len != p->size || memcmp(m.buf, expect, p->size) != 0)
-				fail("message %" PRIu64 ": %zu bytes, differing from PRGEN", i, m.len);
-			seen[i] = 1;
-			received++;
-			break;
+		if (m.notification) {
+			closed = closed_gracefully(&m);
+			continue;
 		}
+		ppid = ntohl(m.info.rcv_ppid);
+		if (ppid < 1000 || ppid - 1000 >= o->count)
+			fail("message with unexpected PPID %" PRIu32, ppid);
+		i = ppid - 1000;
+		if (seen[i])
+			fail("message %" PRIu64 " received twice", i);
+		if (m.info.rcv_sid != 0 || ((m.info.rcv_flags & SCTP_UNORDERED) == 0) != p->ordered)
+			fail("message %" PRIu64 ": stream %u, %s (expected 0, %s)", i,
+			    m.info.rcv_sid, m.info.rcv_flags & SCTP_UNORDERED ? "unordered" : "ordered",
+			    p->ordered ? "ordered" : "unordered");
+		/* Ordered: skipped messages leave gaps, never reorderings. */
+		if (p->ordered && i < next)
+			fail("message %" PRIu64 " after message %" PRIu64 " on an ordered stream",
+			    i, next - 1);
+		next = i + 1;
+		gen_bytes(i, 0, expect, (uint32_t)p->size);
+		if (m.len != p->size || memcmp(m.buf, expect, p->size) != 0)
+			fail("message %" PRIu64 ": %zu bytes, differing from PRGEN", i, m.len);
+		seen[i] = 1;
+		received++;
 	}
 	g_conn = NULL;
 	if (!claim_report(REPORT_OK))
@@ -2024,25 +1975,13 @@ struct rc_state {
  * accepted association. */
 static void rc_enable(struct socket *s)
 {
-	struct sctp_assoc_value av;
-	struct sctp_event ev;
 	struct sctp_initmsg init;
-	const uint16_t events[] = {SCTP_STREAM_RESET_EVENT, SCTP_STREAM_CHANGE_EVENT,
-	    SCTP_ASSOC_RESET_EVENT};
 
-	memset(&av, 0, sizeof(av));
-	av.assoc_id = SCTP_FUTURE_ASSOC;
-	av.assoc_value = SCTP_ENABLE_RESET_STREAM_REQ | SCTP_ENABLE_RESET_ASSOC_REQ |
-	    SCTP_ENABLE_CHANGE_ASSOC_REQ;
-	set_opt(s, IPPROTO_SCTP, SCTP_ENABLE_STREAM_RESET, &av, sizeof(av),
-	    "SCTP_ENABLE_STREAM_RESET");
-	memset(&ev, 0, sizeof(ev));
-	ev.se_assoc_id = SCTP_FUTURE_ASSOC;
-	ev.se_on = 1;
-	for (size_t k = 0; k < sizeof(events) / sizeof(events[0]); k++) {
-		ev.se_type = events[k];
-		set_opt(s, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT");
-	}
+	set_future_value(s, SCTP_ENABLE_STREAM_RESET, SCTP_ENABLE_RESET_STREAM_REQ |
+	    SCTP_ENABLE_RESET_ASSOC_REQ | SCTP_ENABLE_CHANGE_ASSOC_REQ, "SCTP_ENABLE_STREAM_RESET");
+	subscribe(s, SCTP_FUTURE_ASSOC, SCTP_STREAM_RESET_EVENT, "SCTP_EVENT");
+	subscribe(s, SCTP_FUTURE_ASSOC, SCTP_STREAM_CHANGE_EVENT, "SCTP_EVENT");
+	subscribe(s, SCTP_FUTURE_ASSOC, SCTP_ASSOC_RESET_EVENT, "SCTP_EVENT");
 	memset(&init, 0, sizeof(init));
 	init.sinit_num_ostreams = NUM_STREAMS;
 	init.sinit_max_instreams = 64;
@@ -2181,20 +2120,13 @@ static int run_reconfig(int argc, char **argv)
 	if (!o.have_bind || (client && (!o.have_connect || count == 0)) || add > 16)
 		usage("reconfig roles need --bind (and, for the client, --connect and --count)");
 	stack_init(ntohs(o.bind_addr.sin_port));
-	m.buf = xmalloc(MAX_MSG);
-	m.cap = MAX_MSG;
+	msg_alloc(&m, MAX_MSG);
 
 	if (!client) {
 		struct socket *lsock = make_socket(&o);
 
 		rc_enable(lsock);
-		if (usrsctp_listen(lsock, 1) < 0)
-			fail("usrsctp_listen: %s", strerror(errno));
-		sock = usrsctp_accept(lsock, NULL, NULL);
-		if (sock == NULL)
-			fail("usrsctp_accept: %s", strerror(errno));
-		usrsctp_close(lsock);
-		g_conn = sock;
+		sock = accept_peer(lsock, &o);
 		if (get_streams(sock, &st.in, &st.out) < 0)
 			fail("association lost at once");
 		for (;;) {
@@ -2205,12 +2137,8 @@ static int run_reconfig(int argc, char **argv)
 			if (r == RECV_ERR)
 				fail("recv: %s", strerror(errno));
 			if (m.notification) {
-				if (rc_notification(sock, &m, &st))
-					;
-				else if (handle_notification(&m) == NOTE_CLOSED_SHUTDOWN)
+				if (!rc_notification(sock, &m, &st) && closed_gracefully(&m))
 					break;
-				else if (handle_notification(&m) == NOTE_CLOSED_ABORT)
-					fail("association aborted");
 			} else {
 				rc_data(sock, &m, &st);
 			}
@@ -2225,8 +2153,6 @@ static int run_reconfig(int argc, char **argv)
 		    st.reset_in, st.after, st.ssn_bad ? "bad" : "ok", st.in, st.out, st.added, st.assoc,
 		    st.reset_out);
 	} else {
-		struct sockaddr_in dst;
-		struct sctp_udpencaps enc;
 		struct {
 			struct sctp_reset_streams r;
 			uint16_t list[1];
@@ -2234,17 +2160,7 @@ static int run_reconfig(int argc, char **argv)
 
 		sock = make_socket(&o);
 		rc_enable(sock);
-		dst = o.connect_addr;
-		dst.sin_port = htons(SCTP_PORT);
-		memset(&enc, 0, sizeof(enc));
-		memcpy(&enc.sue_address, &dst, sizeof(dst));
-		enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
-		enc.sue_port = o.connect_addr.sin_port;
-		set_opt(sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
-		    "SCTP_REMOTE_UDP_ENCAPS_PORT");
-		if (usrsctp_connect(sock, (struct sockaddr *)&dst, sizeof(dst)) < 0)
-			fail("connect: %s", strerror(errno));
-		g_conn = sock;
+		connect_peer(sock, &o);
 		if (get_streams(sock, &st.in, &st.out) < 0)
 			fail("association lost right after connect");
 		for (uint64_t i = 0; i < count; i++) {

@@ -454,6 +454,17 @@ impl Pair {
             .collect()
     }
 
+    /// The messages A reported abandoned (partial reliability), in order.
+    pub fn a_abandoned(&self) -> Vec<brisk_proto::MessageId> {
+        self.a_events
+            .iter()
+            .filter_map(|(_, _, e)| match e {
+                Event::MessageAbandoned { id } => Some(*id),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Retransmission events on A.
     pub fn a_retransmissions(&self) -> Vec<(Time, u32, brisk_proto::RetransmitCause)> {
         self.a_events

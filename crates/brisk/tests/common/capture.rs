@@ -6,6 +6,17 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// tshark's option to verify SCTP's CRC32c checksum (RFC 9260 6.8).
+const CRC32C: &[&str] = &["-o", "sctp.checksum:CRC 32c"];
+
+/// Field `i` of a tshark output line: its values (tshark's aggregator `sep`
+/// between them), without empty ones.
+fn field_list<'a>(f: &[&'a str], i: usize, sep: char) -> Vec<&'a str> {
+    f.get(i)
+        .map(|v| v.split(sep).filter(|x| !x.is_empty()).collect())
+        .unwrap_or_default()
+}
+
 /// A tshark capture of loopback UDP on some ports.
 pub struct Capture {
     child: Child,
@@ -66,9 +77,25 @@ impl Capture {
     }
 
     /// Brisk's port: the last one given to `start`.
-    #[allow(dead_code)] // used by datachannel_interop.rs only
     pub fn ours(&self) -> u16 {
         self.ports.last().copied().unwrap_or_default()
+    }
+
+    /// Runs tshark over the capture file, every port decoded as SCTP over
+    /// UDP, with `args` after that; fails the test when tshark does.
+    fn read(&self, args: &[&[&str]]) -> String {
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r").arg(&self.file);
+        for p in &self.ports {
+            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
+        }
+        let out = cmd.args(args.concat()).output().expect("tshark");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Stops capturing (once), leaving the file to read.
@@ -91,35 +118,20 @@ impl Capture {
     #[allow(dead_code)] // used by datachannel_interop.rs only
     pub fn dcep_messages(&mut self) -> std::collections::HashMap<u16, (Vec<u8>, Vec<String>)> {
         self.stop();
-        let mut cmd = Command::new("tshark");
-        cmd.arg("-r")
-            .arg(&self.file)
-            .args(["-o", "sctp.checksum:CRC 32c", "-Y", "rtcdc"]);
-        for p in &self.ports {
-            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
-        }
-        let out = cmd
-            .args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"])
-            .args(["-e", "frame.number", "-e", "udp.srcport"])
-            .args(["-e", "rtcdc.message_type", "-e", "rtcdc.label"])
-            .args(["-e", "_ws.malformed", "-e", "_ws.expert.severity"])
-            .output()
-            .expect("tshark");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let ours = self.ports.last().copied().unwrap_or_default();
+        let text = self.read(&[
+            CRC32C,
+            &["-Y", "rtcdc"],
+            &["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"],
+            &["-e", "frame.number", "-e", "udp.srcport"],
+            &["-e", "rtcdc.message_type", "-e", "rtcdc.label"],
+            &["-e", "_ws.malformed", "-e", "_ws.expert.severity"],
+        ]);
+        let ours = self.ours();
         let mut found: std::collections::HashMap<u16, (Vec<u8>, Vec<String>)> = Default::default();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
+        for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
             let port: u16 = f.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-            let list = |i: usize| {
-                f.get(i)
-                    .map(|v| v.split(';').filter(|x| !x.is_empty()).collect::<Vec<_>>())
-                    .unwrap_or_default()
-            };
+            let list = |i: usize| field_list(&f, i, ';');
             let kinds = list(2)
                 .iter()
                 .map(|t| t.parse().unwrap_or(0))
@@ -145,18 +157,12 @@ impl Capture {
     #[allow(dead_code)] // used by datachannel_interop.rs only
     pub fn chunks(&mut self, chunk_type: u8) -> std::collections::HashMap<u16, usize> {
         self.stop();
-        let mut cmd = Command::new("tshark");
-        cmd.arg("-r").arg(&self.file);
-        for p in &self.ports {
-            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
-        }
-        let out = cmd
-            .args(["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"])
-            .args(["-e", "udp.srcport", "-e", "sctp.chunk_type"])
-            .output()
-            .expect("tshark");
+        let text = self.read(&[
+            &["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;"],
+            &["-e", "udp.srcport", "-e", "sctp.chunk_type"],
+        ]);
         let mut found: std::collections::HashMap<u16, usize> = Default::default();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
+        for line in text.lines() {
             let mut f = line.split('\t');
             let port = f.next().and_then(|p| p.parse().ok()).unwrap_or(0);
             let n = f
@@ -190,21 +196,7 @@ impl Capture {
     /// When the captured packets matching a tshark display filter were seen.
     #[allow(dead_code)] // used by interop.rs only
     fn times(&self, filter: &str) -> Vec<f64> {
-        let mut cmd = Command::new("tshark");
-        cmd.arg("-r").arg(&self.file);
-        for p in &self.ports {
-            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
-        }
-        let out = cmd
-            .args(["-Y", filter, "-T", "fields", "-e", "frame.time_relative"])
-            .output()
-            .expect("tshark");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
+        self.read(&[&["-Y", filter, "-T", "fields", "-e", "frame.time_relative"]])
             .lines()
             .map(|t| t.trim().parse().expect("frame.time_relative"))
             .collect()
@@ -214,37 +206,13 @@ impl Capture {
     /// count and keeps the file.
     fn stop_and_check(&mut self) -> usize {
         self.stop();
-        let mut cmd = Command::new("tshark");
-        cmd.arg("-r")
-            .arg(&self.file)
-            .args(["-o", "sctp.checksum:CRC 32c"]);
-        for p in &self.ports {
-            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
-        }
-        let out = cmd
-            .args([
-                "-T",
-                "fields",
-                "-e",
-                "frame.number",
-                "-e",
-                "udp.srcport",
-                "-e",
-                "sctp.checksum.status",
-                "-e",
-                "_ws.malformed",
-                "-e",
-                "_ws.expert.severity",
-            ])
-            .output()
-            .expect("tshark");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
-        let ours = self.ports.last().map(u16::to_string).unwrap_or_default();
+        let text = self.read(&[
+            CRC32C,
+            &["-T", "fields", "-e", "frame.number", "-e", "udp.srcport"],
+            &["-e", "sctp.checksum.status"],
+            &["-e", "_ws.malformed", "-e", "_ws.expert.severity"],
+        ]);
+        let ours = self.ours().to_string();
         let mut sctp = 0;
         for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
@@ -305,48 +273,32 @@ impl Capture {
     #[allow(dead_code)] // used by interop.rs only
     pub fn finish_with_chunks(mut self) -> (usize, Vec<WireChunk>) {
         self.stop();
-        let mut cmd = Command::new("tshark");
-        cmd.arg("-r")
-            .arg(&self.file)
-            .args(["-o", "sctp.checksum:CRC 32c"]);
-        for p in &self.ports {
-            cmd.args(["-d", &format!("udp.port=={p},sctp")]);
-        }
         // Per frame: the TSN and stream of each DATA/I-DATA chunk, and
         // which of them carry a MID (I-DATA) or an SSN (DATA).
-        let out = cmd
-            .args([
+        let text = self.read(&[
+            CRC32C,
+            &[
                 "-Y",
                 "sctp.data_tsn_raw",
                 "-T",
                 "fields",
                 "-E",
                 "aggregator=,",
-            ])
-            .args([
-                "-e",
-                "udp.srcport",
-                "-e",
-                "sctp.data_tsn_raw",
+            ],
+            &["-e", "udp.srcport", "-e", "sctp.data_tsn_raw"],
+            &[
                 "-e",
                 "sctp.data_sid",
-            ])
-            .args(["-e", "sctp.data_mid", "-e", "sctp.data_ssn"])
-            .output()
-            .expect("tshark");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+                "-e",
+                "sctp.data_mid",
+                "-e",
+                "sctp.data_ssn",
+            ],
+        ]);
         let mut chunks = Vec::new();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
+        for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
-            let list = |i: usize| -> Vec<&str> {
-                f.get(i)
-                    .map(|v| v.split(',').filter(|x| !x.is_empty()).collect())
-                    .unwrap_or_default()
-            };
+            let list = |i: usize| field_list(&f, i, ',');
             let (tsns, sids) = (list(1), list(2));
             let (mids, ssns) = (list(3).len(), list(4).len());
             assert_eq!(tsns.len(), sids.len(), "frame `{line}`");
