@@ -147,9 +147,18 @@ fn send(a: &mut Association, flight: &InFlight) {
     }
 }
 
+/// Requests never given up: the peer may have performed them already.
+fn never_given_up(r: &Request) -> bool {
+    matches!(r, Request::ResetOutgoing { .. } | Request::SsnTsn)
+}
+
 /// The RE-CONFIG timer expired (RFC 6525 5.1.1): the request goes again,
 /// after twice the wait, and counts as an error of the association, unless
-/// the peer had answered "In progress" (5.2.7).
+/// the peer had answered "In progress" (5.2.7). A flight of requests that
+/// may be given up (adding streams, asking the peer to reset its streams)
+/// counts none: a peer that cannot parse them (pion/sctp v1.11.3 drops
+/// them) is no unreachable peer, and two such requests would otherwise end
+/// an idle association; they are given up after `MAX_REQUEST_RETRANSMITS`.
 pub(in crate::assoc) fn on_timer(a: &mut Association, now: Time) {
     let Some(mut flight) = a.reconfig.in_flight.take() else {
         return;
@@ -157,23 +166,19 @@ pub(in crate::assoc) fn on_timer(a: &mut Association, now: Time) {
     if flight.in_progress {
         flight.in_progress = false;
     } else {
-        if !a.count_error() {
+        if flight.requests.iter().any(|(_, r)| never_given_up(r)) && !a.count_error() {
             return;
         }
         if flight.backoff >= MAX_REQUEST_RETRANSMITS {
             // Never answered: what may be given up is reported as failed.
             let (kept, given_up): (Vec<_>, Vec<_>) = std::mem::take(&mut flight.requests)
                 .into_iter()
-                .partition(|(_, r)| matches!(r, Request::ResetOutgoing { .. } | Request::SsnTsn));
+                .partition(|(_, r)| never_given_up(r));
             flight.requests = kept;
             for (_, request) in given_up {
                 finish(a, now, request, NO_ANSWER, None);
             }
             if flight.requests.is_empty() {
-                // A peer that cannot parse a request is no unreachable
-                // peer: the errors the request counted are forgiven (else
-                // two such requests would end an idle association).
-                a.errors = a.errors.saturating_sub(flight.backoff + 1);
                 return;
             }
         }
