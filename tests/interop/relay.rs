@@ -208,8 +208,16 @@ pub struct Relay {
 
 impl Relay {
     /// Starts relaying between `a` and `b` (both on 127.0.0.1), dropping by `rule`.
+    #[allow(dead_code)] // the relay's own tests
     pub fn start(a: SocketAddr, b: SocketAddr, rule: Rule) -> Relay {
-        let socket = UdpSocket::bind("127.0.0.1:0").expect("relay socket");
+        Self::start_at(0, a, b, rule)
+    }
+
+    /// As [`start`](Self::start), on UDP port `port` of 127.0.0.1: a port
+    /// handed out beside `a`'s and `b`'s, so that binding port 0 cannot take
+    /// one of theirs before they are bound.
+    pub fn start_at(port: u16, a: SocketAddr, b: SocketAddr, rule: Rule) -> Relay {
+        let socket = UdpSocket::bind(("127.0.0.1", port)).expect("relay socket");
         socket
             .set_read_timeout(Some(Duration::from_millis(20)))
             .expect("relay read timeout");

@@ -755,7 +755,8 @@ impl PrCase {
 fn pr_setup(peer: &str, role: &str, rule: Rule) -> (PathBuf, u16, u16, Relay, Capture) {
     let bin = build_peer(peer, &[]);
     let (peer_port, our_port) = (free_port(), free_port());
-    let relay = Relay::start(
+    let relay = Relay::start_at(
+        free_port(),
         local(our_port).parse().unwrap(),
         local(peer_port).parse().unwrap(),
         rule,

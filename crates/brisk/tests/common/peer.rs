@@ -12,12 +12,25 @@ use std::time::Duration;
 use brisk::{Association, Config, Endpoint, EndpointConfig};
 
 /// A UDP port free on loopback right now.
+///
+/// The port is free when this returns, and is bound later by Brisk or a peer:
+/// the kernel may hand a port just freed to the next bind to port 0, so a
+/// port is never handed out twice in one test process (tests run at once
+/// took each other's ports: `AddrInUse`).
 pub fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let port = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// `127.0.0.1:port`.
