@@ -35,17 +35,34 @@
 //! O(log streams) per message. Per-stream state is created the first time a
 //! stream is used (or given a priority or weight), not for every stream the
 //! association negotiated.
+//!
+//! One concern a file: this file holds the queue, its public surface and its
+//! accounting; `stream.rs` the per-stream state and numbering, `fragment.rs`
+//! DATA's whole-message fragmentation, `interleave.rs` I-DATA's fragment
+//! scheduling, `expiry.rs` partial-reliability abandonment, `reset.rs` the
+//! pauses of RFC 6525 stream resets, and `schedule.rs` the stream scheduler's
+//! plumbing.
 
-use std::collections::VecDeque;
+mod expiry;
+mod fragment;
+mod interleave;
+mod reset;
+mod schedule;
+mod stream;
 
 use bytes::Bytes;
 use thiserror::Error;
 
 use crate::message::Reliability;
 use crate::serial::{Ssn, StreamId};
-use crate::tx::stream_scheduler::{Scheduler, SchedulingError, StreamScheduler};
+use crate::tx::stream_scheduler::{Scheduler, StreamScheduler};
 use crate::wire::chunk::DataFlags;
 use crate::{MessageId, OutgoingMessage, Time};
+
+use expiry::is_timed;
+use fragment::InProgress;
+use interleave::DEFAULT_UNIT;
+use stream::{Queued, Stream};
 
 /// One DATA chunk's worth of a message, ready for a TSN.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,74 +123,6 @@ pub enum SendError {
     #[error("the association is closed")]
     Closed,
 }
-
-/// A message waiting in its stream's queue.
-#[derive(Debug)]
-struct Queued {
-    id: MessageId,
-    ppid: u32,
-    unordered: bool,
-    immediate_sack: bool,
-    /// The part not handed out yet.
-    payload: Bytes,
-    queued_at: Time,
-    reliability: Reliability,
-}
-
-/// A message whose first fragment has been handed out and whose last has not.
-#[derive(Debug)]
-struct InProgress {
-    msg: Queued,
-    stream_id: StreamId,
-    ssn: Ssn,
-}
-
-/// I-DATA: the front message of a stream, part of which was handed out.
-#[derive(Debug, Clone, Copy)]
-struct Started {
-    mid: u32,
-    next_fsn: u32,
-    /// What the whole message takes of the peer's receive buffer.
-    charge: usize,
-}
-
-/// Per-stream state, created the first time a stream is used.
-#[derive(Debug)]
-struct Stream {
-    id: StreamId,
-    /// SSN of the next ordered message (RFC 9260 6.5).
-    next_ssn: Ssn,
-    /// I-DATA: MID of the next ordered message (RFC 8260 2.1).
-    next_mid: u32,
-    /// I-DATA: MID of the next unordered message, a sequence of its own.
-    next_unordered_mid: u32,
-    /// I-DATA: the front message was started (its first fragment handed out).
-    started: Option<Started>,
-    /// Messages not finished, oldest first; without I-DATA nothing of them
-    /// was handed out (the started one is `SendQueue::current`).
-    messages: VecDeque<Queued>,
-    /// RFC 6525 5.1.2 A1: while the stream's reset is requested, messages
-    /// sent after the request wait here, unscheduled and without an SSN,
-    /// until the reset ends. One segment per reset owed: a reset asked for
-    /// again after messages were held ends the segment, and those messages
-    /// go (with the numbering the first reset gives) before the second
-    /// reset. Empty: not paused.
-    held: VecDeque<VecDeque<Queued>>,
-}
-
-impl Stream {
-    /// RFC 6525 5.1.2 (and 5.1.4): after a reset the stream numbers its
-    /// ordered messages from SSN 0 again; with I-DATA, RFC 8260 2.3 resets
-    /// both MID counters, ordered and unordered, to 0.
-    fn reset_numbering(&mut self) {
-        self.next_ssn = Ssn(0);
-        self.next_mid = 0;
-        self.next_unordered_mid = 0;
-    }
-}
-
-/// `slot_of` entry of a stream that has no state yet.
-const NO_SLOT: u32 = u32::MAX;
 
 /// Messages waiting to be sent for the first time; see the [module docs](self).
 #[derive(Debug)]
@@ -326,60 +275,6 @@ impl SendQueue {
         Ok(())
     }
 
-    /// Hands out the next fragment to send, of at most `max_payload` payload bytes.
-    ///
-    /// Returns `None` if nothing is queued, or if `max_payload` is 0 (no fragment
-    /// fits). The caller must give the fragments consecutive TSNs in the order this
-    /// returns them.
-    pub fn next_fragment(&mut self, max_payload: usize) -> Option<PendingFragment> {
-        if max_payload == 0 {
-            return None;
-        }
-        if self.interleave {
-            return self.next_interleaved(max_payload);
-        }
-        // RFC 9260 6.9: the fragments of a message take consecutive TSNs, so a
-        // started message finishes before the next one begins.
-        let beginning = self.current.is_none();
-        if beginning {
-            self.start_next_message()?;
-        }
-        let cur = self.current.as_mut()?;
-        let ending = cur.msg.payload.len() <= max_payload;
-        let payload = if ending {
-            std::mem::take(&mut cur.msg.payload)
-        } else {
-            cur.msg.payload.split_to(max_payload)
-        };
-        // RFC 9260 6.9: B/E = 10 on the first fragment, 00 in the middle, 01 on the
-        // last, 11 when unfragmented; U on every fragment of an unordered message.
-        // RFC 9260 3.3.1 (RFC 7053): I on the message's last fragment.
-        let fragment = PendingFragment {
-            msg: cur.msg.id,
-            stream_id: cur.stream_id,
-            ssn: cur.ssn,
-            ppid: cur.msg.ppid,
-            flags: DataFlags {
-                immediate: ending && cur.msg.immediate_sack,
-                unordered: cur.msg.unordered,
-                beginning,
-                ending,
-            },
-            payload,
-            queued_at: cur.msg.queued_at,
-            reliability: cur.msg.reliability,
-            idata: false,
-            mid: 0,
-            fsn: 0,
-        };
-        self.buffered -= fragment.payload.len();
-        if ending {
-            self.current = None;
-            self.len -= 1;
-        }
-        Some(fragment)
-    }
-
     /// The payload length the next call to [`next_fragment`](Self::next_fragment)
     /// with the same `max_payload` would hand out, without taking it.
     pub fn peek_len(&self, max_payload: usize) -> Option<usize> {
@@ -419,45 +314,6 @@ impl SendQueue {
     /// not finished: with I-DATA on any stream, not only the one in turn.
     pub fn has_started_message(&self) -> bool {
         self.current.is_some() || self.streams.iter().any(|s| s.started.is_some())
-    }
-
-    /// The next fragment of a message already started, never the first of
-    /// a new one: while an SSN/TSN reset waits (RFC 6525 5.1.4) the started
-    /// messages finish with their numbering and nothing new begins.
-    pub fn next_started_fragment(&mut self, max_payload: usize) -> Option<PendingFragment> {
-        if max_payload == 0 {
-            return None;
-        }
-        if !self.interleave {
-            self.current.as_ref()?;
-            return self.next_fragment(max_payload);
-        }
-        let slot = self.started_slot()?;
-        self.next_interleaved_of(slot, true, max_payload)
-    }
-
-    /// The payload length [`next_started_fragment`](Self::next_started_fragment)
-    /// would hand out, without taking it.
-    pub fn peek_started_len(&self, max_payload: usize) -> Option<usize> {
-        if max_payload == 0 {
-            return None;
-        }
-        let remaining = if self.interleave {
-            let slot = self.started_slot()?;
-            self.streams[slot as usize].messages.front()?.payload.len()
-        } else {
-            self.current.as_ref()?.msg.payload.len()
-        };
-        Some(remaining.min(max_payload))
-    }
-
-    /// I-DATA: the first stream with a started message.
-    fn started_slot(&self) -> Option<u32> {
-        // At most 65535 streams: a slot fits in a u32.
-        self.streams
-            .iter()
-            .position(|s| s.started.is_some())
-            .map(|i| i as u32)
     }
 
     /// True if the next fragment continues a message whose first fragment has
@@ -504,118 +360,6 @@ impl SendQueue {
         ids
     }
 
-    /// RFC 7496 3.1: removes the messages not yet started whose lifetime
-    /// ran out by `now` (they never took a TSN) and returns their ids.
-    pub fn abandon_expired(&mut self, now: Time) -> Vec<MessageId> {
-        if self.timed == 0 {
-            return Vec::new();
-        }
-        let mut gone = Vec::new();
-        for stream in &mut self.streams {
-            // I-DATA: a started front message took TSNs; it is abandoned
-            // with its chunks, not here.
-            let mut keep_front = stream.started.is_some();
-            let mut keep = |m: &Queued| {
-                let expired =
-                    is_timed(m.reliability) && m.reliability.abandons(m.queued_at, 0, now);
-                if expired {
-                    gone.push((m.id, m.payload.len()));
-                }
-                !expired
-            };
-            stream
-                .messages
-                .retain(|m| std::mem::take(&mut keep_front) || keep(m));
-            for held in &mut stream.held {
-                held.retain(&mut keep);
-            }
-        }
-        if gone.is_empty() {
-            return Vec::new();
-        }
-        // The scheduler learns the queue anew, in send order (a rare event).
-        self.set_scheduler(self.sched.kind());
-        for &(_, len) in &gone {
-            self.buffered -= len;
-            self.len -= 1;
-            self.timed -= 1;
-        }
-        gone.into_iter().map(|(id, _)| id).collect()
-    }
-
-    /// RFC 3758 3.5: the message `id`, part of which was sent, is abandoned:
-    /// its fragments not handed out yet are dropped. If it was the message
-    /// being fragmented, returns its end as a fragment without payload, for
-    /// the retransmission queue to give a TSN that FORWARD TSN skips, so that
-    /// the receiver learns the message's stream and SSN (as dcSCTP does).
-    ///
-    /// With I-DATA the message is the started front of its stream, and its
-    /// end carries its MID, which the I-FORWARD-TSN names (RFC 8260 2.3).
-    pub fn abandon_current(&mut self, id: MessageId) -> Option<PendingFragment> {
-        if self.interleave {
-            return self.abandon_started(id);
-        }
-        if self.current.as_ref().is_none_or(|cur| cur.msg.id != id) {
-            return None;
-        }
-        let cur = self.current.take()?;
-        self.buffered -= cur.msg.payload.len();
-        self.len -= 1;
-        Some(PendingFragment {
-            msg: cur.msg.id,
-            stream_id: cur.stream_id,
-            ssn: cur.ssn,
-            ppid: cur.msg.ppid,
-            flags: DataFlags {
-                immediate: false,
-                unordered: cur.msg.unordered,
-                beginning: false,
-                ending: true,
-            },
-            payload: Bytes::new(),
-            queued_at: cur.msg.queued_at,
-            reliability: cur.msg.reliability,
-            idata: false,
-            mid: 0,
-            fsn: 0,
-        })
-    }
-
-    /// I-DATA: drops the started front message `id` of its stream, if any,
-    /// and returns its end as a fragment without payload.
-    fn abandon_started(&mut self, id: MessageId) -> Option<PendingFragment> {
-        let stream = self
-            .streams
-            .iter_mut()
-            .find(|s| s.started.is_some() && s.messages.front().is_some_and(|m| m.id == id))?;
-        let started = stream.started.take()?;
-        self.open_charge = self.open_charge.saturating_sub(started.charge);
-        let m = stream.messages.pop_front()?;
-        let end = PendingFragment {
-            msg: m.id,
-            stream_id: stream.id,
-            ssn: Ssn(0),
-            ppid: m.ppid,
-            flags: DataFlags {
-                immediate: false,
-                unordered: m.unordered,
-                beginning: false,
-                ending: true,
-            },
-            payload: Bytes::new(),
-            queued_at: m.queued_at,
-            reliability: m.reliability,
-            idata: true,
-            mid: started.mid,
-            fsn: started.next_fsn,
-        };
-        self.buffered -= m.payload.len();
-        self.len -= 1;
-        // The scheduler learns the queue anew (a rare event).
-        self.set_scheduler(self.sched.kind());
-        Some(end)
-    }
-
     /// Narrows the streams to the number negotiated in the handshake (RFC 9260
     /// 5.1.1). Messages queued on streams that no longer exist are removed and
     /// returned, so that the application learns they will not be sent.
@@ -654,406 +398,6 @@ impl SendQueue {
     pub fn outbound_streams(&self) -> u16 {
         self.outbound_streams
     }
-
-    /// The packet of new data being assembled is complete. The packet
-    /// assembly calls this after each packet's new data: under round robin
-    /// per packet the next packet may belong to another stream (RFC 8260
-    /// 3.3); the other schedulers ignore it.
-    pub fn on_packet_end(&mut self) {
-        self.sched.on_packet_end();
-    }
-
-    /// The stream scheduler in use (RFC 8260 3).
-    pub fn scheduler(&self) -> StreamScheduler {
-        self.sched.kind()
-    }
-
-    /// Changes the stream scheduler (RFC 8260 3). Queued messages keep their
-    /// order within their streams, and the new scheduler sees them as if
-    /// they had been pushed in the order of their ids; a message already
-    /// started still finishes first (RFC 9260 6.9). Priorities and weights
-    /// are kept.
-    pub fn set_scheduler(&mut self, scheduler: StreamScheduler) {
-        self.sched = self.sched.switched_to(scheduler);
-        let mut queued: Vec<(MessageId, u32)> = Vec::with_capacity(self.len);
-        for (slot, stream) in self.streams.iter().enumerate() {
-            // At most 65535 streams: the slot fits in a u32.
-            queued.extend(stream.messages.iter().map(|m| (m.id, slot as u32)));
-        }
-        queued.sort_unstable();
-        let mut seen = vec![false; self.streams.len()];
-        for (_, slot) in queued {
-            let was_idle = !std::mem::replace(&mut seen[slot as usize], true);
-            let head_len = self.head_len(slot).unwrap_or(0);
-            self.sched.on_push(slot, was_idle, head_len);
-        }
-    }
-
-    /// RFC 8260 3.4: sets the priority of `stream_id`; lower values go first.
-    pub fn set_priority(&mut self, stream_id: u16, priority: u16) -> Result<(), SchedulingError> {
-        let slot = self.slot_for_setting(stream_id)?;
-        let head_len = self.head_len(slot);
-        self.sched.set_priority(slot, priority, head_len);
-        Ok(())
-    }
-
-    /// RFC 8260 3.6: sets the weight of `stream_id`, at least 1.
-    pub fn set_weight(&mut self, stream_id: u16, weight: u16) -> Result<(), SchedulingError> {
-        if weight == 0 {
-            return Err(SchedulingError::ZeroWeight);
-        }
-        let slot = self.slot_for_setting(stream_id)?;
-        let head_len = self.head_len(slot);
-        self.sched.set_weight(slot, weight, head_len);
-        Ok(())
-    }
-
-    /// The priority of `stream_id` (RFC 8260 3.4), `None` for an unknown stream.
-    pub fn priority(&self, stream_id: u16) -> Option<u16> {
-        self.known_slot(stream_id).map_or(
-            (stream_id < self.outbound_streams)
-                .then_some(crate::tx::stream_scheduler::DEFAULT_PRIORITY),
-            |slot| Some(self.sched.priority(slot)),
-        )
-    }
-
-    /// The weight of `stream_id` (RFC 8260 3.6), `None` for an unknown stream.
-    pub fn weight(&self, stream_id: u16) -> Option<u16> {
-        self.known_slot(stream_id).map_or(
-            (stream_id < self.outbound_streams)
-                .then_some(crate::tx::stream_scheduler::DEFAULT_WEIGHT),
-            |slot| Some(self.sched.weight(slot)),
-        )
-    }
-
-    /// RFC 6525 5.1.2 A1: pauses `stream_id` for a reset: the messages
-    /// queued on it now still go first; those sent from now on wait,
-    /// without an SSN, until [`resume`](Self::resume). A stream already
-    /// paused with messages held owes one more reset after the first (they
-    /// go between the two); without messages held the two resets are one.
-    /// Ignored for a stream that does not exist.
-    pub fn pause(&mut self, stream_id: u16) {
-        if stream_id >= self.outbound_streams {
-            return;
-        }
-        let slot = self.slot(stream_id);
-        let stream = &mut self.streams[slot as usize];
-        if stream.held.back().is_none_or(|last| !last.is_empty()) {
-            stream.held.push_back(VecDeque::new());
-        }
-    }
-
-    /// The outbound streams used so far (with state), in no particular
-    /// order; the others still number from SSN 0 and hold nothing.
-    pub fn used_streams(&self) -> impl Iterator<Item = u16> + '_ {
-        self.streams
-            .iter()
-            .map(|s| s.id.0)
-            .filter(|&id| id < self.outbound_streams)
-    }
-
-    /// Whether `stream_id` waits for a reset (5.1.2 A1).
-    pub fn is_paused(&self, stream_id: u16) -> bool {
-        self.known_slot(stream_id)
-            .is_some_and(|slot| !self.streams[slot as usize].held.is_empty())
-    }
-
-    /// Whether `stream_id` is paused and has handed out every message
-    /// queued before the pause (its reset request may go: RFC 6525 5.1.2
-    /// A3, every TSN of the stream's old numbering is assigned).
-    pub fn is_drained(&self, stream_id: u16) -> bool {
-        let Some(slot) = self.known_slot(stream_id) else {
-            return false;
-        };
-        let stream = &self.streams[slot as usize];
-        !stream.held.is_empty()
-            && stream.messages.is_empty()
-            && self
-                .current
-                .as_ref()
-                .is_none_or(|cur| cur.stream_id.0 != stream_id)
-    }
-
-    /// Ends the pause of `stream_id` for one reset: with `reset_ssn` (RFC
-    /// 6525 5.1.2: the reset was performed) its next SSN is 0; the messages
-    /// held for that reset are scheduled in order. If another reset is owed
-    /// the stream stays paused for it.
-    pub fn resume(&mut self, stream_id: u16, reset_ssn: bool) {
-        let Some(slot) = self.known_slot(stream_id) else {
-            return;
-        };
-        let stream = &mut self.streams[slot as usize];
-        if reset_ssn {
-            stream.reset_numbering();
-        }
-        let Some(held) = stream.held.pop_front() else {
-            return;
-        };
-        for m in held {
-            let stream = &mut self.streams[slot as usize];
-            let was_idle = stream.messages.is_empty();
-            let len = m.payload.len();
-            stream.messages.push_back(m);
-            let head_len = self.head_len(slot).unwrap_or(len);
-            self.sched.on_push(slot, was_idle, head_len);
-        }
-    }
-
-    /// RFC 6525 5.1.4 (SSN/TSN reset): every stream numbers its ordered
-    /// messages from 0 again.
-    pub fn reset_all_ssns(&mut self) {
-        for stream in &mut self.streams {
-            stream.reset_numbering();
-        }
-    }
-
-    /// The slot of a stream below the outbound count that has state.
-    fn known_slot(&self, stream_id: u16) -> Option<u32> {
-        if stream_id >= self.outbound_streams {
-            return None;
-        }
-        let slot = *self.slot_of.get(usize::from(stream_id))?;
-        (slot != NO_SLOT).then_some(slot)
-    }
-
-    /// Takes the next message in turn out of its stream, gives it its SSN and makes
-    /// it `current`. `None` if no stream has a message.
-    fn start_next_message(&mut self) -> Option<()> {
-        let slot = self.sched.peek()?;
-        let stream = &mut self.streams[slot as usize];
-        let msg = stream.messages.pop_front()?;
-        self.timed -= usize::from(is_timed(msg.reliability));
-        self.sched
-            .on_start(slot, stream.messages.front().map(|m| m.payload.len()));
-        let ssn = if msg.unordered {
-            // RFC 9260 6.5: unordered messages do not change the SSN; RFC 9260
-            // 3.3.1: the receiver ignores it.
-            Ssn(0)
-        } else {
-            // RFC 9260 6.5: +1 per ordered message, 65535 wraps to 0.
-            let ssn = stream.next_ssn;
-            stream.next_ssn = ssn.next();
-            ssn
-        };
-        self.current = Some(InProgress {
-            msg,
-            stream_id: stream.id,
-            ssn,
-        });
-        Some(())
-    }
-
-    /// The slot of `stream_id`, creating its state on first use.
-    fn slot(&mut self, stream_id: u16) -> u32 {
-        let i = usize::from(stream_id);
-        if i >= self.slot_of.len() {
-            self.slot_of.resize(i + 1, NO_SLOT);
-        }
-        if self.slot_of[i] == NO_SLOT {
-            // At most 65535 streams, so the slot index fits in a u32 below NO_SLOT.
-            self.slot_of[i] = self.streams.len() as u32;
-            self.streams.push(Stream {
-                id: StreamId(stream_id),
-                next_ssn: Ssn(0),
-                next_mid: 0,
-                next_unordered_mid: 0,
-                started: None,
-                messages: VecDeque::new(),
-                held: VecDeque::new(),
-            });
-            self.sched.add_stream();
-        }
-        self.slot_of[i]
-    }
-
-    /// The slot of an existing stream, for a scheduling parameter.
-    fn slot_for_setting(&mut self, stream_id: u16) -> Result<u32, SchedulingError> {
-        if stream_id >= self.outbound_streams {
-            return Err(SchedulingError::InvalidStream {
-                stream_id,
-                outbound_streams: self.outbound_streams,
-            });
-        }
-        Ok(self.slot(stream_id))
-    }
-
-    /// The length of the front message of stream `slot`, if it has one:
-    /// what the scheduler weighs its turn by. With I-DATA a turn is one
-    /// fragment, at most the unit.
-    fn head_len(&self, slot: u32) -> Option<usize> {
-        let len = self.streams[slot as usize].messages.front()?.payload.len();
-        Some(if self.interleave {
-            len.min(self.unit)
-        } else {
-            len
-        })
-    }
-
-    /// I-DATA (RFC 8260): the next fragment of the stream in turn, whose
-    /// front message may already be part-sent; the scheduler picks a stream
-    /// for each fragment.
-    fn next_interleaved(&mut self, max_payload: usize) -> Option<PendingFragment> {
-        let (slot, bypass) = self.interleaved_slot(max_payload)?;
-        self.next_interleaved_of(slot, bypass, max_payload)
-    }
-
-    /// I-DATA: the next fragment of stream `slot`'s front message, served in
-    /// its turn or (`bypass`) out of it.
-    fn next_interleaved_of(
-        &mut self,
-        slot: u32,
-        bypass: bool,
-        max_payload: usize,
-    ) -> Option<PendingFragment> {
-        self.unit = max_payload;
-        let charge = self.streams[slot as usize]
-            .messages
-            .front()
-            .map_or(0, |m| charge_of(m.payload.len(), max_payload));
-        let stream = &mut self.streams[slot as usize];
-        let msg = stream.messages.front_mut()?;
-        let beginning = stream.started.is_none();
-        let (mid, fsn, charge) = match stream.started {
-            Some(s) => (s.mid, s.next_fsn, s.charge),
-            None => {
-                self.open_charge += charge;
-                self.timed -= usize::from(is_timed(msg.reliability));
-                // RFC 8260 2.1: ordered and unordered messages take MIDs
-                // from separate sequences, +1 per message, wrapping at 2^32.
-                let seq = if msg.unordered {
-                    &mut stream.next_unordered_mid
-                } else {
-                    &mut stream.next_mid
-                };
-                let mid = *seq;
-                *seq = mid.wrapping_add(1);
-                (mid, 0, charge)
-            }
-        };
-        let ending = msg.payload.len() <= max_payload;
-        let payload = if ending {
-            std::mem::take(&mut msg.payload)
-        } else {
-            msg.payload.split_to(max_payload)
-        };
-        let fragment = PendingFragment {
-            msg: msg.id,
-            stream_id: stream.id,
-            ssn: Ssn(0),
-            ppid: msg.ppid,
-            flags: DataFlags {
-                immediate: ending && msg.immediate_sack,
-                unordered: msg.unordered,
-                beginning,
-                ending,
-            },
-            payload,
-            queued_at: msg.queued_at,
-            reliability: msg.reliability,
-            idata: true,
-            mid,
-            // RFC 8260 2.1: the FSN of the first fragment is 0, +1 per fragment.
-            fsn,
-        };
-        self.buffered -= fragment.payload.len();
-        if ending {
-            stream.started = None;
-            stream.messages.pop_front();
-            self.len -= 1;
-            self.open_charge = self.open_charge.saturating_sub(charge);
-        } else {
-            stream.started = Some(Started {
-                mid,
-                next_fsn: fsn.wrapping_add(1),
-                charge,
-            });
-        }
-        let next = self.head_len(slot);
-        match (bypass, ending) {
-            // Served out of turn: the scheduler keeps the stream's turn,
-            // unless it has nothing left.
-            (true, _) if next.is_none() => self.sched.remove(slot),
-            (true, _) => {}
-            (false, true) => self.sched.on_start(slot, next),
-            (false, false) => self.sched.on_fragment(slot, next.unwrap_or(0)),
-        }
-        self.pass_blocked_turns(max_payload);
-        Some(fragment)
-    }
-
-    /// Interleaving: a stream whose turn comes while its front message
-    /// cannot start (see [`Self::interleaved_slot`]) passes its turn, so
-    /// that the streams behind it (a small message, say) go first; at most
-    /// one pass per stream.
-    fn pass_blocked_turns(&mut self, max_payload: usize) {
-        if self.sched.kind() == StreamScheduler::Fcfs {
-            // One message at a time: nothing ever waits for room.
-            return;
-        }
-        for _ in 0..self.streams.len() {
-            let Some(slot) = self.sched.peek() else {
-                return;
-            };
-            if !self.blocked(slot, max_payload) {
-                return;
-            }
-            let head = self.head_len(slot).unwrap_or(0);
-            self.sched.on_fragment(slot, head);
-        }
-    }
-
-    /// Interleaving: whether the front message of stream `slot` is not
-    /// started and would not fit in the peer's buffer beside the messages
-    /// in progress (`set_peer_buffer`; one alone always fits).
-    fn blocked(&self, slot: u32, max_payload: usize) -> bool {
-        let stream = &self.streams[slot as usize];
-        let Some(front) = stream.messages.front() else {
-            return false;
-        };
-        stream.started.is_none()
-            && self.open_charge > 0
-            && self
-                .open_charge
-                .saturating_add(charge_of(front.payload.len(), max_payload))
-                > self.peer_buffer
-    }
-
-    /// Interleaving: the stream whose fragment goes next, and whether it is
-    /// served out of the scheduler's turn. The stream in turn goes, unless
-    /// it is [blocked](Self::blocked) (the streams behind it were blocked
-    /// too); then a message in progress continues instead (the first
-    /// stream's that has one), so that the peer can finish it and make room.
-    fn interleaved_slot(&self, max_payload: usize) -> Option<(u32, bool)> {
-        let slot = self.sched.peek()?;
-        if !self.blocked(slot, max_payload) {
-            return Some((slot, false));
-        }
-        // A message waits only while another is in progress; should none
-        // be, the stream in turn goes after all rather than nothing at all.
-        // At most 65535 streams: a slot fits in a u32.
-        Some(
-            self.streams
-                .iter()
-                .position(|s| s.started.is_some())
-                .map_or((slot, false), |other| (other as u32, true)),
-        )
-    }
-}
-
-/// What a message of `len` bytes, cut into fragments of `max_payload`,
-/// takes of the peer's receive buffer while it is held there whole: its
-/// bytes and each chunk's bookkeeping (`tx::outstanding::PEER_CHUNK_OVERHEAD`).
-fn charge_of(len: usize, max_payload: usize) -> usize {
-    let chunks = len.div_ceil(max_payload.max(1));
-    len.saturating_add(chunks.saturating_mul(crate::tx::outstanding::PEER_CHUNK_OVERHEAD as usize))
-}
-
-/// Interleaving: the scheduler's unit until a fragment size is known.
-const DEFAULT_UNIT: usize = 1200;
-
-/// Whether a message has a lifetime (RFC 7496 3.1).
-fn is_timed(r: Reliability) -> bool {
-    matches!(r, Reliability::Lifetime(_))
 }
 
 #[cfg(test)]
@@ -1063,6 +407,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::tx::stream_scheduler::SchedulingError;
 
     const BIG: usize = 1 << 30;
 
