@@ -272,17 +272,7 @@ impl IReassembly {
                     .map(|(&k, _)| k)
             })
             .collect();
-        let mut dropped = 0;
-        for key in doomed {
-            if let Some(p) = self.partials.remove(&key) {
-                for (tsn, _) in p.fragments.values() {
-                    self.by_tsn.remove(tsn);
-                }
-                dropped += p.bytes;
-            }
-        }
-        self.buffered = self.buffered.saturating_sub(dropped);
-        dropped
+        self.drop_partials(doomed)
     }
 
     /// RFC 6525 5.2.2 with RFC 8260: the peer reset `stream_id` once every
@@ -321,8 +311,14 @@ impl IReassembly {
             .filter(|(_, p)| p.fragments.values().any(|&(tsn, _)| tsn <= last))
             .map(|(&k, _)| k)
             .collect();
+        self.drop_partials(doomed)
+    }
+
+    /// Drops the unfinished messages `keys` and their fragments; returns the
+    /// bytes dropped.
+    fn drop_partials(&mut self, keys: Vec<MessageKey>) -> usize {
         let mut dropped = 0;
-        for key in doomed {
+        for key in keys {
             if let Some(p) = self.partials.remove(&key) {
                 for (tsn, _) in p.fragments.values() {
                     self.by_tsn.remove(tsn);

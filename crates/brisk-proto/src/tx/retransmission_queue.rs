@@ -839,10 +839,9 @@ impl RetransmissionQueue {
             return None;
         }
         let (point, streams) = self.outstanding.forward_tsn_point(max_streams);
-        if point == self.outstanding.cum_ack_point() || self.forwarded_to == Some(point) {
+        if !self.forward_due(now, point) {
             return None;
         }
-        self.note_forwarded(now, point);
         Some(ForwardTsn {
             new_cum_tsn: point.0,
             streams: streams
@@ -855,12 +854,18 @@ impl RetransmissionQueue {
         })
     }
 
-    /// A FORWARD TSN (or I-FORWARD-TSN) to `point` leaves now: remembered
-    /// so that it is not repeated until lost (`repeat_lost_forward_tsn`).
-    fn note_forwarded(&mut self, now: Time, point: Tsn) {
+    /// Whether a FORWARD TSN (or I-FORWARD-TSN) to `point` is due: it moves
+    /// the peer past its cumulative ack, and says more than the last one
+    /// (or that one was lost). If so it leaves now, remembered so that it is
+    /// not repeated until lost (`repeat_lost_forward_tsn`).
+    fn forward_due(&mut self, now: Time, point: Tsn) -> bool {
+        if point == self.outstanding.cum_ack_point() || self.forwarded_to == Some(point) {
+            return false;
+        }
         self.forwarded_to = Some(point);
         self.forwarded_at = now;
         self.forwarded_before = self.outstanding.next_tsn();
+        true
     }
 
     /// RFC 8260 2.3.1: [`take_forward_tsn`](Self::take_forward_tsn) for an
@@ -871,10 +876,9 @@ impl RetransmissionQueue {
             return None;
         }
         let (point, entries) = self.outstanding.iforward_tsn_point(max_entries);
-        if point == self.outstanding.cum_ack_point() || self.forwarded_to == Some(point) {
+        if !self.forward_due(now, point) {
             return None;
         }
-        self.note_forwarded(now, point);
         Some(IForwardTsn {
             new_cum_tsn: point.0,
             streams: entries

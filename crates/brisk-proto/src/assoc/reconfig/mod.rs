@@ -169,6 +169,14 @@ impl Held {
             Held::IData(m) => Tsn(m.first_tsn),
         }
     }
+
+    /// The message's stream, whether it is unordered, and its payload bytes.
+    fn stream_unordered_len(&self) -> (u16, bool, usize) {
+        match self {
+            Held::Data(m) => (m.stream_id, m.unordered, m.payload.len()),
+            Held::IData(m) => (m.stream_id, m.unordered, m.payload.len()),
+        }
+    }
 }
 
 impl Deferred {

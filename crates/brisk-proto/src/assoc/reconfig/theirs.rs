@@ -242,42 +242,40 @@ fn on_add_incoming(a: &mut Association, added: u16) -> ReconfigResult {
 /// A whole message for delivery: held if a deferred reset covers its
 /// stream and it belongs to the new numbering (5.2.2 E1).
 pub(in crate::assoc) fn deliver(a: &mut Association, msg: Reassembled, now: Time) {
-    if let Some(d) = a.reconfig.deferred.as_mut()
-        && !msg.unordered
-        && d.is_next_numbering(msg.stream_id, msg.first_tsn)
-    {
-        d.hold(msg.payload.len(), Held::Data(msg));
-        return;
+    if let Some(Held::Data(msg)) = hold_if_due(a, Held::Data(msg)) {
+        a.delivery.push(msg, now);
     }
-    if !msg.unordered && a.reconfig.ssn_tsn_in_flight() {
-        hold_for_ssn_tsn(a, msg.payload.len(), Held::Data(msg));
-        return;
-    }
-    a.delivery.push(msg, now);
-}
-
-/// 5.1.4: an ordered message completed while our SSN/TSN Reset Request is
-/// in flight waits for the answer (see `Reconfig::ssn_tsn_held`).
-fn hold_for_ssn_tsn(a: &mut Association, bytes: usize, msg: Held) {
-    a.reconfig.ssn_tsn_held_bytes += bytes;
-    a.reconfig.ssn_tsn_held.push(msg);
 }
 
 /// A whole I-DATA message for ordering by MID: held as DATA ones are
 /// (5.2.2 E1, the MIDs restarting at 0 with RFC 8260).
 fn deliver_idata(a: &mut Association, msg: IReassembled, now: Time) {
+    if let Some(Held::IData(msg)) = hold_if_due(a, Held::IData(msg)) {
+        a.mid_ordering.push(msg, now, &mut a.delivery);
+    }
+}
+
+/// Holds an ordered message that a deferred reset must hold (it is of the
+/// new numbering, 5.2.2 E1), or that waits for the answer to our SSN/TSN
+/// Reset Request (5.1.4, see `Reconfig::ssn_tsn_held`); gives back any
+/// other, to be delivered now.
+fn hold_if_due(a: &mut Association, msg: Held) -> Option<Held> {
+    let (stream, unordered, bytes) = msg.stream_unordered_len();
+    if unordered {
+        return Some(msg);
+    }
     if let Some(d) = a.reconfig.deferred.as_mut()
-        && !msg.unordered
-        && d.is_next_numbering(msg.stream_id, msg.first_tsn)
+        && d.is_next_numbering(stream, msg.first_tsn().0)
     {
-        d.hold(msg.payload.len(), Held::IData(msg));
-        return;
+        d.hold(bytes, msg);
+        return None;
     }
-    if !msg.unordered && a.reconfig.ssn_tsn_in_flight() {
-        hold_for_ssn_tsn(a, msg.payload.len(), Held::IData(msg));
-        return;
+    if a.reconfig.ssn_tsn_in_flight() {
+        a.reconfig.ssn_tsn_held_bytes += bytes;
+        a.reconfig.ssn_tsn_held.push(msg);
+        return None;
     }
-    a.mid_ordering.push(msg, now, &mut a.delivery);
+    Some(msg)
 }
 
 /// A new I-DATA fragment for reassembly (RFC 8260 2.1). While a deferred
