@@ -8,7 +8,7 @@ pub(crate) use lookup::Lookup;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -34,6 +34,12 @@ pub struct EndpointConfig {
     pub accept_config: Config,
     /// Associations at most; further COOKIE ECHOs are answered with ABORT.
     pub max_associations: usize,
+    /// Our IP addresses (RFC 9260 5.1.2), for a multi-homed endpoint: with two
+    /// or more, INIT and INIT ACK list them all as address parameters and the
+    /// peer may reach us at any of them. With none or one, no address
+    /// parameter is sent (the peer uses the packet's source address), which
+    /// keeps the single-homed handshake as it was.
+    pub addresses: Vec<IpAddr>,
 }
 
 impl Default for EndpointConfig {
@@ -43,6 +49,7 @@ impl Default for EndpointConfig {
             accept: true,
             accept_config: Config::rfc9260(),
             max_associations: 100_000,
+            addresses: Vec::new(),
         }
     }
 }
