@@ -128,6 +128,7 @@ impl Association {
                 PathState::Active => {}
             }
             self.report_path(now, id);
+            heartbeat::on_path_failing(self, now, id);
         }
         self.reselect_data_path(now, None);
         // RFC 7829 5: past PSMR the primary is replaced for good.
