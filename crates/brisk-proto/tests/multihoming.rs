@@ -533,3 +533,157 @@ fn signaling_with_pf_delivers_messages_sent_in_an_outage_within_two_rto_min_plus
         );
     }
 }
+
+/// Seeded random scenarios on two paths: loss on each link, outages of
+/// either link (or both) starting and ending at random, RFC 9260 or PF
+/// settings. Every message sent arrives exactly once and in order, or the
+/// association failed and A was told which messages may not have arrived.
+/// `BRISK_DEEP=1` runs ten times as many; `BRISK_MH_SEED=N` replays one.
+#[test]
+fn random_outages_and_loss_on_two_paths_deliver_every_message_exactly_once() {
+    use rand::{Rng, SeedableRng};
+    if let Some(seed) = std::env::var("BRISK_MH_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if let Err(e) = scenario(seed) {
+            panic!("seed {seed}: {e}");
+        }
+        return;
+    }
+    let n = if std::env::var("BRISK_DEEP").is_ok_and(|v| v == "1") {
+        10_000
+    } else {
+        1_000
+    };
+    let (mut failures, mut failovers, mut closed) = (Vec::new(), 0, 0);
+    for seed in 0..n {
+        match scenario(seed) {
+            Ok((f, c)) => {
+                failovers += f;
+                closed += u64::from(c);
+            }
+            Err(e) => failures.push(format!("seed {seed}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The scenarios exercise what they claim: data moved between paths.
+    assert!(
+        failovers > n / 4,
+        "only {failovers} failovers in {n} scenarios"
+    );
+    assert!(closed < n / 10, "{closed} of {n} associations failed");
+
+    fn scenario(seed: u64) -> Result<(u64, bool), String> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut cfg = match rng.random_range(0..4) {
+            0 => rfc(rng.random_range(1..=5)),
+            1 => pf(0),
+            2 => pf(1),
+            _ => {
+                let mut c = Config::signaling();
+                c.assoc_max_retrans = 20;
+                c
+            }
+        };
+        cfg.hb_interval = ms(rng.random_range(200..3000));
+        let mut d = Dual::new(ms(rng.random_range(5..40)), cfg.clone());
+        d.delay[1] = ms(rng.random_range(5..60));
+        d.seed(seed);
+        d.connect(cfg);
+        d.loss = [rng.random_range(0.0..0.15), rng.random_range(0.0..0.15)];
+        // Outage windows: (link, start, end).
+        let mut outages = Vec::new();
+        for _ in 0..rng.random_range(1..4) {
+            let start = d.now + ms(rng.random_range(0..6000));
+            outages.push((
+                rng.random_range(0..2usize),
+                start,
+                start + ms(rng.random_range(100..4000)),
+            ));
+        }
+        let mut next_send = d.now;
+        let total = 30u32;
+        let mut sent = 0u32;
+        let mut received: Vec<u32> = Vec::new();
+        let end = d.now + Duration::from_secs(180);
+        while d.now < end {
+            for l in 0..2 {
+                let down = outages
+                    .iter()
+                    .any(|&(k, s, e)| k == l && s <= d.now && d.now < e);
+                if down {
+                    d.cut(l);
+                } else {
+                    d.restore(l);
+                }
+            }
+            if sent < total && d.now >= next_send && !d.a_assoc_closed() {
+                let len = rng.random_range(1..3000usize);
+                let mut payload = sent.to_be_bytes().to_vec();
+                payload.resize(len.max(4), 0xab);
+                d.a_send(&payload);
+                sent += 1;
+                next_send = d.now + ms(rng.random_range(0..300));
+            }
+            d.run_for(ms(10));
+            for m in d.b_recv_all() {
+                received.push(u32::from_be_bytes(m[..4].try_into().unwrap()));
+            }
+            let a_closed = d.a_assoc_closed();
+            if sent == total && (a_closed || d.a_assoc().all_acked()) {
+                break;
+            }
+        }
+        let expected: Vec<u32> = (0..received.len() as u32).collect();
+        if received != expected {
+            return Err(format!("delivered out of order or twice: {received:?}"));
+        }
+        let failed = d
+            .a_events
+            .iter()
+            .filter(|(_, _, e)| matches!(e, Event::SendFailed { .. }))
+            .count() as u32;
+        let closed = d.a_assoc_closed();
+        if !closed && received.len() as u32 != total {
+            return Err(format!(
+                "{} of {total} delivered after 180 s with the association up",
+                received.len()
+            ));
+        }
+        if closed && (received.len() as u32) + failed < sent {
+            return Err(format!(
+                "association failed: {} delivered, {failed} reported failed, of {sent} sent",
+                received.len()
+            ));
+        }
+        let failovers = d
+            .a_events
+            .iter()
+            .filter(|(_, _, e)| matches!(e, Event::DataPathChanged { .. }))
+            .count() as u64;
+        Ok((failovers, closed))
+    }
+}
+
+#[test]
+fn the_tag_rules_hold_on_every_path() {
+    let mut d = connected(rfc(5));
+    let a_tag = d.a_tag();
+    let hb = || Chunk::Heartbeat(brisk_proto::wire::chunk::Heartbeat::new(vec![7; 16]));
+    let second = d.b_addrs[1];
+    // From B's listed second address, with a wrong tag: silently dropped (8.5).
+    let malformed = d.a_assoc().stats().malformed_chunks;
+    d.a.handle_datagram(d.now, second, &harness::packet(a_tag ^ 1, vec![hb()]));
+    assert_eq!(d.a_assoc().stats().malformed_chunks, malformed + 1);
+    let mut buf = Vec::new();
+    assert!(d.a.poll_transmit(d.now, &mut buf).is_none(), "no answer");
+    // With the right tag it is the association's, answered on that path.
+    d.a.handle_datagram(d.now, second, &harness::packet(a_tag, vec![hb()]));
+    let t = d.a.poll_transmit(d.now, &mut buf).unwrap();
+    assert_eq!(t.destination, second);
+    assert!(matches!(
+        Packet::decode(&buf).unwrap().chunks[0],
+        Chunk::HeartbeatAck(_)
+    ));
+}

@@ -328,6 +328,12 @@ impl Dual {
             .expect("send")
     }
 
+    /// Whether A's association ended (or is gone).
+    pub fn a_assoc_closed(&mut self) -> bool {
+        let id = self.a_id.expect("connected");
+        self.a.association(id).is_none_or(|a| a.is_closed())
+    }
+
     pub fn a_assoc(&mut self) -> &mut brisk_proto::Association {
         let id = self.a_id.expect("connected");
         self.a.association(id).expect("association")
