@@ -111,8 +111,13 @@ impl Association {
         if !self.paths.multi_homed() {
             return;
         }
-        let thresholds = Thresholds::of(&self.cfg);
+        let mut thresholds = Thresholds::of(&self.cfg);
         let path = self.paths.get_mut(id);
+        if !path.confirmed {
+            // Potentially failed is a state of a destination data may use:
+            // an unconfirmed one goes from probing to inactive (5.4).
+            thresholds.pfmr = None;
+        }
         if path.state == PathState::Inactive {
             // 8.3: probes go on, the counter stops.
             return;
