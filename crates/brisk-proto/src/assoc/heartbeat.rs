@@ -45,6 +45,9 @@ impl Heartbeats {
 
     fn beat(&mut self, id: PathId) -> &mut Beat {
         if self.beats.len() <= id.index() {
+            // Exactly as many as there are destinations: idle associations
+            // are many, and each byte counts (`benches/memory.rs`).
+            self.beats.reserve_exact(id.index() + 1 - self.beats.len());
             self.beats.resize(id.index() + 1, Beat::default());
         }
         &mut self.beats[id.index()]
