@@ -84,9 +84,10 @@ impl Association {
     /// RFC 9260 5.1.2: the addresses the peer listed in INIT or INIT ACK
     /// become destinations, at the UDP port its packets come from (RFC 6951
     /// 5.4), unconfirmed until a heartbeat comes back (5.4). Addresses of
-    /// another family than the first destination's, unspecified, multicast
-    /// or broadcast ones, and loopback ones unless the first destination is
-    /// loopback too, are ignored; so is all beyond `MAX_PATHS`.
+    /// another family or scope than the first destination's (a loopback
+    /// association takes only loopback addresses, and only it takes them),
+    /// unspecified, multicast or broadcast ones are ignored; so is all
+    /// beyond `MAX_PATHS`.
     pub(super) fn add_peer_addresses(&mut self, now: Time, ips: &[IpAddr]) {
         let first = self.paths.get(PathId::FIRST).remote;
         let rwnd = self.rtx.peer_rwnd().max(1);
@@ -223,9 +224,11 @@ impl Association {
     }
 }
 
-/// Whether a listed address may become a destination (RFC 9260 5.1.2, and
-/// 6.4's loopback rule: a loopback address is no destination unless the
-/// association runs over loopback).
+/// Whether a listed address may become a destination (RFC 9260 5.1.2): of
+/// the first destination's family, unicast, and of its scope, as kernels
+/// scope addresses: loopback addresses only over loopback, and a loopback
+/// association takes no other (a peer on loopback lists its interfaces
+/// too); link-local ones only with a link-local first destination.
 fn usable_peer_address(ip: IpAddr, first: IpAddr) -> bool {
     if ip.is_ipv4() != first.is_ipv4() || ip.is_unspecified() || ip.is_multicast() {
         return false;
@@ -235,5 +238,38 @@ fn usable_peer_address(ip: IpAddr, first: IpAddr) -> bool {
     {
         return false;
     }
-    !ip.is_loopback() || first.is_loopback()
+    ip.is_loopback() == first.is_loopback() && link_local(ip) == link_local(first)
+}
+
+/// An IPv6 unicast link-local address (fe80::/10), or IPv4's 169.254/16.
+fn link_local(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(ip: &str, first: &str) -> bool {
+        usable_peer_address(ip.parse().unwrap(), first.parse().unwrap())
+    }
+
+    #[test]
+    fn listed_addresses_must_share_the_first_destinations_family_and_scope() {
+        assert!(ok("10.1.0.2", "10.0.0.2"));
+        assert!(ok("192.0.2.9", "10.0.0.2"));
+        // A peer on loopback listing its other interfaces: not our paths.
+        assert!(!ok("10.1.0.2", "127.0.0.1"));
+        assert!(ok("127.0.0.2", "127.0.0.1"));
+        assert!(!ok("127.0.0.1", "10.0.0.2"));
+        assert!(!ok("2001:db8::1", "10.0.0.2"));
+        assert!(!ok("fe80::1", "2001:db8::2"));
+        assert!(ok("fe80::1", "fe80::2"));
+        for bad in ["0.0.0.0", "224.0.0.1", "255.255.255.255"] {
+            assert!(!ok(bad, "10.0.0.2"), "{bad}");
+        }
+    }
 }
