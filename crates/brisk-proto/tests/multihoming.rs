@@ -478,24 +478,41 @@ fn a_packet_from_an_unlisted_address_is_not_taken_as_a_path() {
 }
 
 #[test]
-fn a_peer_listing_many_addresses_gets_at_most_max_paths() {
+fn a_peer_listing_many_addresses_gets_at_most_max_paths_and_bounded_probes() {
+    // 40 addresses nobody answers at (a peer aiming our probes at others),
+    // then its real one.
     let many: Vec<IpAddr> = (0..40u8)
-        .map(|i| IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 100 + i, 1)))
+        .map(|i| IpAddr::V4(std::net::Ipv4Addr::new(10, 5, i, 1)))
         .chain(["10.0.0.1".parse().unwrap()])
         .collect();
     let b_ips = vec!["10.0.0.2".parse().unwrap(), "10.1.0.2".parse().unwrap()];
     let mut d = Dual::with_addresses(ms(10), rfc(5), many, b_ips);
     d.connect(rfc(5));
     assert_eq!(d.b_assoc().paths().len(), brisk_proto::path::MAX_PATHS);
-    // Unconfirmed destinations are probed once per RTO at most each, and the
-    // probes stop growing once they fail (8.3): a bounded cost.
+    // Each unconfirmed destination is probed every RTO (backed off) until
+    // its errors exceed Path.Max.Retrans (5), then at the heartbeat rate
+    // (HB.interval 30 s): at most 6 probes each in 10 s.
     d.run_for(Duration::from_secs(10));
     let probes = d
         .log
         .iter()
-        .filter(|s| s.from == Side::B && s.has(HEARTBEAT))
+        .filter(|s| s.from == Side::B && s.has(HEARTBEAT) && s.link.is_none())
         .count();
-    assert!(probes < 7 * 20, "{probes} heartbeats");
+    assert!(
+        probes <= 7 * 6,
+        "{probes} heartbeats to unreachable addresses"
+    );
+    assert!(probes >= 7, "every listed address was probed");
+    let paths = d.b_assoc().paths();
+    assert!(
+        paths[1..]
+            .iter()
+            .all(|p| !p.confirmed && p.state == PathState::Inactive),
+        "{paths:?}"
+    );
+    // Never any data to them, and the association is fine.
+    assert!(d.log.iter().all(|s| s.tsns.is_empty() || s.link.is_some()));
+    assert!(!d.b_assoc().is_closed());
 }
 
 #[test]

@@ -128,7 +128,7 @@ fn always_probed(a: &Association, id: PathId) -> bool {
 
 /// Whether an unanswered probe is followed by another at once (every RTO,
 /// backed off): not for an inactive destination, which is probed at the
-/// heartbeat rate (8.3; RFC 7829 3.2 rule 7).
+/// heartbeat rate (8.3; RFC 7829 3.2 rule 7), an unconfirmed one too (5.4).
 fn probes_every_rto(a: &Association, id: PathId) -> bool {
     a.paths.get(id).state != PathState::Inactive
 }
@@ -181,8 +181,8 @@ fn on_path_timer(a: &mut Association, now: Time, id: PathId, rng: &mut dyn RngCo
             .get(id)
             .last_data_sent
             .is_none_or(|t| now.since(t) >= a.cfg.hb_interval);
-    let may_send = matches!(a.state, State::Established)
-        && (!unanswered || probes_every_rto(a, id) || !a.paths.get(id).confirmed);
+    let may_send =
+        matches!(a.state, State::Established) && (!unanswered || probes_every_rto(a, id));
     if may_send && (idle || always_probed(a, id)) {
         send(a, now, id, rng);
         // Unanswered within one RTO, the probe counts as an error (8.3);

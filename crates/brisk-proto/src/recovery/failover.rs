@@ -48,10 +48,11 @@ pub fn switches_primary(errors: u32, psmr: Option<u32>) -> bool {
 }
 
 /// How long until the next heartbeat of a destination (RFC 9260 8.3; RFC
-/// 7829 3.2 rule 4): an unconfirmed or potentially failed destination is
-/// probed once per RTO (5.4; PF ignores HB.interval); an idle one once per
-/// RTO + HB.interval, less half an RTO and plus a jitter of up to one RTO
-/// (the +/- 50% of 8.3).
+/// 7829 3.2 rule 4): an unconfirmed destination still active, or a
+/// potentially failed one, is probed once per RTO (5.4; PF ignores
+/// HB.interval); any other once per RTO + HB.interval, less half an RTO and
+/// plus a jitter of up to one RTO (the +/- 50% of 8.3): an inactive one
+/// too, confirmed or not (5.4: "lowered to the normal HEARTBEAT rate").
 pub fn heartbeat_interval(
     state: PathState,
     confirmed: bool,
@@ -59,7 +60,9 @@ pub fn heartbeat_interval(
     hb_interval: Duration,
     jitter: Duration,
 ) -> Duration {
-    if !confirmed || state == PathState::PotentiallyFailed {
+    let probing =
+        (!confirmed && state == PathState::Active) || state == PathState::PotentiallyFailed;
+    if probing {
         rto
     } else {
         hb_interval + rto / 2 + jitter.min(rto)
