@@ -1,0 +1,328 @@
+//! Multi-homing over real links: two network namespaces joined by two veth
+//! links (`common/netns.rs`), with paths killed by nftables drop rules or by
+//! taking a link down.
+//!
+//! - The bed itself: both links carry UDP; each way of killing a path kills
+//!   that path only, and restoring it brings it back.
+//! - Brisk's multi-homed driver: each datagram leaves from the address the
+//!   kernel's route to its destination names.
+//! - usrsctp to usrsctp over UDP encapsulation (RFC 6951), two paths: the
+//!   primary is killed mid-stream and every message still arrives once, the
+//!   rest by the second path.
+//! - Brisk (one association path, two sockets) with usrsctp, both ways.
+//!
+//! Needs root, iproute2, nftables, cc and libusrsctp-dev: `scripts/test`
+//! installs them; a missing one fails the test with its name.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use brisk::{Config, Endpoint, EndpointConfig};
+
+#[path = "../../../tests/interop/build_peer.rs"]
+mod build_peer;
+use build_peer::build_peer;
+#[path = "common/mh_peer.rs"]
+mod mh_peer;
+use mh_peer::{Peer, SCTP_PORT, brisk_recv, brisk_send, recv_args, send_args};
+#[path = "common/netns.rs"]
+mod netns;
+use netns::{Bed, Cut, Side, addr, addrs, sock};
+
+/// The UDP port of every endpoint in the bed (each namespace has its own).
+const UDP: u16 = 9899;
+
+#[test]
+fn the_bed_has_two_links_that_die_and_come_back_one_at_a_time() {
+    let bed = Bed::new();
+    for link in 0..2 {
+        assert!(bed.udp_reaches(Side::A, link), "link {link} from A");
+        assert!(bed.udp_reaches(Side::B, link), "link {link} from B");
+    }
+    for how in [Cut::Drop, Cut::Down] {
+        for side in [Side::A, Side::B] {
+            bed.cut(side, 0, how);
+            assert!(
+                !bed.udp_reaches(Side::A, 0),
+                "{how:?} in {side:?}: link 0 dead"
+            );
+            assert!(
+                !bed.udp_reaches(Side::B, 0),
+                "{how:?} in {side:?}: link 0 dead"
+            );
+            assert!(
+                bed.udp_reaches(Side::A, 1),
+                "{how:?} in {side:?}: link 1 alive"
+            );
+            bed.restore(side, 0, how);
+            // A link taken up again needs its carrier back first.
+            let back = (0..20).any(|_| {
+                bed.udp_reaches(Side::A, 0) || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    false
+                }
+            });
+            assert!(back, "{how:?} in {side:?}: link 0 restored");
+        }
+    }
+}
+
+/// Brisk bound to A's two addresses, the second first (so "the first
+/// socket" is the wrong answer for link 0): its INIT to each of B's
+/// addresses leaves from A's address on the same link.
+#[test]
+fn a_multihomed_endpoint_sends_from_the_address_the_route_names() {
+    let bed = Bed::new();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let listeners = bed.in_namespace(Side::B, move || {
+        let sockets: Vec<_> = (0..2)
+            .map(|link| {
+                let s = std::net::UdpSocket::bind(sock(Side::B, link, UDP)).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                s
+            })
+            .collect();
+        ready_tx.send(()).unwrap();
+        sockets
+            .iter()
+            .map(|s| {
+                let mut buf = [0u8; 2048];
+                let (n, from) = s.recv_from(&mut buf).expect("an INIT");
+                assert!(n >= 16 && buf[12] == 1, "an INIT chunk");
+                from
+            })
+            .collect::<Vec<SocketAddr>>()
+    });
+    ready_rx.recv().unwrap();
+    let brisk = bed.run_brisk(Side::A, || async {
+        let ep = Endpoint::bind_multihomed(
+            &[sock(Side::A, 1, UDP), sock(Side::A, 0, UDP)],
+            EndpointConfig {
+                accept: false,
+                ..EndpointConfig::default()
+            },
+        )
+        .await
+        .unwrap();
+        for link in 0..2 {
+            // The handshake cannot complete: only the INIT matters.
+            let _ = tokio::time::timeout(
+                Duration::from_millis(300),
+                ep.connect(sock(Side::B, link, UDP), Config::rfc9260()),
+            )
+            .await;
+        }
+    });
+    let from = listeners.join().unwrap();
+    brisk.join().unwrap();
+    assert_eq!(from, vec![sock(Side::A, 0, UDP), sock(Side::A, 1, UDP)]);
+}
+
+fn usrsctp() -> std::path::PathBuf {
+    build_peer("usrsctp", &[])
+}
+
+fn sorted(mut v: Vec<std::net::Ipv4Addr>) -> Vec<std::net::Ipv4Addr> {
+    v.sort();
+    v
+}
+
+/// usrsctp multi-homed over UDP on both sides: 300 messages, one every
+/// 10 ms, on the primary path (link 0); 1.2 s in, B drops everything on
+/// link 0. Every message arrives exactly once and in order; those after
+/// the cut by link 1; the sender reports the primary unreachable.
+fn usrsctp_fails_over(how: Cut) {
+    const COUNT: u64 = 300;
+    let bed = Bed::new();
+    let bin = usrsctp();
+    let binds = |side| [sock(side, 0, UDP), sock(side, 1, UDP)];
+    let mut cmd = bed.command(Side::B, &bin);
+    cmd.args(recv_args(&binds(Side::B), COUNT));
+    let mut receiver = Peer::start(cmd, "usrsctp mh-recv");
+    std::thread::sleep(Duration::from_millis(300));
+    let mut cmd = bed.command(Side::A, &bin);
+    cmd.args(send_args(&binds(Side::A), &binds(Side::B), COUNT, 10));
+    let mut sender = Peer::start(cmd, "usrsctp mh-send");
+    sender.wait_line("PRIMARY", Duration::from_secs(15));
+    receiver.wait_line("LOCALS", Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(1200));
+    bed.cut(Side::B, 0, how);
+    let sent = sender.finish(Duration::from_secs(60));
+    let got = receiver.finish(Duration::from_secs(10));
+
+    // RFC 9260 5.1.2: INIT and INIT ACK listed both addresses.
+    assert_eq!(
+        sorted(sent.peers.clone()),
+        addrs(Side::B).to_vec(),
+        "{sent:?}"
+    );
+    assert_eq!(
+        sorted(got.peers.clone()),
+        addrs(Side::A).to_vec(),
+        "{got:?}"
+    );
+    assert_eq!(sent.primary, Some(addr(Side::B, 0)));
+    assert_eq!(sent.sent.map(|s| s.0), Some(COUNT));
+    let r = got.received.clone().expect("a RECEIVED line");
+    assert_eq!(
+        (r.count, r.unique, r.duplicates, r.missing, r.reordered),
+        (COUNT, COUNT, 0, 0, 0),
+        "{got:?}"
+    );
+    let before = got.from.iter().find(|f| f.addr == addr(Side::A, 0));
+    let after = got.from.iter().find(|f| f.addr == addr(Side::A, 1));
+    let (before, after) = match (before, after) {
+        (Some(b), Some(a)) => (b, a),
+        _ => panic!("messages came by both paths: {got:?}"),
+    };
+    assert_eq!(before.count + after.count, COUNT);
+    assert!(
+        before.count >= 50,
+        "the primary carried the first ~120: {got:?}"
+    );
+    assert!(
+        after.count >= 50,
+        "the second path carried the rest: {got:?}"
+    );
+    assert!(before.last < after.first, "{got:?}");
+    assert!(
+        sent.paths
+            .iter()
+            .any(|p| p.addr == addr(Side::B, 0) && p.state == "ADDR_UNREACHABLE"),
+        "the sender reports the primary unreachable: {sent:?}"
+    );
+    eprintln!(
+        "usrsctp failover ({how:?}): primary carried {}, second path {}, max latency {} ms, \
+         sender rtx {:?}, paths {:?}",
+        before.count, after.count, r.max_latency_ms, sent.sent, sent.paths
+    );
+}
+
+#[test]
+fn usrsctp_fails_over_to_the_second_path_when_the_primary_is_dropped() {
+    usrsctp_fails_over(Cut::Drop);
+}
+
+#[test]
+fn usrsctp_fails_over_to_the_second_path_when_the_primary_link_goes_down() {
+    usrsctp_fails_over(Cut::Down);
+}
+
+/// Brisk's endpoint in A on both addresses (the second first), SCTP port
+/// 5000, accepting with `cfg`.
+async fn brisk_endpoint(accept: bool) -> Endpoint {
+    Endpoint::bind_multihomed(
+        &[sock(Side::A, 1, UDP), sock(Side::A, 0, UDP)],
+        EndpointConfig {
+            port: SCTP_PORT,
+            accept,
+            accept_config: config(),
+            ..EndpointConfig::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+fn config() -> Config {
+    Config {
+        rto_min: Duration::from_millis(100),
+        rto_initial: Duration::from_millis(200),
+        rto_max: Duration::from_millis(400),
+        ..Config::rfc9260()
+    }
+}
+
+/// Brisk in A sends 200 messages to usrsctp's mh-recv in B (bound to both
+/// of B's addresses) at B's address on link `link`: all arrive once, in
+/// order, from A's address on that link.
+fn brisk_to_usrsctp(link: usize) {
+    const COUNT: u64 = 200;
+    let bed = Bed::new();
+    let mut cmd = bed.command(Side::B, usrsctp());
+    cmd.args(recv_args(
+        &[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)],
+        COUNT,
+    ));
+    let receiver = Peer::start(cmd, "usrsctp mh-recv");
+    std::thread::sleep(Duration::from_millis(300));
+    let brisk = bed.run_brisk(Side::A, move || async move {
+        let ep = brisk_endpoint(false).await;
+        let assoc = ep
+            .connect_to_port(sock(Side::B, link, UDP), SCTP_PORT, config())
+            .await
+            .expect("handshake with usrsctp");
+        brisk_send(&assoc, COUNT as u32, Duration::from_millis(5)).await;
+        ep.stalled_wakeups()
+    });
+    let stalled = brisk.join().unwrap();
+    let got = receiver.finish(Duration::from_secs(30));
+    let r = got.received.clone().expect("a RECEIVED line");
+    assert_eq!(
+        (r.count, r.unique, r.duplicates, r.missing, r.reordered),
+        (COUNT, COUNT, 0, 0, 0),
+        "{got:?}"
+    );
+    assert_eq!(got.count_from(addr(Side::A, link)), COUNT, "{got:?}");
+    assert_eq!(stalled, 0);
+}
+
+#[test]
+fn brisk_sends_to_usrsctp_across_the_bed_by_link_0() {
+    brisk_to_usrsctp(0);
+}
+
+#[test]
+fn brisk_sends_to_usrsctp_across_the_bed_by_link_1() {
+    brisk_to_usrsctp(1);
+}
+
+/// usrsctp's mh-send in B (bound to both of B's addresses) associates with
+/// Brisk at A's address on link 1 and sends 200 messages: Brisk receives
+/// each once, in order.
+#[test]
+fn usrsctp_sends_to_brisk_across_the_bed() {
+    const COUNT: u64 = 200;
+    let bed = Bed::new();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let brisk = bed.run_brisk(Side::A, move || async move {
+        let ep = brisk_endpoint(true).await;
+        ready_tx.send(()).unwrap();
+        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+            .await
+            .expect("usrsctp's INIT")
+            .expect("accept");
+        let remote: IpAddr = assoc.remote().ip();
+        let got = brisk_recv(&assoc, COUNT, Duration::from_secs(30)).await;
+        (remote, got, ep.stalled_wakeups())
+    });
+    ready_rx.recv().unwrap();
+    let mut cmd = bed.command(Side::B, usrsctp());
+    cmd.args(send_args(
+        &[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)],
+        &[sock(Side::A, 1, UDP)],
+        COUNT,
+        5,
+    ));
+    let sender = Peer::start(cmd, "usrsctp mh-send").finish(Duration::from_secs(30));
+    let (remote, got, stalled) = brisk.join().unwrap();
+    assert_eq!(sent_count(&sender), COUNT);
+    assert_eq!(remote, IpAddr::from(addr(Side::B, 1)));
+    assert_eq!(
+        (
+            got.count,
+            got.unique,
+            got.duplicates,
+            got.missing,
+            got.reordered
+        ),
+        (COUNT, COUNT, 0, 0, 0)
+    );
+    assert_eq!(stalled, 0);
+}
+
+fn sent_count(r: &mh_peer::Report) -> u64 {
+    r.sent
+        .map(|s| s.0)
+        .unwrap_or_else(|| panic!("no SENT line: {r:?}"))
+}
