@@ -127,41 +127,43 @@ fn sorted(mut v: Vec<std::net::Ipv4Addr>) -> Vec<std::net::Ipv4Addr> {
     v
 }
 
-/// usrsctp multi-homed over UDP on both sides: 300 messages, one every
-/// 10 ms, on the primary path (link 0); 1.2 s in, B drops everything on
-/// link 0. Every message arrives exactly once and in order; those after
-/// the cut by link 1; the sender reports the primary unreachable.
-fn usrsctp_fails_over(how: Cut) {
-    const COUNT: u64 = 300;
+/// usrsctp multi-homed over UDP on both sides: 400 messages from `from` to
+/// the other side, one every 10 ms, on the primary path (link 0); 1.2 s in,
+/// link 0 is cut `how` in `cut_in`'s namespace. Every message arrives
+/// exactly once and in order; those after the cut by link 1. Without PF
+/// (`pf_threshold` None: usrsctp's default, off) the sender reports the
+/// primary unreachable: it sends new data there until Path.Max.Retrans (5)
+/// T3 expiries, about 1.8 s with an RTO of 200-400 ms, well before its last
+/// message. With PF, data moves at the first timeout (RFC 7829), and the
+/// primary may not be declared failed before the end.
+fn usrsctp_fails_over(from: Side, how: Cut, cut_in: Side, pf_threshold: Option<u16>) {
+    const COUNT: u64 = 400;
     let bed = Bed::new();
     let bin = usrsctp();
     let binds = |side| [sock(side, 0, UDP), sock(side, 1, UDP)];
-    let mut cmd = bed.command(Side::B, &bin);
-    cmd.args(recv_args(&binds(Side::B), COUNT));
+    let to = from.other();
+    let pf: Vec<String> = pf_threshold
+        .map(|k| vec!["--pf-threshold".into(), k.to_string()])
+        .unwrap_or_default();
+    let mut cmd = bed.command(to, &bin);
+    cmd.args(recv_args(&binds(to), COUNT)).args(&pf);
     let mut receiver = Peer::start(cmd, "usrsctp mh-recv");
     std::thread::sleep(Duration::from_millis(300));
-    let mut cmd = bed.command(Side::A, &bin);
-    cmd.args(send_args(&binds(Side::A), &binds(Side::B), COUNT, 10));
+    let mut cmd = bed.command(from, &bin);
+    cmd.args(send_args(&binds(from), &binds(to), COUNT, 10))
+        .args(&pf);
     let mut sender = Peer::start(cmd, "usrsctp mh-send");
     sender.wait_line("PRIMARY", Duration::from_secs(15));
     receiver.wait_line("LOCALS", Duration::from_secs(5));
     std::thread::sleep(Duration::from_millis(1200));
-    bed.cut(Side::B, 0, how);
+    bed.cut(cut_in, 0, how);
     let sent = sender.finish(Duration::from_secs(60));
     let got = receiver.finish(Duration::from_secs(10));
 
     // RFC 9260 5.1.2: INIT and INIT ACK listed both addresses.
-    assert_eq!(
-        sorted(sent.peers.clone()),
-        addrs(Side::B).to_vec(),
-        "{sent:?}"
-    );
-    assert_eq!(
-        sorted(got.peers.clone()),
-        addrs(Side::A).to_vec(),
-        "{got:?}"
-    );
-    assert_eq!(sent.primary, Some(addr(Side::B, 0)));
+    assert_eq!(sorted(sent.peers.clone()), addrs(to).to_vec(), "{sent:?}");
+    assert_eq!(sorted(got.peers.clone()), addrs(from).to_vec(), "{got:?}");
+    assert_eq!(sent.primary, Some(addr(to, 0)));
     assert_eq!(sent.sent.map(|s| s.0), Some(COUNT));
     let r = got.received.clone().expect("a RECEIVED line");
     assert_eq!(
@@ -169,8 +171,8 @@ fn usrsctp_fails_over(how: Cut) {
         (COUNT, COUNT, 0, 0, 0),
         "{got:?}"
     );
-    let before = got.from.iter().find(|f| f.addr == addr(Side::A, 0));
-    let after = got.from.iter().find(|f| f.addr == addr(Side::A, 1));
+    let before = got.from.iter().find(|f| f.addr == addr(from, 0));
+    let after = got.from.iter().find(|f| f.addr == addr(from, 1));
     let (before, after) = match (before, after) {
         (Some(b), Some(a)) => (b, a),
         _ => panic!("messages came by both paths: {got:?}"),
@@ -185,27 +187,42 @@ fn usrsctp_fails_over(how: Cut) {
         "the second path carried the rest: {got:?}"
     );
     assert!(before.last < after.first, "{got:?}");
+    let unreachable = sent
+        .paths
+        .iter()
+        .any(|p| p.addr == addr(to, 0) && p.state == "ADDR_UNREACHABLE");
     assert!(
-        sent.paths
-            .iter()
-            .any(|p| p.addr == addr(Side::B, 0) && p.state == "ADDR_UNREACHABLE"),
+        unreachable || pf_threshold.is_some(),
         "the sender reports the primary unreachable: {sent:?}"
     );
     eprintln!(
-        "usrsctp failover ({how:?}): primary carried {}, second path {}, max latency {} ms, \
+        "usrsctp failover ({from:?} to {to:?}, {how:?} in {cut_in:?}, PF threshold \
+         {pf_threshold:?}): primary carried {}, second path {}, max latency {} ms, \
          sender rtx {:?}, paths {:?}",
         before.count, after.count, r.max_latency_ms, sent.sent, sent.paths
     );
 }
 
 #[test]
-fn usrsctp_fails_over_to_the_second_path_when_the_primary_is_dropped() {
-    usrsctp_fails_over(Cut::Drop);
+fn usrsctp_fails_over_to_the_second_path_when_the_receiver_drops_the_primary() {
+    usrsctp_fails_over(Side::A, Cut::Drop, Side::B, None);
+}
+
+#[test]
+fn usrsctp_fails_over_to_the_second_path_when_the_sender_drops_the_primary() {
+    usrsctp_fails_over(Side::B, Cut::Drop, Side::B, None);
 }
 
 #[test]
 fn usrsctp_fails_over_to_the_second_path_when_the_primary_link_goes_down() {
-    usrsctp_fails_over(Cut::Down);
+    usrsctp_fails_over(Side::A, Cut::Down, Side::B, None);
+}
+
+/// RFC 7829 in usrsctp (its sysctl `sctp_path_pf_threshold`, 0: PF at the
+/// first timeout): the same outage, the same guarantees.
+#[test]
+fn usrsctp_with_pf_fails_over_to_the_second_path_when_the_primary_is_dropped() {
+    usrsctp_fails_over(Side::A, Cut::Drop, Side::B, Some(0));
 }
 
 /// Brisk's endpoint in A on both addresses (the second first), SCTP port
