@@ -24,7 +24,9 @@ mod build_peer;
 use build_peer::build_peer;
 #[path = "common/mh_peer.rs"]
 mod mh_peer;
-use mh_peer::{Peer, SCTP_PORT, brisk_recv, brisk_send, recv_args, send_args};
+use mh_peer::{
+    First, Peer, SCTP_PORT, brisk_recv, brisk_send, brisk_with_usrsctp, recv_args, send_args,
+};
 #[path = "common/netns.rs"]
 mod netns;
 use netns::{Bed, Cut, Side, addr, addrs, sock};
@@ -256,24 +258,17 @@ fn config() -> Config {
 fn brisk_to_usrsctp(link: usize) {
     const COUNT: u64 = 200;
     let bed = Bed::new();
-    let mut cmd = bed.command(Side::B, usrsctp());
-    cmd.args(recv_args(
-        &[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)],
-        COUNT,
-    ));
-    let receiver = Peer::start(cmd, "usrsctp mh-recv");
-    std::thread::sleep(Duration::from_millis(300));
-    let brisk = bed.run_brisk(Side::A, move || async move {
-        let ep = brisk_endpoint(false).await;
-        let assoc = ep
-            .connect_to_port(sock(Side::B, link, UDP), SCTP_PORT, config())
-            .await
-            .expect("handshake with usrsctp");
-        brisk_send(&assoc, COUNT as u32, Duration::from_millis(5)).await;
-        ep.stalled_wakeups()
-    });
-    let stalled = brisk.join().unwrap();
-    let got = receiver.finish(Duration::from_secs(30));
+    let args = recv_args(&[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)], COUNT);
+    let (stalled, got) =
+        brisk_with_usrsctp(&bed, Side::B, &args, First::Peer, move |_, _| async move {
+            let ep = brisk_endpoint(false).await;
+            let assoc = ep
+                .connect_to_port(sock(Side::B, link, UDP), SCTP_PORT, config())
+                .await
+                .expect("handshake with usrsctp");
+            brisk_send(&assoc, COUNT as u32, Duration::from_millis(5)).await;
+            ep.stalled_wakeups()
+        });
     let r = got.received.clone().expect("a RECEIVED line");
     assert_eq!(
         (r.count, r.unique, r.duplicates, r.missing, r.reordered),
@@ -301,28 +296,24 @@ fn brisk_sends_to_usrsctp_across_the_bed_by_link_1() {
 fn usrsctp_sends_to_brisk_across_the_bed() {
     const COUNT: u64 = 200;
     let bed = Bed::new();
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    let brisk = bed.run_brisk(Side::A, move || async move {
-        let ep = brisk_endpoint(true).await;
-        ready_tx.send(()).unwrap();
-        let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
-            .await
-            .expect("usrsctp's INIT")
-            .expect("accept");
-        let remote: IpAddr = assoc.remote().ip();
-        let got = brisk_recv(&assoc, COUNT, Duration::from_secs(30)).await;
-        (remote, got, ep.stalled_wakeups())
-    });
-    ready_rx.recv().unwrap();
-    let mut cmd = bed.command(Side::B, usrsctp());
-    cmd.args(send_args(
+    let args = send_args(
         &[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)],
         &[sock(Side::A, 1, UDP)],
         COUNT,
         5,
-    ));
-    let sender = Peer::start(cmd, "usrsctp mh-send").finish(Duration::from_secs(30));
-    let (remote, got, stalled) = brisk.join().unwrap();
+    );
+    let ((remote, got, stalled), sender) =
+        brisk_with_usrsctp(&bed, Side::B, &args, First::Brisk, |ready, _| async move {
+            let ep = brisk_endpoint(true).await;
+            ready.now();
+            let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+                .await
+                .expect("usrsctp's INIT")
+                .expect("accept");
+            let remote: IpAddr = assoc.remote().ip();
+            let got = brisk_recv(&assoc, COUNT, Duration::from_secs(30)).await;
+            (remote, got, ep.stalled_wakeups())
+        });
     assert_eq!(sent_count(&sender), COUNT);
     assert_eq!(remote, IpAddr::from(addr(Side::B, 1)));
     assert_eq!(

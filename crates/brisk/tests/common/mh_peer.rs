@@ -352,3 +352,70 @@ pub async fn brisk_recv(assoc: &Association, count: u64, limit: Duration) -> Rec
     r.missing = count - r.unique;
     r
 }
+
+/// Which side of an exchange starts first: the one that listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum First {
+    /// The peer listens (`mh-recv`); Brisk starts 300 ms later and connects.
+    Peer,
+    /// Brisk listens and calls [`Ready::now`] once bound; then the peer
+    /// (`mh-send`) starts.
+    Brisk,
+}
+
+/// Brisk's word that it is bound and listening.
+pub struct Ready(std::sync::mpsc::Sender<()>);
+
+impl Ready {
+    pub fn now(&self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// One exchange across the bed (`netns.rs`'s `Bed`, which a test file
+/// including this one includes as `netns`): the usrsctp peer's mh role
+/// `args` runs in `peer_side`'s namespace, `brisk` in the other's (on a
+/// current-thread runtime there), started in the order `first` says.
+/// `brisk` gets its [`Ready`] and the bed's [`Links`](super::netns::Links),
+/// to kill and restore paths while it runs. Returns what `brisk` returned
+/// and the peer's report (the peer must succeed within 60 s).
+pub fn brisk_with_usrsctp<F, Fut>(
+    bed: &super::netns::Bed,
+    peer_side: super::netns::Side,
+    args: &[String],
+    first: First,
+    brisk: F,
+) -> (Fut::Output, Report)
+where
+    F: FnOnce(Ready, super::netns::Links) -> Fut + Send + 'static,
+    Fut: std::future::Future,
+    Fut::Output: Send + 'static,
+{
+    let bin = super::build_peer::build_peer("usrsctp", &[]);
+    let start_peer = || {
+        let mut cmd = bed.command(peer_side, &bin);
+        cmd.args(args);
+        Peer::start(cmd, &format!("usrsctp {}", args[0]))
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let links = bed.links();
+    let (peer, brisk) = match first {
+        First::Peer => {
+            let peer = start_peer();
+            std::thread::sleep(Duration::from_millis(300));
+            let brisk = bed.run_brisk(peer_side.other(), move || brisk(Ready(tx), links));
+            (peer, brisk)
+        }
+        First::Brisk => {
+            let brisk = bed.run_brisk(peer_side.other(), move || brisk(Ready(tx), links));
+            rx.recv_timeout(Duration::from_secs(10))
+                .expect("Brisk did not say it was ready (Ready::now) within 10 s");
+            (start_peer(), brisk)
+        }
+    };
+    let report = peer.finish(Duration::from_secs(60));
+    let out = brisk
+        .join()
+        .unwrap_or_else(|_| panic!("Brisk's side panicked; the peer said:\n{}", report.stdout));
+    (out, report)
+}

@@ -200,51 +200,23 @@ impl Bed {
         c
     }
 
-    /// The nftables table that cuts `link`.
-    fn table(link: usize) -> String {
-        format!("brisk_cut_{}", LINKS[link])
+    /// A handle that cuts and restores the bed's paths from any thread (a
+    /// Brisk side running in a namespace, say), for as long as the bed lives.
+    pub fn links(&self) -> Links {
+        Links {
+            a: self.a.name().to_owned(),
+            b: self.b.name().to_owned(),
+        }
     }
 
     /// Kills the path over `link` in `side`'s namespace.
     pub fn cut(&self, side: Side, link: usize, how: Cut) {
-        let ns = self.ns(side).name();
-        let dev = LINKS[link];
-        match how {
-            Cut::Drop => {
-                require("nft", "nftables");
-                let table = Self::table(link);
-                let rules = format!(
-                    "table inet {table} {{\n\
-                     \tchain input {{ type filter hook input priority -300; policy accept; iifname \"{dev}\" drop; }}\n\
-                     \tchain output {{ type filter hook output priority -300; policy accept; oifname \"{dev}\" drop; }}\n\
-                     }}\n"
-                );
-                nft(ns, &rules);
-            }
-            Cut::Down => ip(&["-n", ns, "link", "set", dev, "down"]),
-        }
+        self.links().cut(side, link, how);
     }
 
     /// Restores the path over `link` that [`cut`](Self::cut) killed.
     pub fn restore(&self, side: Side, link: usize, how: Cut) {
-        let ns = self.ns(side).name();
-        match how {
-            Cut::Drop => run(
-                "ip",
-                "iproute2",
-                &[
-                    "netns",
-                    "exec",
-                    ns,
-                    "nft",
-                    "delete",
-                    "table",
-                    "inet",
-                    &Self::table(link),
-                ],
-            ),
-            Cut::Down => ip(&["-n", ns, "link", "set", LINKS[link], "up"]),
-        }
+        self.links().restore(side, link, how);
     }
 
     /// Runs `f` on a thread inside `side`'s namespace.
@@ -313,6 +285,69 @@ impl Bed {
             .unwrap();
         echo.join().unwrap();
         reached
+    }
+}
+
+/// The bed's links, by namespace name: cuts and restores paths.
+#[derive(Debug, Clone)]
+pub struct Links {
+    a: String,
+    b: String,
+}
+
+impl Links {
+    fn ns(&self, side: Side) -> &str {
+        match side {
+            Side::A => &self.a,
+            Side::B => &self.b,
+        }
+    }
+
+    /// The nftables table that cuts `link`.
+    fn table(link: usize) -> String {
+        format!("brisk_cut_{}", LINKS[link])
+    }
+
+    /// Kills the path over `link` in `side`'s namespace.
+    pub fn cut(&self, side: Side, link: usize, how: Cut) {
+        let ns = self.ns(side);
+        let dev = LINKS[link];
+        match how {
+            Cut::Drop => {
+                require("nft", "nftables");
+                let table = Self::table(link);
+                let rules = format!(
+                    "table inet {table} {{\n\
+                     \tchain input {{ type filter hook input priority -300; policy accept; iifname \"{dev}\" drop; }}\n\
+                     \tchain output {{ type filter hook output priority -300; policy accept; oifname \"{dev}\" drop; }}\n\
+                     }}\n"
+                );
+                nft(ns, &rules);
+            }
+            Cut::Down => ip(&["-n", ns, "link", "set", dev, "down"]),
+        }
+    }
+
+    /// Restores the path over `link` that [`cut`](Self::cut) killed.
+    pub fn restore(&self, side: Side, link: usize, how: Cut) {
+        let ns = self.ns(side);
+        match how {
+            Cut::Drop => run(
+                "ip",
+                "iproute2",
+                &[
+                    "netns",
+                    "exec",
+                    ns,
+                    "nft",
+                    "delete",
+                    "table",
+                    "inet",
+                    &Self::table(link),
+                ],
+            ),
+            Cut::Down => ip(&["-n", ns, "link", "set", LINKS[link], "up"]),
+        }
     }
 }
 
