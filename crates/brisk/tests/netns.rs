@@ -69,6 +69,31 @@ fn the_bed_has_two_links_that_die_and_come_back_one_at_a_time() {
     }
 }
 
+/// A bed's namespaces go with it, and a new bed removes those of a run
+/// that crashed (named after a process that no longer exists).
+#[test]
+fn beds_are_removed_when_dropped_and_after_a_crashed_run() {
+    // A PID above the kernel's limit (4194304) is never alive.
+    let leftover = format!("{}4194305-bed0-a", brisk_emu::netns::PREFIX);
+    let out = std::process::Command::new("ip")
+        .args(["netns", "add", &leftover])
+        .output()
+        .expect("ip netns add");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bed = Bed::new();
+    let names = bed.names();
+    let listed = netns::namespaces();
+    assert!(!listed.contains(&leftover), "{listed:?}");
+    assert!(names.iter().all(|n| listed.contains(n)), "{listed:?}");
+    drop(bed);
+    let listed = netns::namespaces();
+    assert!(names.iter().all(|n| !listed.contains(n)), "{listed:?}");
+}
+
 /// Brisk bound to A's two addresses, the second first (so "the first
 /// socket" is the wrong answer for link 0): its INIT to each of B's
 /// addresses leaves from A's address on the same link.

@@ -142,18 +142,20 @@ impl Bed {
     /// left behind). Fails the test, saying why, without root or `ip`.
     pub fn new() -> Bed {
         static RUN: AtomicU32 = AtomicU32::new(0);
-        static CLEANED: std::sync::Once = std::sync::Once::new();
+        // One cleanup at a time: two would delete the same leftover.
+        static CLEANING: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let uid = nix::unistd::Uid::effective();
         assert!(
             uid.is_root(),
             "the namespace test bed needs root (CI and scripts/test run as root)"
         );
         require("ip", "iproute2");
-        CLEANED.call_once(|| {
+        {
+            let _one = CLEANING.lock().unwrap_or_else(|p| p.into_inner());
             if let Err(e) = netns::remove_leftovers() {
                 panic!("removing namespaces left by crashed runs: {e}");
             }
-        });
+        }
         let n = RUN.fetch_add(1, Ordering::Relaxed);
         let name = |s: &str| format!("{}{}-bed{n}-{s}", netns::PREFIX, std::process::id());
         let a = Namespace::create(&name("a")).unwrap_or_else(|e| panic!("namespace A: {e}"));
@@ -184,6 +186,11 @@ impl Bed {
             }
         }
         bed
+    }
+
+    /// The names of the bed's namespaces.
+    pub fn names(&self) -> [String; 2] {
+        [self.a.name().to_owned(), self.b.name().to_owned()]
     }
 
     pub fn ns(&self, side: Side) -> &Namespace {
@@ -349,6 +356,18 @@ impl Links {
             Cut::Down => ip(&["-n", ns, "link", "set", LINKS[link], "up"]),
         }
     }
+}
+
+/// The namespaces `ip netns list` shows.
+pub fn namespaces() -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
 }
 
 /// Loads nftables `rules` in namespace `ns`.
