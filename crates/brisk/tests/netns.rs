@@ -69,6 +69,14 @@ fn the_bed_has_two_links_that_die_and_come_back_one_at_a_time() {
     }
 }
 
+/// A tool the bed needs that is missing fails the test, naming the tool
+/// and its package.
+#[test]
+#[should_panic(expected = "`brisk-no-such-tool` is missing")]
+fn a_missing_tool_fails_naming_it() {
+    netns::require("brisk-no-such-tool", "brisk-no-such-package");
+}
+
 /// A bed's namespaces go with it, and a new bed removes those of a run
 /// that crashed (named after a process that no longer exists).
 #[test]

@@ -19,7 +19,9 @@
  *                 [--start-delay MS]
  *
  * And the `pr-send` and `pr-recv` roles (partial reliability under loss,
- * ../PROTOCOL.md), in their own block near the end of this file.
+ * ../PROTOCOL.md), in their own block near the end of this file, as are the
+ * `reconfig-*` roles (RFC 6525) and the `mh-send` and `mh-recv` roles
+ * (multi-homing over UDP encapsulation, in network namespaces).
  *
  * Every role also takes these, each applied to the socket before the
  * association exists (so it holds from the handshake on), and each left at
