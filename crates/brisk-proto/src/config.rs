@@ -140,12 +140,32 @@ declare_config! {
         #[unit = "count"]
         #[default = 10]
         pub assoc_max_retrans: u32,
-        /// Consecutive errors before a destination is marked inactive (8.2).
-        /// No effect yet: with the one path an association has today,
-        /// `assoc_max_retrans` alone decides (8.1); multi-homing will use it.
+        /// A destination whose consecutive errors (T3 expiries, unanswered
+        /// heartbeats) exceed this is marked inactive and data moves to another
+        /// (8.2). The association fails at `assoc_max_retrans`, counted across
+        /// its destinations (8.1).
         #[unit = "count"]
         #[default = 5]
         pub path_max_retrans: u32,
+        /// SCTP-PF quick failover (RFC 7829): a destination whose errors exceed
+        /// `pf_max_retrans` is potentially failed: new data and timed-out chunks
+        /// go to another destination at once, and heartbeats probe it every RTO
+        /// until one comes back.
+        #[unit = "true|false"]
+        #[default = false]
+        #[presets(Signaling = true, LowLatency = true)]
+        pub potentially_failed: bool,
+        /// PotentiallyFailed.Max.Retrans (RFC 7829 3.2): errors a destination may
+        /// have before it is potentially failed; 0 fails over on the first timeout.
+        #[unit = "count"]
+        #[default = 0]
+        pub pf_max_retrans: u32,
+        /// Primary.Switchover.Max.Retrans (RFC 7829 5): a primary whose errors
+        /// exceed this is replaced for good by the destination data moved to;
+        /// `none`: data switches back to the primary once it answers again.
+        #[unit = "count|none"]
+        #[default = None]
+        pub primary_switchover: Option<u32>,
         /// Lifetime of the state cookie we hand out (5.1.3).
         #[unit = "duration"]
         #[default = Duration::from_secs(60)]
@@ -1030,6 +1050,7 @@ mod tests {
                     "true"
                 }
                 "rto_restart"
+                | "potentially_failed"
                 | "tail_loss_probe"
                 | "pktdrop"
                 | "partial_reliability"
@@ -1157,7 +1178,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 44);
+        assert_eq!(KNOBS.len(), 47);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1203,6 +1224,7 @@ mod tests {
                 "rto_initial",
                 "rto_min",
                 "rto_max",
+                "potentially_failed",
                 "sack_delay",
                 "early_retransmit",
                 "rto_restart",
@@ -1285,6 +1307,9 @@ rto_max=60s
 max_init_retransmits=8
 assoc_max_retrans=10
 path_max_retrans=5
+potentially_failed=false
+pf_max_retrans=0
+primary_switchover=none
 valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
@@ -1330,6 +1355,9 @@ rto_max=60s
 max_init_retransmits=8
 assoc_max_retrans=10
 path_max_retrans=5
+potentially_failed=false
+pf_max_retrans=0
+primary_switchover=none
 valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
@@ -1375,6 +1403,9 @@ rto_max=400ms
 max_init_retransmits=8
 assoc_max_retrans=10
 path_max_retrans=5
+potentially_failed=true
+pf_max_retrans=0
+primary_switchover=none
 valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
@@ -1420,6 +1451,9 @@ rto_max=60s
 max_init_retransmits=8
 assoc_max_retrans=10
 path_max_retrans=5
+potentially_failed=false
+pf_max_retrans=0
+primary_switchover=none
 valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
@@ -1465,6 +1499,9 @@ rto_max=60s
 max_init_retransmits=8
 assoc_max_retrans=10
 path_max_retrans=5
+potentially_failed=true
+pf_max_retrans=0
+primary_switchover=none
 valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true

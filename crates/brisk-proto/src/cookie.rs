@@ -14,7 +14,11 @@
 //! peer tag (4) | peer initial TSN (4) | peer outbound streams (2) | peer inbound streams (2)
 //! peer a_rwnd (4)
 //! local tie-tag (4) | peer tie-tag (4) | extensions the peer offered (1)
+//! [only if the peer listed addresses: count (1) | count x (family (1) | IP (16))]
 //! ```
+//!
+//! A cookie for a peer that listed no addresses is exactly as it was before
+//! multi-homing, so the single-homed handshake is unchanged.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
@@ -37,8 +41,43 @@ const EXT_RECONFIG: u8 = 0x08;
 /// Extension bit: the peer listed I-DATA (RFC 8260 2.2).
 const EXT_IDATA: u8 = 0x04;
 const MAC_LEN: usize = 32;
-/// Bytes of an encoded cookie.
+/// Bytes of an encoded cookie whose peer listed no addresses.
 pub const COOKIE_LEN: usize = BODY_LEN + MAC_LEN;
+/// Bytes of one listed address: its family and the IP (IPv4 mapped).
+const ADDR_LEN: usize = 17;
+
+/// The addresses a peer listed in its INIT (RFC 9260 5.1.2), as many as an
+/// association keeps besides the one the INIT came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddresses {
+    addrs: [IpAddr; crate::path::MAX_PATHS - 1],
+    len: u8,
+}
+
+impl Default for PeerAddresses {
+    fn default() -> Self {
+        Self {
+            addrs: [IpAddr::V4(Ipv4Addr::UNSPECIFIED); crate::path::MAX_PATHS - 1],
+            len: 0,
+        }
+    }
+}
+
+impl PeerAddresses {
+    /// The first addresses of `ips`, as many as fit.
+    pub fn from_slice(ips: &[IpAddr]) -> Self {
+        let mut out = Self::default();
+        for ip in ips.iter().take(out.addrs.len()) {
+            out.addrs[usize::from(out.len)] = *ip;
+            out.len += 1;
+        }
+        out
+    }
+
+    pub fn as_slice(&self) -> &[IpAddr] {
+        &self.addrs[..usize::from(self.len)]
+    }
+}
 
 /// What the cookie carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +109,8 @@ pub struct CookieContents {
     pub peer_reconfig: bool,
     /// The peer listed I-DATA in its Supported Extensions (RFC 8260 2.2).
     pub peer_idata: bool,
+    /// The addresses the peer listed in its INIT (RFC 9260 5.1.2).
+    pub peer_addrs: PeerAddresses,
 }
 
 impl CookieContents {
@@ -87,7 +128,7 @@ impl CookieContents {
 }
 
 /// Why a cookie was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CookieError {
     /// Wrong size or version: not one of ours.
     #[error("malformed state cookie")]
@@ -99,7 +140,7 @@ pub enum CookieError {
     #[error("state cookie expired {staleness:?} ago")]
     Stale {
         staleness: Duration,
-        contents: CookieContents,
+        contents: Box<CookieContents>,
     },
 }
 
@@ -132,12 +173,7 @@ impl CookieSealer {
     pub fn seal(&self, c: &CookieContents) -> Vec<u8> {
         let mut out = Vec::with_capacity(COOKIE_LEN);
         out.push(VERSION);
-        let (family, ip) = match c.peer_addr.ip() {
-            IpAddr::V4(v4) => (4u8, v4.to_ipv6_mapped().octets()),
-            IpAddr::V6(v6) => (6u8, v6.octets()),
-        };
-        out.push(family);
-        out.extend_from_slice(&ip);
+        push_ip(&mut out, c.peer_addr.ip());
         out.extend_from_slice(&c.peer_addr.port().to_be_bytes());
         out.extend_from_slice(&c.local_port.to_be_bytes());
         out.extend_from_slice(&c.peer_port.to_be_bytes());
@@ -174,6 +210,13 @@ impl CookieSealer {
         }
         out.push(ext);
         debug_assert_eq!(out.len(), BODY_LEN);
+        let listed = c.peer_addrs.as_slice();
+        if !listed.is_empty() {
+            out.push(c.peer_addrs.len);
+            for ip in listed {
+                push_ip(&mut out, *ip);
+            }
+        }
         let tag = mac(&self.key, &out).finalize().into_bytes();
         out.extend_from_slice(&tag);
         out
@@ -181,19 +224,28 @@ impl CookieSealer {
 
     /// Verifies the MAC (in constant time) and the lifetime, and decodes.
     pub fn open(&self, cookie: &[u8], now: Time) -> Result<CookieContents, CookieError> {
-        if cookie.len() != COOKIE_LEN {
-            return Err(CookieError::Malformed);
-        }
-        let (body, tag) = cookie.split_at(BODY_LEN);
+        let extra = cookie.len().checked_sub(COOKIE_LEN);
+        let listed = match extra {
+            Some(0) => 0,
+            Some(n) if (n - 1) % ADDR_LEN == 0 && (n - 1) / ADDR_LEN < crate::path::MAX_PATHS => {
+                (n - 1) / ADDR_LEN
+            }
+            _ => return Err(CookieError::Malformed),
+        };
+        let (body, tag) = cookie.split_at(cookie.len() - MAC_LEN);
         mac(&self.key, body)
             .verify_slice(tag)
             .map_err(|_| CookieError::BadMac)?;
-        let contents = decode_body(body).ok_or(CookieError::Malformed)?;
+        let (fixed, addrs) = body.split_at(BODY_LEN);
+        let mut contents = decode_body(fixed).ok_or(CookieError::Malformed)?;
+        if listed > 0 {
+            contents.peer_addrs = decode_addresses(addrs, listed).ok_or(CookieError::Malformed)?;
+        }
         let expires = contents.created + contents.lifetime;
         if now > expires {
             return Err(CookieError::Stale {
                 staleness: now.since(expires),
-                contents,
+                contents: Box::new(contents),
             });
         }
         Ok(contents)
@@ -213,17 +265,7 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
     if take(1)?[0] != VERSION {
         return None;
     }
-    let family = take(1)?[0];
-    let ip: [u8; 16] = take(16)?.try_into().ok()?;
-    let ip = match family {
-        4 => IpAddr::V4(
-            Ipv6Addr::from(ip)
-                .to_ipv4_mapped()
-                .unwrap_or(Ipv4Addr::UNSPECIFIED),
-        ),
-        6 => IpAddr::V6(Ipv6Addr::from(ip)),
-        _ => return None,
-    };
+    let ip = decode_ip(take(ADDR_LEN)?)?;
     let udp_port = u16_at(take(2)?)?;
     let mut contents = CookieContents {
         peer_addr: SocketAddr::new(ip, udp_port),
@@ -247,6 +289,7 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
         peer_pr_sctp: false,
         peer_reconfig: false,
         peer_idata: false,
+        peer_addrs: PeerAddresses::default(),
     };
     let ext = take(1)?[0];
     contents.peer_pktdrop = ext & EXT_PKTDROP != 0;
@@ -254,6 +297,41 @@ fn decode_body(body: &[u8]) -> Option<CookieContents> {
     contents.peer_reconfig = ext & EXT_RECONFIG != 0;
     contents.peer_idata = ext & EXT_IDATA != 0;
     Some(contents)
+}
+
+/// Appends an address as its family and 16 bytes (IPv4 mapped).
+fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
+    let (family, bytes) = match ip {
+        IpAddr::V4(v4) => (4u8, v4.to_ipv6_mapped().octets()),
+        IpAddr::V6(v6) => (6u8, v6.octets()),
+    };
+    out.push(family);
+    out.extend_from_slice(&bytes);
+}
+
+/// An address as `push_ip` wrote it.
+fn decode_ip(b: &[u8]) -> Option<IpAddr> {
+    let (&family, rest) = b.split_first()?;
+    let ip: [u8; 16] = rest.try_into().ok()?;
+    match family {
+        4 => Some(IpAddr::V4(
+            Ipv6Addr::from(ip)
+                .to_ipv4_mapped()
+                .unwrap_or(Ipv4Addr::UNSPECIFIED),
+        )),
+        6 => Some(IpAddr::V6(Ipv6Addr::from(ip))),
+        _ => None,
+    }
+}
+
+/// The listed addresses: their count, then each.
+fn decode_addresses(b: &[u8], listed: usize) -> Option<PeerAddresses> {
+    let (&count, rest) = b.split_first()?;
+    if usize::from(count) != listed {
+        return None;
+    }
+    let ips: Option<Vec<IpAddr>> = rest.chunks_exact(ADDR_LEN).map(decode_ip).collect();
+    Some(PeerAddresses::from_slice(&ips?))
 }
 
 #[cfg(test)]
@@ -283,7 +361,32 @@ mod tests {
             peer_pr_sctp: true,
             peer_reconfig: true,
             peer_idata: true,
+            peer_addrs: PeerAddresses::default(),
         }
+    }
+
+    #[test]
+    fn listed_peer_addresses_ride_in_the_cookie_and_only_then_lengthen_it() {
+        let s = CookieSealer::new([7; 32]);
+        let ips: Vec<IpAddr> = vec!["10.1.0.2".parse().unwrap(), "2001:db8::2".parse().unwrap()];
+        let c = CookieContents {
+            peer_addrs: PeerAddresses::from_slice(&ips),
+            ..contents()
+        };
+        let sealed = s.seal(&c);
+        assert_eq!(sealed.len(), COOKIE_LEN + 1 + 2 * ADDR_LEN);
+        let opened = s.open(&sealed, Time::from_millis(2000)).unwrap();
+        assert_eq!(opened.peer_addrs.as_slice(), &ips[..]);
+        // A truncated or padded address list is no cookie of ours.
+        assert_eq!(
+            s.open(&sealed[..sealed.len() - 1], Time::ZERO),
+            Err(CookieError::Malformed)
+        );
+        let many: Vec<IpAddr> = (0..20u8)
+            .map(|i| IpAddr::V4(Ipv4Addr::new(10, 0, i, 2)))
+            .collect();
+        let bounded = PeerAddresses::from_slice(&many);
+        assert_eq!(bounded.as_slice().len(), crate::path::MAX_PATHS - 1);
     }
 
     #[test]

@@ -2,9 +2,12 @@
 //! counters in [`Stats`]. Experiments measure these; they never reach into
 //! private state.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::message::MessageId;
+pub use crate::path::PathState;
+pub use crate::recovery::failover::FailoverCause;
 use crate::time::Time;
 use crate::wire::chunk::ReconfigResult;
 
@@ -142,6 +145,22 @@ pub enum Event {
     AssociationReset,
     /// The peer refused our SSN/TSN reset request.
     AssociationResetFailed { result: ReconfigResult },
+    /// A destination of the peer changed state (RFC 9260 8.2; RFC 7829 3.2:
+    /// potentially failed), or was confirmed by a heartbeat (5.4).
+    PathStateChanged {
+        remote: SocketAddr,
+        state: PathState,
+        confirmed: bool,
+        at: Time,
+    },
+    /// New data goes to another destination from now on: a failover away
+    /// from `from`, or a switchback to the primary, with its cause.
+    DataPathChanged {
+        from: SocketAddr,
+        to: SocketAddr,
+        cause: FailoverCause,
+        at: Time,
+    },
     /// The association ended; its id is no longer valid after this event.
     Closed(CloseReason),
 }
@@ -219,6 +238,16 @@ pub struct Stats {
     pub reconfig_retransmissions: u64,
     /// Streams reset, either way (outgoing and incoming, each counted).
     pub streams_reset: u64,
+    /// Changes of the data path by cause, in [`FailoverCause::ALL`] order.
+    pub(crate) data_path_changes: [u64; FailoverCause::ALL.len()],
+    /// Destinations marked inactive (RFC 9260 8.2).
+    pub paths_failed: u64,
+    /// Destinations marked potentially failed (RFC 7829 3.2).
+    pub paths_potentially_failed: u64,
+    /// Destinations active again after being potentially failed or inactive.
+    pub paths_recovered: u64,
+    /// HEARTBEAT chunks sent, to every destination.
+    pub heartbeats_sent: u64,
 }
 
 impl Stats {
@@ -230,5 +259,25 @@ impl Stats {
     /// Retransmissions of every cause.
     pub fn total_retransmissions(&self) -> u64 {
         self.retransmissions.iter().sum()
+    }
+
+    /// Data path changes with this cause.
+    pub fn data_path_changes(&self, cause: FailoverCause) -> u64 {
+        self.data_path_changes[cause.index()]
+    }
+
+    /// Failovers: data moved away from a destination (every cause but a
+    /// switchback to the primary).
+    pub fn failovers(&self) -> u64 {
+        FailoverCause::ALL
+            .iter()
+            .filter(|c| !c.is_switchback())
+            .map(|c| self.data_path_changes(*c))
+            .sum()
+    }
+
+    /// Switchbacks to the primary once it answered again.
+    pub fn switchbacks(&self) -> u64 {
+        self.data_path_changes(FailoverCause::PrimaryRecovered)
     }
 }

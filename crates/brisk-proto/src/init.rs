@@ -3,13 +3,13 @@
 //! answers an INIT without state (5.1 B) and the association answers one for
 //! itself (5.2.1, 5.2.2) with the same code.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use rand::RngCore;
 
 use crate::config::Config;
-use crate::cookie::{CookieContents, CookieSealer};
+use crate::cookie::{CookieContents, CookieSealer, PeerAddresses};
 use crate::time::Time;
 use crate::wire::Tlv;
 use crate::wire::cause::ErrorCause;
@@ -83,6 +83,8 @@ pub(crate) fn unrecognized_to_report(params: &[Param<'_>]) -> Vec<Vec<u8>> {
 /// Everything an INIT ACK is made from.
 pub(crate) struct InitAckInputs<'i> {
     pub cfg: &'i Config,
+    /// Our IP addresses (listed when two or more: `address_params`).
+    pub addresses: &'i [IpAddr],
     pub init: &'i Init<'i>,
     pub from: SocketAddr,
     pub local_port: u16,
@@ -135,6 +137,7 @@ pub(crate) fn build_init_ack(
         peer_pr_sctp: offers_pr_sctp(i.init),
         peer_reconfig: i.init.supports(crate::wire::chunk::types::RECONFIG),
         peer_idata: offers_idata(i.init),
+        peer_addrs: PeerAddresses::from_slice(&listed_addresses(&i.init.params)),
     };
     let mut params = vec![Param::StateCookie(sealer.seal(&contents).into())];
     // 3.3.3: each reported parameter is copied whole; with its padding, so
@@ -148,6 +151,7 @@ pub(crate) fn build_init_ack(
                 Param::UnrecognizedParameter(raw.into())
             }),
     );
+    params.extend(address_params(i.addresses));
     params.extend(extension_params(i.cfg));
     InitAck {
         initiate_tag: i.local_tag,
@@ -205,15 +209,47 @@ pub(crate) fn offers_idata<const ACK: bool>(init: &InitChunk<'_, ACK>) -> bool {
     init.supports(crate::wire::chunk::types::IDATA)
 }
 
-/// Our INIT (5.1 A): no address parameters (pion drops INITs carrying them), and
-/// Supported Extensions only when an extension is enabled.
+/// RFC 9260 5.1.2: a multi-homed endpoint lists every address it may be
+/// reached at. A single-homed one lists none (the peer takes the packet's
+/// source address): pion drops INITs that carry address parameters, and
+/// the single-homed handshake stays as it was.
+pub(crate) fn address_params(addresses: &[IpAddr]) -> Vec<Param<'static>> {
+    if addresses.len() < 2 {
+        return Vec::new();
+    }
+    addresses
+        .iter()
+        .map(|ip| match ip.to_canonical() {
+            IpAddr::V4(v4) => Param::Ipv4Address(v4),
+            IpAddr::V6(v6) => Param::Ipv6Address(v6),
+        })
+        .collect()
+}
+
+/// The addresses an INIT or INIT ACK lists (5.1.2), in order.
+pub(crate) fn listed_addresses(params: &[Param<'_>]) -> Vec<IpAddr> {
+    params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Ipv4Address(v4) => Some(IpAddr::V4(*v4)),
+            Param::Ipv6Address(v6) => Some(IpAddr::V6(*v6)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Our INIT (5.1 A): address parameters only when multi-homed
+/// (`address_params`), and Supported Extensions only when an extension is
+/// enabled.
 pub(crate) fn build_init(
     cfg: &Config,
+    addresses: &[IpAddr],
     local_tag: u32,
     initial_tsn: u32,
     preserve_ms: Option<u32>,
 ) -> Init<'static> {
-    let mut params: Vec<Param<'static>> = extension_params(cfg);
+    let mut params: Vec<Param<'static>> = address_params(addresses);
+    params.extend(extension_params(cfg));
     if let Some(increment_ms) = preserve_ms {
         params.push(Param::CookiePreservative { increment_ms });
     }

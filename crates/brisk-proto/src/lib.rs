@@ -30,9 +30,14 @@ pub mod timer;
 pub mod tx;
 pub mod wire;
 
-pub use assoc::{AssocId, Association, ReconfigError, SchedulingError, SendError, State, Transmit};
+pub use assoc::{
+    AssocId, Association, PathError, PathInfo, ReconfigError, SchedulingError, SendError, State,
+    Transmit,
+};
 pub use config::{Config, ConfigError, EarlyRetransmit, KNOBS, Nagle, PRESETS, StreamScheduler};
 pub use endpoint::{ConnectError, Endpoint, EndpointConfig, EndpointStats};
-pub use events::{CloseReason, Event, ResetDirection, RetransmitCause, Stats};
+pub use events::{
+    CloseReason, Event, FailoverCause, PathState, ResetDirection, RetransmitCause, Stats,
+};
 pub use message::{IncomingMessage, MessageId, OutgoingMessage, Reliability};
 pub use time::Time;

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use tokio::sync::Notify;
 
 use crate::error::Error;
+use crate::path_events::PathEvent;
 use crate::shared::{Handle, State};
 use crate::stream_events::StreamEvent;
 
@@ -363,6 +364,71 @@ impl Association {
             .slots
             .get(&self.id)
             .map_or(0, |s| s.stream_events.dropped)
+    }
+
+    /// The peer's destinations (RFC 9260 6.4): each one's state, RTO and
+    /// cwnd, which is primary and which takes new data; `None` once the
+    /// association is gone.
+    pub fn paths(&self) -> Option<Vec<brisk_proto::PathInfo>> {
+        let mut st = self.inner.shared.lock();
+        st.proto.association(self.id).map(|a| a.paths())
+    }
+
+    /// Makes `remote`, one of the peer's addresses, the primary destination
+    /// (RFC 9260 6.4): new data goes there once it is confirmed and active.
+    pub fn set_primary(&self, remote: SocketAddr) -> Result<(), Error> {
+        let shared = &self.inner.shared;
+        {
+            let mut st = shared.lock();
+            if let Some(e) = self.closed_error(&st) {
+                return Err(e);
+            }
+            let now = shared.now();
+            let assoc = st
+                .proto
+                .association(self.id)
+                .ok_or_else(|| Error::Closed("association is gone".into()))?;
+            assoc.set_primary(now, remote)?;
+        }
+        shared.wake.notify_one();
+        Ok(())
+    }
+
+    /// The next path event (a destination's state changed, or new data
+    /// moved to another destination). Waits for one; fails once the
+    /// association has ended and every event was read. At most
+    /// [`PATH_EVENT_QUEUE`](crate::PATH_EVENT_QUEUE) wait; if the
+    /// application never reads them, the oldest are dropped
+    /// ([`path_events_dropped`](Self::path_events_dropped) counts them).
+    pub async fn path_event(&self) -> Result<PathEvent, Error> {
+        self.wait(|st| {
+            if let Some(e) = st.slots.get_mut(&self.id).and_then(|s| s.path_events.pop()) {
+                return Some(Ok(e));
+            }
+            self.closed_error(st).map(Err)
+        })
+        .await
+    }
+
+    /// The next path event, if one is waiting.
+    pub fn try_path_event(&self) -> Option<PathEvent> {
+        self.inner
+            .shared
+            .lock()
+            .slots
+            .get_mut(&self.id)?
+            .path_events
+            .pop()
+    }
+
+    /// Path events dropped because the queue was full.
+    pub fn path_events_dropped(&self) -> u64 {
+        self.inner
+            .shared
+            .lock()
+            .slots
+            .get(&self.id)
+            .map_or(0, |s| s.path_events.dropped)
     }
 
     /// Whether message interleaving was negotiated with the peer (RFC 8260

@@ -170,6 +170,11 @@ fn dispatch(shared: &Shared, st: &mut State) {
                     slot.stream_events.push(e);
                 }
             }
+            Event::PathStateChanged { .. } | Event::DataPathChanged { .. } => {
+                if let Some(e) = crate::path_events::PathEvent::from_event(&event) {
+                    slot.path_events.push(e);
+                }
+            }
             Event::MessageAcked { .. } | Event::Retransmission { .. } => continue,
         }
         if let Some(slot) = st.slots.get(&id) {

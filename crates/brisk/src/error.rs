@@ -1,6 +1,6 @@
 //! Errors that say what happened.
 
-use brisk_proto::{CloseReason, ConfigError, ConnectError, ReconfigError, SendError};
+use brisk_proto::{CloseReason, ConfigError, ConnectError, PathError, ReconfigError, SendError};
 
 /// Why an operation on an endpoint or an association failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,9 @@ pub enum Error {
     /// A stream reconfiguration request was refused before anything was sent.
     #[error(transparent)]
     Reconfig(#[from] ReconfigError),
+    /// A destination the peer does not have (`set_primary`).
+    #[error(transparent)]
+    Path(#[from] PathError),
     /// The endpoint's driver has stopped.
     #[error("the endpoint has been closed")]
     EndpointClosed,

@@ -33,6 +33,7 @@ pub mod datachannel;
 mod driver;
 mod endpoint;
 mod error;
+mod path_events;
 mod shared;
 mod socket_buffer;
 mod source_route;
@@ -49,5 +50,6 @@ pub use brisk_proto::{
 };
 pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
 pub use error::Error;
+pub use path_events::{PATH_EVENT_QUEUE, PathEvent};
 pub use stream_events::{STREAM_EVENT_QUEUE, STREAM_EVENT_STREAMS, StreamEvent};
 pub use transport::DatagramTransport;

@@ -25,6 +25,7 @@ pub(crate) struct Slot {
     pub abandoned: u64,
     /// Stream reconfiguration events not yet read (bounded).
     pub stream_events: crate::stream_events::StreamEvents,
+    pub path_events: crate::path_events::PathEvents,
     /// The latest abandoned messages not yet taken by the application, at
     /// most [`ABANDONED_IDS_KEPT`] (older ones are only counted).
     pub abandoned_ids: VecDeque<MessageId>,
@@ -42,6 +43,7 @@ impl Slot {
             failed_sends: 0,
             abandoned: 0,
             stream_events: Default::default(),
+            path_events: Default::default(),
             abandoned_ids: VecDeque::new(),
         }
     }

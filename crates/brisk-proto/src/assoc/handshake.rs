@@ -3,7 +3,7 @@
 //! of 5.2. The INIT and INIT ACK themselves are built and checked in
 //! [`crate::init`], which the endpoint shares.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use rand::RngCore;
 
@@ -47,6 +47,7 @@ impl Association {
         local_port: u16,
         peer_port: u16,
         local_tag: u32,
+        addresses: &[IpAddr],
         rng: &mut dyn RngCore,
     ) -> Self {
         let initial_tsn = rng.next_u32();
@@ -60,7 +61,7 @@ impl Association {
             local_tag,
             initial_tsn,
         );
-        let init = build_init(&a.cfg, local_tag, initial_tsn, None);
+        let init = build_init(&a.cfg, addresses, local_tag, initial_tsn, None);
         a.control
             .push_back(Control::with_tag(Chunk::Init(init.clone()), 0));
         a.handshake.init = Some(init);
@@ -82,6 +83,8 @@ impl Association {
             c.local_initial_tsn,
         );
         a.adopt_cookie_peer(c);
+        // 5.1.2: the INIT's listed addresses, besides the one it came from.
+        a.add_peer_addresses(now, c.peer_addrs.as_slice());
         a.control
             .push_back(Control::new(Chunk::CookieAck(CookieAck)));
         a.on_established(now);
@@ -130,15 +133,20 @@ impl Association {
         // was, before the peer is adopted).
         self.mid_ordering = MidOrdering::new(if self.idata { inbound } else { 0 });
         self.delivery = Delivery::new(inbound);
-        self.path = Path::new(self.path.remote, &self.cfg, peer_rwnd);
+        // Each destination starts afresh with the peer's window (7.2.1).
+        let cfg = &self.cfg;
+        self.paths.reset_each(|p| Path {
+            remote: p.remote,
+            confirmed: p.confirmed,
+            ..Path::new(p.remote, cfg, peer_rwnd)
+        });
     }
 
     fn on_established(&mut self, now: Time) {
         self.state = State::Established;
         self.handshake = Handshake::default();
         self.timers.stop(TimerKind::T1);
-        let rto = self.path.rto.rto();
-        self.heartbeats.start(now, &self.cfg, rto, &mut self.timers);
+        super::heartbeat::start(self, now);
         self.new_transmission_opportunity();
         self.emit(Event::Connected);
     }
@@ -190,6 +198,8 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
         ack.inbound_streams,
         ack.a_rwnd,
     );
+    // 5.1.2: the INIT ACK's listed addresses become destinations.
+    a.add_peer_addresses(now, &init::listed_addresses(&ack.params));
     a.control
         .push_back(Control::new(Chunk::CookieEcho(CookieEcho {
             cookie: cookie.clone().into(),
@@ -269,6 +279,7 @@ pub(super) fn on_init(
         now,
         &InitAckInputs {
             cfg: &a.cfg,
+            addresses: ctx.addresses,
             init,
             from,
             local_port: header.dst_port,
@@ -300,7 +311,7 @@ pub(super) fn on_cookie_echo(
         Err(CookieError::Stale { contents, .. })
             if contents.local_tag == a.local_tag && contents.peer_tag == a.peer_tag =>
         {
-            contents
+            *contents
         }
         Err(CookieError::Stale {
             staleness,
@@ -405,10 +416,17 @@ pub(super) fn on_stale_cookie(a: &mut Association, now: Time) {
         a.close(CloseReason::HandshakeTimeout { attempts });
         return;
     }
-    let preserve_ms = u32::try_from(a.path.rto.rto().as_millis())
+    let preserve_ms = u32::try_from(a.paths.data().rto.rto().as_millis())
         .unwrap_or(u32::MAX)
         .saturating_add(1000);
-    let init = build_init(&a.cfg, old.initiate_tag, old.initial_tsn, Some(preserve_ms));
+    let ours = init::listed_addresses(&old.params);
+    let init = build_init(
+        &a.cfg,
+        &ours,
+        old.initiate_tag,
+        old.initial_tsn,
+        Some(preserve_ms),
+    );
     a.control
         .push_back(Control::with_tag(Chunk::Init(init.clone()), 0));
     a.handshake.init = Some(init);
@@ -421,7 +439,7 @@ pub(super) fn on_stale_cookie(a: &mut Association, now: Time) {
 
 /// Starts T1-init or T1-cookie (5.1 A, C) with the path's RTO.
 fn start_t1(a: &mut Association, now: Time) {
-    let rto = a.path.rto.rto();
+    let rto = a.paths.data().rto.rto();
     a.timers.start(TimerKind::T1, now, rto);
 }
 
@@ -449,6 +467,6 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
     let Some(chunk) = chunk else { return };
     a.control.push_back(chunk);
     a.handshake.attempts += 1;
-    a.path.rto.back_off();
+    a.paths.data_mut().rto.back_off();
     start_t1(a, now);
 }

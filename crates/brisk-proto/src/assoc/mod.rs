@@ -4,11 +4,13 @@
 //! Each concern has its own file: `handshake.rs` (5.1, 5.2), `receive.rs`
 //! (DATA in, SACK out: 6.2, 6.5, 6.9), `sack.rs` (SACK in: 6.2.1, 6.3, 7.2),
 //! `transmit.rs` (packets out: 6.1, 6.10), `shutdown.rs` (9), `heartbeat.rs`
-//! (8.3), `reconfig/` (stream reconfiguration, RFC 6525) and `timers.rs`
+//! (8.3), `multihoming.rs` (paths, failure detection and failover: 6.4, 8.2;
+//! RFC 7829), `reconfig/` (stream reconfiguration, RFC 6525) and `timers.rs`
 //! (what happens when each timer fires).
 
 mod handshake;
 mod heartbeat;
+mod multihoming;
 mod receive;
 mod reconfig;
 mod sack;
@@ -25,7 +27,8 @@ use crate::config::Config;
 use crate::cookie::CookieSealer;
 use crate::events::{CloseReason, Event, Stats};
 use crate::message::{IncomingMessage, MessageId, OutgoingMessage};
-use crate::path::Path;
+use crate::path::{Path, PathId, Paths};
+use crate::recovery::failover::FailoverCause;
 use crate::recovery::pktdrop;
 use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, SackDecision, TsnTracker};
 use crate::time::Time;
@@ -39,6 +42,7 @@ use crate::wire::chunk::{Abort, Chunk, OperationError};
 
 pub use crate::tx::send_queue::SendError;
 pub use crate::tx::stream_scheduler::SchedulingError;
+pub use multihoming::{PathError, PathInfo};
 pub use reconfig::{MAX_REQUEST_RETRANSMITS, NO_ANSWER, ReconfigError};
 pub use transmit::Transmit;
 
@@ -74,6 +78,9 @@ pub(crate) struct Control {
     pub vtag: Option<u32>,
     /// Send in a packet of its own.
     pub alone: bool,
+    /// The destination it must go to (a heartbeat's, a reply's: 6.4); any
+    /// packet may carry it otherwise.
+    pub to: Option<PathId>,
 }
 
 impl Control {
@@ -82,6 +89,15 @@ impl Control {
             chunk,
             vtag: None,
             alone: false,
+            to: None,
+        }
+    }
+
+    /// The same chunk, bound for destination `id`.
+    pub fn to(self, id: PathId) -> Self {
+        Self {
+            to: Some(id),
+            ..self
         }
     }
 
@@ -91,6 +107,7 @@ impl Control {
             chunk,
             vtag: Some(tag),
             alone: true,
+            to: None,
         }
     }
 
@@ -100,6 +117,7 @@ impl Control {
             chunk,
             vtag: None,
             alone: true,
+            to: None,
         }
     }
 
@@ -116,6 +134,8 @@ pub(crate) struct Ctx<'a> {
     /// Whether another association of the endpoint has this tag, so that a
     /// new one is drawn (5.2.2).
     pub tag_in_use: &'a dyn Fn(u32) -> bool,
+    /// The endpoint's own IP addresses, for an INIT ACK (5.1.2).
+    pub addresses: &'a [std::net::IpAddr],
 }
 
 /// One SCTP association.
@@ -131,7 +151,11 @@ pub struct Association {
     /// Tie-tags (RFC 9260 5.2.2), set when an unexpected INIT is answered.
     local_tie_tag: u32,
     peer_tie_tag: u32,
-    path: Path,
+    /// The peer's destination addresses: where data, retransmissions and
+    /// replies go (RFC 9260 6.4), and each one's state.
+    paths: Paths,
+    /// Peer addresses added since the endpoint last asked, for its lookup.
+    new_remotes: Vec<SocketAddr>,
 
     /// Every timer of the association.
     timers: TimerTable,
@@ -167,6 +191,8 @@ pub struct Association {
     advertised_rwnd: u32,
     /// Send a SACK in the next packet even if not otherwise due.
     sack_requested: bool,
+    /// Where the DATA of the packet being handled came from, if a known path.
+    packet_from: Option<PathId>,
 
     handshake: Handshake,
     heartbeats: Heartbeats,
@@ -211,6 +237,12 @@ struct Counters {
     reconfig_requests_received: u64,
     reconfig_retransmissions: u64,
     streams_reset: u64,
+    /// Data path changes by cause, in [`FailoverCause::ALL`] order.
+    data_path_changes: [u64; FailoverCause::ALL.len()],
+    paths_failed: u64,
+    paths_potentially_failed: u64,
+    paths_recovered: u64,
+    heartbeats_sent: u64,
 }
 
 impl Association {
@@ -226,7 +258,7 @@ impl Association {
         local_tag: u32,
         local_initial_tsn: u32,
     ) -> Self {
-        let path = Path::new(remote, &cfg, cfg.receive_buffer);
+        let paths = Paths::new(Path::new(remote, &cfg, cfg.receive_buffer));
         let send_queue = SendQueue::with_scheduler(
             cfg.outbound_streams,
             cfg.max_message_size,
@@ -242,7 +274,8 @@ impl Association {
             peer_tag: 0,
             local_tie_tag: 0,
             peer_tie_tag: 0,
-            path,
+            paths,
+            new_remotes: Vec::new(),
             timers: TimerTable::default(),
             send_queue,
             rtx: RetransmissionQueue::new(crate::serial::Tsn(local_initial_tsn)),
@@ -261,6 +294,7 @@ impl Association {
             delivery: Delivery::new(cfg.max_inbound_streams),
             advertised_rwnd: cfg.receive_buffer,
             sack_requested: false,
+            packet_from: None,
             handshake: Handshake::default(),
             heartbeats: Heartbeats::default(),
             errors: 0,
@@ -284,9 +318,9 @@ impl Association {
         self.state
     }
 
-    /// The peer's transport address.
+    /// The peer's primary transport address (RFC 9260 6.4).
     pub fn remote(&self) -> SocketAddr {
-        self.path.remote
+        self.paths.get(self.paths.primary()).remote
     }
 
     pub fn config(&self) -> &Config {
@@ -456,10 +490,10 @@ impl Association {
             t3_expirations: tx.t3_expirations,
             fast_recoveries: tx.fast_recoveries,
             spurious_timeouts_undone: tx.spurious_timeouts_undone,
-            cwnd: self.path.cc.cwnd(),
-            ssthresh: self.path.cc.ssthresh(),
+            cwnd: self.paths.data().cc.cwnd(),
+            ssthresh: self.paths.data().cc.ssthresh(),
             rto: self.data_rto(),
-            srtt: self.path.rto.srtt(),
+            srtt: self.paths.data().rto.srtt(),
             flight_size: self.flight_size(),
             packets_outstanding: self.packets_outstanding(),
             peer_rwnd: self.rtx.peer_rwnd(),
@@ -490,6 +524,11 @@ impl Association {
             reconfig_requests_received: c.reconfig_requests_received,
             reconfig_retransmissions: c.reconfig_retransmissions,
             streams_reset: c.streams_reset,
+            data_path_changes: c.data_path_changes,
+            paths_failed: c.paths_failed,
+            paths_potentially_failed: c.paths_potentially_failed,
+            paths_recovered: c.paths_recovered,
+            heartbeats_sent: c.heartbeats_sent,
         }
     }
 
@@ -556,9 +595,23 @@ impl Association {
         self.local_tag
     }
 
-    /// The peer's UDP address changed (RFC 6951 5.4): send there from now on.
-    pub(crate) fn set_remote(&mut self, remote: SocketAddr) {
-        self.path.remote = remote;
+    /// The peer's UDP address `old` changed to `new` (RFC 6951 5.4): send
+    /// there from now on.
+    pub(crate) fn set_remote(&mut self, old: SocketAddr, new: SocketAddr) {
+        if let Some(id) = self.paths.find(old) {
+            self.paths.get_mut(id).remote = new;
+        }
+    }
+
+    /// Every transport address of the peer (its paths).
+    pub(crate) fn remotes(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.paths.iter().map(|(_, p)| p.remote)
+    }
+
+    /// Peer addresses that became paths since the last call, for the
+    /// endpoint's lookup.
+    pub(crate) fn take_new_remotes(&mut self) -> Vec<SocketAddr> {
+        std::mem::take(&mut self.new_remotes)
     }
 
     /// Bytes charged against the send buffer: messages queued and chunks sent
@@ -583,7 +636,7 @@ impl Association {
         } else {
             crate::wire::chunk::Data::HEADER_LEN
         };
-        let fragment = self.path.mtu.saturating_sub(12 + header).max(1);
+        let fragment = self.paths.data().mtu.saturating_sub(12 + header).max(1);
         let fragments = messages + queued / fragment;
         crate::tx::held(
             queued + self.rtx.outstanding().payload_bytes(),
@@ -622,7 +675,7 @@ impl Association {
     /// The RTO for T3: a thin stream's own RTO.Min applies while thin.
     #[inline]
     fn data_rto(&self) -> std::time::Duration {
-        self.rtx.rto(&self.cfg, &self.path)
+        self.rtx.rto(&self.cfg, self.paths.data())
     }
 
     /// The payload of the next chunk the send queue would cut, if any.
@@ -631,12 +684,22 @@ impl Association {
         self.send_queue.peek_len(self.cfg.max_data_payload())
     }
 
-    /// The retransmission queue with what it borrows for one call.
+    /// The retransmission queue with what it borrows for one call about
+    /// the data path.
     #[inline]
     fn tx(&mut self) -> (&mut RetransmissionQueue, TxEnv<'_>) {
+        let to = self.paths.data_id();
+        self.tx_to(to)
+    }
+
+    /// The retransmission queue with what it borrows for one call about
+    /// destination `to`.
+    #[inline]
+    fn tx_to(&mut self, to: PathId) -> (&mut RetransmissionQueue, TxEnv<'_>) {
         let env = TxEnv {
             cfg: &self.cfg,
-            path: &mut self.path,
+            paths: &mut self.paths,
+            to,
             timers: &mut self.timers,
         };
         (&mut self.rtx, env)
@@ -697,13 +760,13 @@ impl Association {
         }
         let forward = if self.idata {
             // RFC 8260 2.3: with I-DATA, I-FORWARD-TSN (8 bytes an entry).
-            let max_entries = self.path.mtu.saturating_sub(12 + 8) / 8;
+            let max_entries = self.paths.data().mtu.saturating_sub(12 + 8) / 8;
             self.rtx
                 .take_iforward_tsn(now, max_entries)
                 .map(Chunk::IForwardTsn)
         } else {
             // As many stream entries as fit a packet with the FORWARD TSN alone.
-            let max_streams = self.path.mtu.saturating_sub(12 + 8) / 4;
+            let max_streams = self.paths.data().mtu.saturating_sub(12 + 8) / 4;
             self.rtx
                 .take_forward_tsn(now, max_streams)
                 .map(Chunk::ForwardTsn)
@@ -815,6 +878,7 @@ impl Association {
     ) {
         self.new_transmission_opportunity();
         self.error_sent_for_packet = false;
+        self.packet_from = self.paths.find(from);
         let mut data_seen = receive::PacketData::default();
         for chunk in chunks {
             if self.state == State::Closed {
@@ -837,7 +901,7 @@ impl Association {
                 // one bundled later is not processed.
                 Chunk::CookieEcho(_) => self.counters.malformed_chunks += 1,
                 Chunk::CookieAck(_) => handshake::on_cookie_ack(self, now),
-                Chunk::Heartbeat(hb) => heartbeat::on_heartbeat(self, hb),
+                Chunk::Heartbeat(hb) => heartbeat::on_heartbeat(self, hb, from),
                 Chunk::HeartbeatAck(ack) => heartbeat::on_heartbeat_ack(self, now, ack),
                 Chunk::Abort(a) => {
                     // 8.5.1 B: the T bit says which tag the packet must carry.
@@ -892,6 +956,10 @@ impl Association {
         // RFC 6525 5.2.2: a deferred reset waits for the cumulative TSN.
         reconfig::after_packet(self, now);
         if data_seen.any {
+            // 6.4: SACKs go back to where the DATA came from.
+            if let Some(id) = self.packet_from {
+                self.paths.set_reply(id);
+            }
             receive::after_data_packet(self, now, &data_seen);
             // 9.2: in SHUTDOWN-SENT, every packet with DATA is answered by SHUTDOWN.
             if self.state == State::ShutdownSent {
@@ -957,7 +1025,7 @@ impl Association {
         let held = self.delivery.buffered_bytes() + self.reassembly.buffered_bytes();
         let report = pktdrop::report(
             packet,
-            self.path.mtu,
+            self.paths.data().mtu,
             self.cfg.receive_buffer,
             u32::try_from(held).unwrap_or(u32::MAX),
         );

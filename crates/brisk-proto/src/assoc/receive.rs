@@ -403,7 +403,7 @@ pub(super) fn after_data_packet(a: &mut Association, now: Time, seen: &PacketDat
     // A window too small for a full packet means the sender is probing it one
     // chunk at a time (RFC 9260 6.1 A): a delayed SACK would add SACK.Delay
     // to every probe. Acknowledge at once.
-    if seen.any_new && (a.our_rwnd() as usize) < a.path.mtu {
+    if seen.any_new && (a.our_rwnd() as usize) < a.paths.data().mtu {
         a.sack_requested = true;
     }
 }

@@ -66,6 +66,9 @@ fn act(a: &mut Association, now: Time, result: Result<SackResult, SackRejected>)
         // 8.3: the peer is reachable.
         a.clear_errors();
     }
+    if result.acked_paths != 0 {
+        a.on_paths_acked(now, result.acked_paths);
+    }
     for m in &result.acked_messages {
         a.counters.messages_acked += 1;
         if a.cfg.events {

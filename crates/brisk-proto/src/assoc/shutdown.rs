@@ -49,7 +49,7 @@ pub(super) fn progress(a: &mut Association, now: Time) {
 
 /// T2-shutdown retransmits SHUTDOWN or SHUTDOWN ACK (9.2).
 fn start_t2(a: &mut Association, now: Time) {
-    let rto = a.path.rto.rto();
+    let rto = a.paths.data().rto.rto();
     a.timers.start(TimerKind::T2Shutdown, now, rto);
 }
 
@@ -126,10 +126,14 @@ pub(super) fn on_shutdown_complete(a: &mut Association) {
 
 /// T2-shutdown expired: resend, backing off; too many errors abort (9.2, 8.1).
 pub(super) fn on_t2(a: &mut Association, now: Time) {
+    // 8.2: the destination it went to timed out too (a retransmission may
+    // then go to another, 9.2).
+    let to = a.paths.data_id();
+    a.on_path_timeout(now, to);
     if !a.count_error() {
         return;
     }
-    a.path.rto.back_off();
+    a.paths.get_mut(to).rto.back_off();
     match a.state {
         State::ShutdownSent => resend_shutdown(a, now),
         State::ShutdownAckSent => resend_shutdown_ack(a, now),

@@ -38,12 +38,21 @@ pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
 /// RFC 9260 6.3.3, and 8.2/8.1 error counting between the decision and the
 /// retransmission: an association that fails here retransmits nothing.
 fn on_t3_expiry(a: &mut Association, now: Time) {
-    let T3Expiry::Expired { counts_as_error } = a.rtx.on_t3_expiry(now) else {
+    let T3Expiry::Expired {
+        counts_as_error,
+        path,
+    } = a.rtx.on_t3_expiry(now)
+    else {
         return;
     };
-    if counts_as_error && !a.count_error() {
-        return;
+    if counts_as_error {
+        // 8.2 (RFC 7829 3.2): the destination's count first, so that data
+        // has moved before the retransmission picks where to go (6.4).
+        a.on_path_timeout(now, path);
+        if !a.count_error() {
+            return;
+        }
     }
-    let (rtx, mut env) = a.tx();
+    let (rtx, mut env) = a.tx_to(path);
     rtx.retransmit_after_t3(&mut env);
 }

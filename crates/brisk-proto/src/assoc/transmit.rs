@@ -1,11 +1,15 @@
 //! Packets out (RFC 9260 6.1, 6.10): control chunks first, then a SACK when one
 //! is due or can ride along, then DATA marked for retransmission, then new DATA,
-//! within cwnd (rule B), the peer's window (rule A) and Max.Burst.
+//! within cwnd (rule B), the peer's window (rule A) and Max.Burst. Each packet
+//! has one destination (6.4): a control chunk's own, else the SACK's (where
+//! DATA came from), else the retransmissions', else the data path; it carries
+//! only what may go there.
 
 use std::net::SocketAddr;
 
 use super::{Association, State, receive};
 use crate::events::{Event, RetransmitCause};
+use crate::path::PathId;
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::tx::nagle;
@@ -27,12 +31,13 @@ impl Association {
     /// Writes the next packet to `buf` (appending), if there is one to send.
     pub(crate) fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<Transmit> {
         let start = buf.len();
-        let size = self.build_packet(now, buf);
+        let to = self.next_destination(now);
+        let size = self.build_packet(now, buf, to);
         match size {
             Some(size) if size > 0 => {
                 self.counters.packets_sent += 1;
                 Some(Transmit {
-                    destination: self.path.remote,
+                    destination: self.paths.get(to).remote,
                     size,
                 })
             }
@@ -52,7 +57,39 @@ impl Association {
         }
     }
 
-    fn build_packet(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<usize> {
+    /// Where the next packet goes (6.4): the first control chunk's
+    /// destination, or where a due SACK goes (the source of the DATA it
+    /// acknowledges), or where the first chunk marked for retransmission
+    /// goes, or the data path.
+    fn next_destination(&self, now: Time) -> PathId {
+        if let Some(to) = self.control.front().and_then(|c| c.to) {
+            return to;
+        }
+        let receiving = !matches!(
+            self.state,
+            State::CookieWait | State::CookieEchoed | State::Closed
+        );
+        if receiving && receive::sack_due(self, now) {
+            return self.paths.reply_id();
+        }
+        if let Some(chunk) = self.rtx.next_marked() {
+            return self.resend_destination(chunk.path, chunk.state);
+        }
+        self.paths.data_id()
+    }
+
+    /// 6.4: a chunk that timed out goes to another usable destination when
+    /// there is one; a fast retransmission (and every other) to the one it
+    /// went to, unless data has left that one (RFC 7829 3.2 rule 3).
+    fn resend_destination(&self, last: PathId, state: ChunkState) -> PathId {
+        match state {
+            ChunkState::Marked(RetransmitCause::T3Timeout) => self.paths.retransmit_to(last),
+            _ if self.paths.get(last).usable() => last,
+            _ => self.paths.data_id(),
+        }
+    }
+
+    fn build_packet(&mut self, now: Time, buf: &mut Vec<u8>, to: PathId) -> Option<usize> {
         if self.pr_sctp
             && matches!(
                 self.state,
@@ -63,7 +100,7 @@ impl Association {
         }
         // RFC 6525 5.1.1: the next stream reconfiguration request, if due.
         super::reconfig::poll_request(self, now);
-        let mtu = self.path.mtu;
+        let mtu = self.paths.get(to).mtu;
         // A chunk with its own verification tag, or one that must be alone
         // (INIT, INIT ACK, SHUTDOWN COMPLETE: 6.10), goes in a packet of its own.
         // So does a control chunk larger than the MTU (a COOKIE ECHO on a tiny
@@ -91,19 +128,20 @@ impl Association {
             self.push_control(&mut p);
         }
         if self.state == State::Closed {
-            self.push_controls(&mut p);
+            self.push_controls(&mut p, to);
             return if p.is_empty() { None } else { p.finish().ok() };
         }
         let data_allowed = matches!(
             self.state,
             State::Established | State::ShutdownPending | State::ShutdownReceived
         );
-        let data_ready = data_allowed && self.has_data_to_send();
+        let data_ready = data_allowed && self.has_data_to_send(to);
         // A SACK is owed in every state after the handshake, SHUTDOWN-RECEIVED
         // and SHUTDOWN-ACK-SENT included (9.2: DATA that came before the
         // SHUTDOWN is still acknowledged).
         let receiving = !matches!(self.state, State::CookieWait | State::CookieEchoed);
         if receiving
+            && to == self.paths.reply_id()
             && (receive::sack_due(self, now) || (data_ready && receive::sack_pending(self)))
         {
             // Right after the leading chunks, so it always fits: a due SACK is
@@ -113,9 +151,9 @@ impl Association {
                 self.counters.malformed_chunks += 1;
             }
         }
-        self.push_controls(&mut p);
+        self.push_controls(&mut p, to);
         if data_ready {
-            self.add_data(now, &mut p);
+            self.add_data(now, &mut p, to);
         }
         if p.is_empty() {
             return None;
@@ -124,13 +162,12 @@ impl Association {
     }
 
     /// Moves control chunks into the packet while they fit, up to one that
-    /// needs a packet of its own or must lead one (5.1, 6.10).
-    fn push_controls(&mut self, p: &mut PacketBuilder<'_>) {
-        while self
-            .control
-            .front()
-            .is_some_and(|c| !c.is_alone() && (p.is_empty() || !c.chunk.must_lead()))
-        {
+    /// needs a packet of its own, must lead one (5.1, 6.10), or goes to
+    /// another destination than `to` (6.4).
+    fn push_controls(&mut self, p: &mut PacketBuilder<'_>, to: PathId) {
+        while self.control.front().is_some_and(|c| {
+            !c.is_alone() && (p.is_empty() || !c.chunk.must_lead()) && c.to.is_none_or(|t| t == to)
+        }) {
             if !self.push_control(p) {
                 break;
             }
@@ -163,12 +200,15 @@ impl Association {
         true
     }
 
-    /// Whether DATA could go out now (retransmissions or new data).
-    fn has_data_to_send(&self) -> bool {
-        let cwnd_open = self.path.cc.allows_new_data(self.flight_size());
-        let retransmit =
-            self.rtx.outstanding().marked() > 0 && (self.rtx.may_bypass_cwnd() || cwnd_open);
-        let new = !self.send_queue.is_empty()
+    /// Whether DATA could go out now to `to` (retransmissions or new data).
+    fn has_data_to_send(&self, to: PathId) -> bool {
+        let cwnd_open = self.cwnd_open(to);
+        let retransmit = self.rtx.next_marked().is_some_and(|c| {
+            self.resend_destination(c.path, c.state) == to
+                && (self.rtx.may_bypass_cwnd() || cwnd_open)
+        });
+        let new = to == self.paths.data_id()
+            && !self.send_queue.is_empty()
             && !self.new_data_held()
             && cwnd_open
             && self.burst_budget > 0
@@ -203,8 +243,18 @@ impl Association {
         }
     }
 
+    /// Whether destination `to`'s cwnd lets more DATA go (7.2, per
+    /// destination: 6.4).
+    fn cwnd_open(&self, to: PathId) -> bool {
+        self.paths
+            .get(to)
+            .cc
+            .allows_new_data(self.rtx.outstanding().flight_on(to))
+    }
+
     pub(super) fn max_payload(&self) -> usize {
-        self.path
+        self.paths
+            .data()
             .mtu
             .saturating_sub(12 + self.data_header_len())
             .max(1)
@@ -228,7 +278,7 @@ impl Association {
     /// The DATA of the packet: retransmissions first (6.1 C), thin-stream
     /// bundling (seed 001 4.4), then new data within cwnd (rule B), the
     /// peer's window (rule A), Max.Burst and Nagle.
-    fn add_data(&mut self, now: Time, p: &mut PacketBuilder<'_>) {
+    fn add_data(&mut self, now: Time, p: &mut PacketBuilder<'_>, to: PathId) {
         let thin = self.rtx.is_thin(&self.cfg);
         // Thin streams ask a standard receiver for an immediate SACK (I bit),
         // and so does every chunk sent in SHUTDOWN-PENDING (RFC 9260 3.3.1, as
@@ -240,6 +290,7 @@ impl Association {
             record: None,
             tsns: Vec::new(),
             immediate,
+            to,
         };
         let fast = self.add_retransmissions(now, p, &mut dp);
         // Seed 001 4.4: a thin stream's fast retransmission fills its packet
@@ -248,11 +299,13 @@ impl Association {
             let room = p.room();
             self.bundle_in_flight(now, p, &mut dp, room);
         }
-        self.decay_idle_cwnd(now);
-        self.add_new_data(now, p, &mut dp, thin);
+        self.decay_idle_cwnd(now, to);
+        if to == self.paths.data_id() {
+            self.add_new_data(now, p, &mut dp, thin);
+        }
         if dp.record.is_some() {
             self.rtx.end_packet();
-            self.path.last_data_sent = Some(now);
+            self.paths.get_mut(to).last_data_sent = Some(now);
         }
     }
 
@@ -266,22 +319,21 @@ impl Association {
         dp: &mut DataPacket,
     ) -> bool {
         let (mut retransmitted, mut fast) = (false, false);
+        let mtu = self.paths.get(dp.to).mtu;
         while let Some(chunk) = self.rtx.next_marked() {
-            if !(self.rtx.may_bypass_cwnd()
-                || self
-                    .path
-                    .cc
-                    .allows_new_data(self.rtx.outstanding().flight_size()))
-            {
+            if self.resend_destination(chunk.path, chunk.state) != dp.to {
+                break;
+            }
+            if !(self.rtx.may_bypass_cwnd() || self.cwnd_open(dp.to)) {
                 break;
             }
             let data = chunk.to_chunk(dp.immediate);
-            if !p.fits(data.encoded_len().min(self.path.mtu)) || p.push(&data).is_err() {
+            if !p.fits(data.encoded_len().min(mtu)) || p.push(&data).is_err() {
                 break;
             }
             let (tsn, i_bit) = (chunk.tsn, data.flags() & DataFlags::I != 0);
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
-            let (rtx, mut env) = self.tx();
+            let (rtx, mut env) = self.tx_to(dp.to);
             let Some(resent) = rtx.resend(tsn, now, seq, i_bit, &mut env) else {
                 continue;
             };
@@ -300,14 +352,16 @@ impl Association {
     }
 
     /// 7.2.1: a path that sent nothing for RTOs decays its cwnd first.
-    fn decay_idle_cwnd(&mut self, now: Time) {
-        if self.rtx.outstanding().is_empty()
-            && let Some(last) = self.path.last_data_sent
+    fn decay_idle_cwnd(&mut self, now: Time, to: PathId) {
+        if self.rtx.outstanding().flight_on(to) == 0
+            && self.rtx.outstanding().is_empty()
+            && let Some(last) = self.paths.get(to).last_data_sent
         {
-            let rto = self.path.rto.rto().as_micros().max(1);
+            let path = self.paths.get_mut(to);
+            let rto = path.rto.rto().as_micros().max(1);
             let idle = u32::try_from(now.since(last).as_micros() / rto).unwrap_or(u32::MAX);
             if idle > 0 && !self.send_queue.is_empty() {
-                self.path.cc.on_idle(idle);
+                path.cc.on_idle(idle);
             }
         }
     }
@@ -338,7 +392,8 @@ impl Association {
         thin: bool,
     ) {
         let max_payload = self.max_payload();
-        let cwnd_open = |a: &Self| a.path.cc.allows_new_data(a.flight_size());
+        let to = dp.to;
+        let cwnd_open = |a: &Self| a.cwnd_open(to);
         let next_new = self.peek_new(max_payload).filter(|len| {
             !self.new_data_held()
                 && self.burst_budget > 0
@@ -375,7 +430,7 @@ impl Association {
                 break;
             }
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
-            let (rtx, mut env) = self.tx();
+            let (rtx, mut env) = self.tx_to(dp.to);
             sent_new = Some(rtx.send_new(frag, now, seq, &mut env));
         }
         if let Some(last_tsn) = sent_new {
@@ -385,7 +440,7 @@ impl Association {
                 || self
                     .peek_new(max_payload)
                     .is_some_and(|len| !p.fits(self.new_chunk_size(len)));
-            let (rtx, mut env) = self.tx();
+            let (rtx, mut env) = self.tx_to(dp.to);
             rtx.on_new_data_packet(now, last_tsn, full, &mut env);
         }
         // RFC 8260 3.3: the packet's new data is complete; round robin per
@@ -423,7 +478,7 @@ impl Association {
                 break;
             }
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
-            let (rtx, mut env) = self.tx();
+            let (rtx, mut env) = self.tx_to(dp.to);
             if let Some(resent) = rtx.bundle(tsn, now, seq, i_bit, &mut env) {
                 room -= size;
                 dp.tsns.push(tsn);
@@ -454,4 +509,6 @@ struct DataPacket {
     tsns: Vec<Tsn>,
     /// Its chunks carry the I bit.
     immediate: bool,
+    /// Its destination.
+    to: PathId,
 }

@@ -91,10 +91,22 @@ impl Lookup {
         self.by_tag.insert(new, id);
     }
 
-    pub fn remove(&mut self, id: AssocId, peer: PeerKey, tag: u32) {
+    /// Another address of the peer of `id` (RFC 9260 5.1.2), unless the
+    /// address already names an association: a peer's address list never
+    /// takes another association's packets.
+    pub fn add_peer(&mut self, id: AssocId, peer: PeerKey) {
+        self.by_peer.entry(peer).or_insert(id);
+    }
+
+    /// Forgets one address of the peer of `id`.
+    pub fn remove_peer(&mut self, id: AssocId, peer: PeerKey) {
         if self.by_peer.get(&peer) == Some(&id) {
             self.by_peer.remove(&peer);
         }
+    }
+
+    /// Forgets the tag of `id`.
+    pub fn remove_tag(&mut self, id: AssocId, tag: u32) {
         if self.by_tag.get(&tag) == Some(&id) {
             self.by_tag.remove(&tag);
         }
@@ -123,7 +135,8 @@ mod tests {
         l.retag(AssocId(7), 0xabcd, 0x1234);
         assert!(!l.tag_in_use(0xabcd));
         assert_eq!(l.by_tag(0x1234), Some(AssocId(7)));
-        l.remove(AssocId(7), moved, 0x1234);
+        l.remove_peer(AssocId(7), moved);
+        l.remove_tag(AssocId(7), 0x1234);
         assert_eq!(l.by_peer(&moved), None);
         assert_eq!(l.by_tag(0x1234), None);
     }
@@ -134,8 +147,28 @@ mod tests {
         let peer: PeerKey = ("127.0.0.1:1".parse().unwrap(), 1);
         l.insert(AssocId(1), peer, 10);
         l.insert(AssocId(2), peer, 20);
-        l.remove(AssocId(1), peer, 10);
+        l.remove_peer(AssocId(1), peer);
+        l.remove_tag(AssocId(1), 10);
         assert_eq!(l.by_peer(&peer), Some(AssocId(2)));
         assert_eq!(l.by_tag(20), Some(AssocId(2)));
+    }
+
+    #[test]
+    fn a_listed_address_never_takes_another_associations_entry() {
+        let mut l = Lookup::new(1, 2);
+        let a: PeerKey = ("10.0.0.1:9899".parse().unwrap(), 1);
+        let b: PeerKey = ("10.1.0.1:9899".parse().unwrap(), 1);
+        l.insert(AssocId(1), a, 10);
+        l.insert(AssocId(2), b, 20);
+        // Association 2's peer lists association 1's peer address.
+        l.add_peer(AssocId(2), a);
+        assert_eq!(l.by_peer(&a), Some(AssocId(1)));
+        l.remove_peer(AssocId(2), a);
+        assert_eq!(l.by_peer(&a), Some(AssocId(1)));
+        let c: PeerKey = ("10.2.0.1:9899".parse().unwrap(), 1);
+        l.add_peer(AssocId(2), c);
+        assert_eq!(l.by_peer(&c), Some(AssocId(2)));
+        l.remove_peer(AssocId(2), c);
+        assert_eq!(l.by_peer(&c), None);
     }
 }

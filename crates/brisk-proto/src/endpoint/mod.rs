@@ -231,6 +231,7 @@ impl Endpoint {
             self.cfg.port,
             peer_port,
             local_tag,
+            &self.cfg.addresses,
             &mut self.rng,
         );
         self.insert(assoc, (remote, peer_port));
@@ -322,11 +323,19 @@ impl Endpoint {
         while let Some(e) = a.poll_event() {
             self.events.push_back((id, e));
         }
+        let port = a.peer_port();
+        // 5.1.2: packets from each of the peer's addresses belong here.
+        for remote in a.take_new_remotes() {
+            self.lookup.add_peer(id, (remote, port));
+        }
         if a.is_drained() {
-            let key = (a.remote(), a.peer_port());
             let tag = a.local_tag();
+            let remotes: Vec<SocketAddr> = a.remotes().collect();
             self.assocs.remove(&id);
-            self.lookup.remove(id, key, tag);
+            for remote in remotes {
+                self.lookup.remove_peer(id, (remote, port));
+            }
+            self.lookup.remove_tag(id, tag);
             self.scheduled.remove(&id);
             self.drop_stale_top();
             self.stats.associations_closed += 1;
@@ -373,6 +382,7 @@ impl Endpoint {
                     sealer: &self.sealer,
                     rng: &mut self.rng,
                     tag_in_use: &|t| self.lookup.tag_in_use(t),
+                    addresses: &self.cfg.addresses,
                 };
                 a.handle_packet(now, &mut ctx, &header, &packet.chunks, from);
                 // A restart (5.2.4 A) gives the association a new tag.
@@ -414,11 +424,13 @@ impl Endpoint {
         }
         let id = self.lookup.by_tag(header.verification_tag)?;
         let a = self.assocs.get_mut(&id)?;
-        let old = (a.remote(), a.peer_port());
-        if old.0.ip() != from.ip() || old.1 != header.src_port {
+        // The destination with the packet's IP address, if any (5.1.2).
+        let remote = a.remotes().find(|r| r.ip() == from.ip())?;
+        let old = (remote, a.peer_port());
+        if old.1 != header.src_port {
             return None;
         }
-        a.set_remote(from);
+        a.set_remote(remote, from);
         self.lookup.move_peer(id, old, (from, header.src_port));
         Some(id)
     }
@@ -519,6 +531,7 @@ impl Endpoint {
             now,
             &InitAckInputs {
                 cfg: &self.cfg.accept_config,
+                addresses: &self.cfg.addresses,
                 init,
                 from,
                 local_port: header.dst_port,
@@ -597,6 +610,7 @@ impl Endpoint {
                 sealer: &self.sealer,
                 rng: &mut self.rng,
                 tag_in_use: &|t| self.lookup.tag_in_use(t),
+                addresses: &self.cfg.addresses,
             };
             assoc.handle_chunks(now, &mut ctx, header, rest, from);
         }
@@ -624,6 +638,7 @@ impl Endpoint {
                     sealer: &self.sealer,
                     rng: &mut self.rng,
                     tag_in_use: &|t| self.lookup.tag_in_use(t),
+                    addresses: &self.cfg.addresses,
                 };
                 a.handle_timeout(now, &mut ctx);
                 let new_tag = a.local_tag();

@@ -4,6 +4,7 @@
 
 pub mod ack_reach;
 pub mod early_retransmit;
+pub mod failover;
 pub mod fast_retransmit;
 pub mod pktdrop;
 pub mod rto;

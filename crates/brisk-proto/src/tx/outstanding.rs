@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::events::RetransmitCause;
 use crate::message::MessageId;
 use crate::message::Reliability;
+use crate::path::{MAX_PATHS, PathId};
 use crate::serial::{Ssn, StreamId, Tsn};
 use crate::time::Time;
 use crate::tx::send_queue::PendingFragment;
@@ -58,6 +59,8 @@ pub struct SentChunk {
     /// Sequence number of the packet record of its latest transmission as
     /// new or retransmitted data (a redundant copy does not move it).
     packet: u64,
+    /// The destination of its latest transmission (RFC 9260 6.4).
+    pub path: PathId,
 }
 
 impl SentChunk {
@@ -178,8 +181,13 @@ pub struct SackOutcome {
     pub earliest_acked: bool,
     /// A chunk previously gap-acked is missing from this SACK (reneging).
     pub reneged: bool,
-    /// An RTT measurement taken from this SACK (6.3.1 C4, C5).
+    /// An RTT measurement taken from this SACK (6.3.1 C4, C5), and the
+    /// destination it measures.
     pub rtt: Option<Duration>,
+    pub rtt_path: PathId,
+    /// The destinations that newly acknowledged chunks were last sent to, a
+    /// bit each: their error counters clear (RFC 9260 8.2).
+    pub acked_paths: u32,
     /// Messages now fully acknowledged.
     pub acked_messages: Vec<AckedMessage>,
 }
@@ -194,15 +202,44 @@ pub enum SackRejected {
     AcksUnsentTsn,
 }
 
+/// What is in flight: bytes and chunks in all, and bytes per destination.
+#[derive(Debug, Clone, Default)]
+struct Flight {
+    bytes: u32,
+    chunks: u32,
+    by_path: [u32; MAX_PATHS],
+}
+
+impl Flight {
+    fn add(&mut self, path: PathId, size: u32) {
+        self.bytes += size;
+        self.chunks += 1;
+        if let Some(b) = self.by_path.get_mut(path.index()) {
+            *b += size;
+        }
+    }
+
+    fn sub(&mut self, path: PathId, size: u32) {
+        self.bytes -= size;
+        self.chunks -= 1;
+        if let Some(b) = self.by_path.get_mut(path.index()) {
+            *b -= size;
+        }
+    }
+
+    fn on(&self, path: PathId) -> u32 {
+        self.by_path.get(path.index()).copied().unwrap_or(0)
+    }
+}
+
 /// The sent-but-not-cumulatively-acked DATA of an association.
 #[derive(Debug, Clone)]
 pub struct Outstanding {
     chunks: VecDeque<SentChunk>,
     cum_ack_point: Tsn,
     next_tsn: Tsn,
-    flight_size: u32,
-    /// Chunks in flight (those `flight_size` counts).
-    in_flight: u32,
+    /// Bytes and chunks in flight, in all and per destination.
+    flight: Flight,
     /// Payload bytes of every chunk held, acknowledged by gap or not.
     payload_bytes: usize,
     marked: usize,
@@ -216,7 +253,7 @@ pub struct Outstanding {
     next_packet_seq: u64,
     /// The chunk timed for an RTT measurement: one per round trip (C5), never
     /// a retransmitted one (Karn, C5).
-    rtt_probe: Option<(Tsn, Time)>,
+    rtt_probe: Option<(Tsn, Time, PathId)>,
 }
 
 impl Outstanding {
@@ -226,8 +263,7 @@ impl Outstanding {
             chunks: VecDeque::new(),
             cum_ack_point: initial_tsn.prev(),
             next_tsn: initial_tsn,
-            flight_size: 0,
-            in_flight: 0,
+            flight: Flight::default(),
             payload_bytes: 0,
             marked: 0,
             gap_acked: 0,
@@ -250,14 +286,21 @@ impl Outstanding {
 
     /// Bytes of DATA in flight.
     pub fn flight_size(&self) -> u32 {
-        self.flight_size
+        self.flight.bytes
+    }
+
+    /// Bytes of DATA in flight to one destination (RFC 9260 6.4: each
+    /// destination's outstanding count, against its own cwnd).
+    pub fn flight_on(&self, path: PathId) -> u32 {
+        self.flight.on(path)
     }
 
     /// What the chunks in flight take of the peer's window: their bytes plus
     /// [`PEER_CHUNK_OVERHEAD`] each (6.2.1 with the receiver's bookkeeping).
     pub fn window_flight(&self) -> u32 {
-        self.flight_size
-            .saturating_add(self.in_flight.saturating_mul(PEER_CHUNK_OVERHEAD))
+        self.flight
+            .bytes
+            .saturating_add(self.flight.chunks.saturating_mul(PEER_CHUNK_OVERHEAD))
     }
 
     /// Chunks sent and not cumulatively acknowledged.
@@ -362,7 +405,7 @@ impl Outstanding {
     }
 
     /// Assigns the next TSN to a fragment sent for the first time.
-    pub fn send_new(&mut self, frag: PendingFragment, now: Time, packet: u64) -> Tsn {
+    pub fn send_new(&mut self, frag: PendingFragment, now: Time, packet: u64, path: PathId) -> Tsn {
         let tsn = self.next_tsn;
         self.next_tsn = tsn.next();
         let msg_first_sent = if frag.flags.beginning {
@@ -392,15 +435,15 @@ impl Outstanding {
             immediate,
             message_abandoned: false,
             packet,
+            path,
         };
-        self.flight_size += chunk.size();
-        self.in_flight += 1;
+        self.flight.add(path, chunk.size());
         self.payload_bytes += chunk.frag.payload.len();
         self.policed += usize::from(is_policed(&chunk));
         self.chunks.push_back(chunk);
         self.join_packet(packet, tsn);
         if self.rtt_probe.is_none() {
-            self.rtt_probe = Some((tsn, now));
+            self.rtt_probe = Some((tsn, now, path));
         }
         tsn
     }
@@ -424,7 +467,13 @@ impl Outstanding {
 
     /// Sends a marked chunk again; returns its cause. Karn: a TSN at or below
     /// the RTT probe being retransmitted spoils the probe (6.3.1 C5).
-    pub fn resend(&mut self, tsn: Tsn, now: Time, packet: u64) -> Option<RetransmitCause> {
+    pub fn resend(
+        &mut self,
+        tsn: Tsn,
+        now: Time,
+        packet: u64,
+        path: PathId,
+    ) -> Option<RetransmitCause> {
         let i = self.index(tsn)?;
         let chunk = &mut self.chunks[i];
         let ChunkState::Marked(cause) = chunk.state else {
@@ -435,14 +484,15 @@ impl Outstanding {
         chunk.last_sent = now;
         chunk.misses = 0;
         chunk.packet = packet;
+        // 6.4: resent to another destination, it counts against that one.
+        chunk.path = path;
         let size = chunk.size();
         self.marked -= 1;
-        self.flight_size += size;
-        self.in_flight += 1;
+        self.flight.add(path, size);
         self.join_packet(packet, tsn);
         if self
             .rtt_probe
-            .is_some_and(|(probe, _)| tsn.is_at_or_before(probe))
+            .is_some_and(|(probe, _, _)| tsn.is_at_or_before(probe))
         {
             self.rtt_probe = None;
         }
@@ -467,7 +517,7 @@ impl Outstanding {
         // Karn: an ambiguous chunk spoils the RTT probe.
         if self
             .rtt_probe
-            .is_some_and(|(probe, _)| tsn.is_at_or_before(probe))
+            .is_some_and(|(probe, _, _)| tsn.is_at_or_before(probe))
         {
             self.rtt_probe = None;
         }
@@ -481,9 +531,8 @@ impl Outstanding {
             return false;
         }
         chunk.state = ChunkState::Marked(cause);
-        let (size, packet) = (chunk.size(), chunk.packet);
-        self.flight_size -= size;
-        self.in_flight -= 1;
+        let (size, packet, path) = (chunk.size(), chunk.packet, chunk.path);
+        self.flight.sub(path, size);
         self.marked += 1;
         self.leave_packet(packet);
         true
@@ -663,10 +712,11 @@ impl Outstanding {
                 && self.earliest_unacked().is_none_or(|c| c.tsn != earliest);
         }
         // C4/C5: one measurement per round trip, from the timed chunk.
-        if let Some((tsn, sent_at)) = probe
+        if let Some((tsn, sent_at, path)) = probe
             && self.is_acked(tsn)
         {
             out.rtt = Some(now.since(sent_at));
+            out.rtt_path = path;
             self.rtt_probe = None;
         }
         self.trim_packets();
@@ -689,8 +739,7 @@ impl Outstanding {
                 return;
             }
             ChunkState::InFlight => {
-                self.flight_size -= chunk.size();
-                self.in_flight -= 1;
+                self.flight.sub(chunk.path, chunk.size());
                 self.leave_packet(chunk.packet);
             }
             ChunkState::Marked(_) => self.marked -= 1,
@@ -701,6 +750,7 @@ impl Outstanding {
             }
         }
         out.bytes_acked += chunk.size();
+        out.acked_paths |= 1 << chunk.path.index();
         if out.htna.is_none_or(|h| h.is_before(chunk.tsn)) {
             out.htna = Some(chunk.tsn);
             out.htna_sent = Some(chunk.last_sent);
@@ -748,8 +798,8 @@ impl Outstanding {
                     self.abandoned += 1;
                 } else {
                     chunk.state = ChunkState::InFlight;
-                    self.flight_size += chunk.size();
-                    self.in_flight += 1;
+                    let (path, size) = (chunk.path, chunk.size());
+                    self.flight.add(path, size);
                 }
                 self.gap_acked -= 1;
                 out.reneged = true;
@@ -783,10 +833,9 @@ impl Outstanding {
             let last = chunk.frag.flags.ending;
             match chunk.state {
                 ChunkState::InFlight => {
-                    let (size, packet) = (chunk.size(), chunk.packet);
+                    let (size, packet, path) = (chunk.size(), chunk.packet, chunk.path);
                     chunk.state = ChunkState::Abandoned;
-                    self.flight_size -= size;
-                    self.in_flight -= 1;
+                    self.flight.sub(path, size);
                     self.leave_packet(packet);
                     self.abandoned += 1;
                     changed = true;
@@ -828,6 +877,7 @@ impl Outstanding {
             immediate: false,
             message_abandoned: true,
             packet: u64::MAX,
+            path: PathId::FIRST,
         });
         self.abandoned += 1;
         tsn
@@ -900,8 +950,7 @@ impl Outstanding {
 
     /// Removes everything (the association ended); returns the chunks.
     pub fn drain(&mut self) -> Vec<SentChunk> {
-        self.flight_size = 0;
-        self.in_flight = 0;
+        self.flight = Flight::default();
         self.payload_bytes = 0;
         self.marked = 0;
         self.gap_acked = 0;
@@ -946,7 +995,7 @@ mod tests {
         let mut o = Outstanding::new(Tsn(1000));
         for m in 0..n {
             let p = o.begin_packet(Time::ZERO);
-            o.send_new(frag(m, 100), Time::ZERO, p);
+            o.send_new(frag(m, 100), Time::ZERO, p, PathId::FIRST);
             o.end_packet();
         }
         o
@@ -990,7 +1039,7 @@ mod tests {
         for tsn in 1000..1003 {
             assert!(o.rebundle(Tsn(tsn), Time::from_millis(5), p));
         }
-        o.send_new(frag(3, 100), Time::from_millis(5), p);
+        o.send_new(frag(3, 100), Time::from_millis(5), p, PathId::FIRST);
         o.end_packet();
         // Four packets are in the network: the copies do not thin the stream.
         assert_eq!(o.packets_outstanding(), 4);
@@ -1047,7 +1096,7 @@ mod tests {
         // Sent again, it never fast-retransmits a second time.
         let p = o.begin_packet(Time::from_millis(5));
         assert_eq!(
-            o.resend(Tsn(1001), Time::from_millis(5), p),
+            o.resend(Tsn(1001), Time::from_millis(5), p, PathId::FIRST),
             Some(RetransmitCause::FastRetransmit)
         );
         for _ in 0..5 {
@@ -1063,7 +1112,7 @@ mod tests {
             o.count_misses(out.htna.unwrap(), 3, out.htna_sent, true);
         }
         let p = o.begin_packet(Time::from_millis(5));
-        o.resend(Tsn(1001), Time::from_millis(5), p);
+        o.resend(Tsn(1001), Time::from_millis(5), p, PathId::FIRST);
         o.end_packet();
         // SACKs for data sent before the retransmission say nothing of it.
         for _ in 0..5 {
@@ -1084,7 +1133,7 @@ mod tests {
         );
         // Without the option, the same evidence leaves it to T3 (7.2.4).
         let p = o.begin_packet(Time::from_millis(7));
-        o.resend(Tsn(1001), Time::from_millis(7), p);
+        o.resend(Tsn(1001), Time::from_millis(7), p, PathId::FIRST);
         o.end_packet();
         for _ in 0..5 {
             assert!(
@@ -1106,8 +1155,8 @@ mod tests {
         let p = o.begin_packet(Time::from_secs(1));
         let first = o.next_marked().unwrap().tsn;
         assert_eq!(first, Tsn(1000));
-        o.resend(first, Time::from_secs(1), p);
-        o.resend(Tsn(1002), Time::from_secs(1), p);
+        o.resend(first, Time::from_secs(1), p, PathId::FIRST);
+        o.resend(Tsn(1002), Time::from_secs(1), p, PathId::FIRST);
         o.end_packet();
         assert_eq!(o.packets_outstanding(), 1, "both in one new packet");
         assert_eq!(o.get(Tsn(1000)).unwrap().transmissions, 2);
@@ -1118,7 +1167,7 @@ mod tests {
         let mut o = sent(1);
         o.mark_all_in_flight(RetransmitCause::T3Timeout);
         let p = o.begin_packet(Time::from_secs(1));
-        o.resend(Tsn(1000), Time::from_secs(1), p);
+        o.resend(Tsn(1000), Time::from_secs(1), p, PathId::FIRST);
         let out = o
             .on_sack(&sack(1000, &[]), Time::from_millis(1100))
             .unwrap();
@@ -1171,9 +1220,9 @@ mod tests {
             ..DataFlags::UNFRAGMENTED
         };
         let p = o.begin_packet(Time::from_millis(1));
-        o.send_new(b, Time::from_millis(1), p);
+        o.send_new(b, Time::from_millis(1), p, PathId::FIRST);
         let p = o.begin_packet(Time::from_millis(2));
-        o.send_new(e, Time::from_millis(2), p);
+        o.send_new(e, Time::from_millis(2), p, PathId::FIRST);
         let out = o.on_sack(&sack(2, &[]), Time::from_millis(9)).unwrap();
         assert_eq!(
             out.acked_messages,
@@ -1191,7 +1240,7 @@ mod tests {
         // 1000 is re-sent at t = 5 ms (say after a PKTDROP report).
         o.mark(Tsn(1000), RetransmitCause::PacketDrop);
         let p = o.begin_packet(Time::from_millis(5));
-        o.resend(Tsn(1000), Time::from_millis(5), p);
+        o.resend(Tsn(1000), Time::from_millis(5), p, PathId::FIRST);
         // A SACK for 1001 (sent at t = 0) says nothing about the new copy.
         let out = o
             .on_sack(&sack(999, &[(2, 2)]), Time::from_millis(10))
@@ -1205,7 +1254,7 @@ mod tests {
         // A SACK for 1002 re-sent later would count it.
         o.mark(Tsn(1002), RetransmitCause::T3Timeout);
         let p = o.begin_packet(Time::from_millis(7));
-        o.resend(Tsn(1002), Time::from_millis(7), p);
+        o.resend(Tsn(1002), Time::from_millis(7), p, PathId::FIRST);
         let out = o
             .on_sack(&sack(999, &[(2, 3)]), Time::from_millis(20))
             .unwrap();
@@ -1226,7 +1275,7 @@ mod tests {
             ending: false,
             ..DataFlags::UNFRAGMENTED
         };
-        o.send_new(first.clone(), Time::ZERO, p);
+        o.send_new(first.clone(), Time::ZERO, p, PathId::FIRST);
         o.end_packet();
         o.on_sack(&sack(1000, &[]), Time::from_millis(10)).unwrap();
         assert_eq!(

@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::config::{Config, EarlyRetransmit, Nagle};
 use crate::events::RetransmitCause;
 use crate::message::MessageId;
-use crate::path::Path;
+use crate::path::{Path, PathId, Paths};
 use crate::recovery::fast_retransmit::FastRecovery;
 use crate::recovery::spurious::{self, SpuriousTimeouts};
 use crate::recovery::tail_probe::{self, TailProbe};
@@ -31,11 +31,24 @@ use crate::wire::chunk::{
 };
 
 /// What the queue borrows from the association for one call: the knobs, the
-/// path the data goes to (its congestion control and RTO) and the timers.
+/// destinations (their congestion control and RTO), the one this call is
+/// about (`to`: where a packet goes, else where new data goes) and the timers.
 pub struct TxEnv<'a> {
     pub cfg: &'a Config,
-    pub path: &'a mut Path,
+    pub paths: &'a mut Paths,
+    pub to: PathId,
     pub timers: &'a mut TimerTable,
+}
+
+impl TxEnv<'_> {
+    /// The destination this call is about.
+    pub fn path(&self) -> &Path {
+        self.paths.get(self.to)
+    }
+
+    pub fn path_mut(&mut self) -> &mut Path {
+        self.paths.get_mut(self.to)
+    }
 }
 
 /// The counters of the sending side, kept where the events happen.
@@ -85,6 +98,9 @@ pub struct SackResult {
     pub peer_alive: bool,
     /// Messages whose every fragment is now cumulatively acknowledged.
     pub acked_messages: Vec<AckedMessage>,
+    /// The destinations newly acknowledged chunks were last sent to, a bit
+    /// each: they answered (RFC 9260 8.2).
+    pub acked_paths: u32,
 }
 
 /// What a T3 expiry is, before it acts (6.3.3, 8.1, 8.2).
@@ -94,7 +110,12 @@ pub enum T3Expiry {
     Idle,
     /// A real expiry; unless it only probed a closed window that the peer
     /// keeps answering (6.1 A), it counts as an error of the association.
-    Expired { counts_as_error: bool },
+    Expired {
+        counts_as_error: bool,
+        /// The destination the earliest outstanding chunk went to: the one
+        /// whose timer this is (6.3.3, 8.2).
+        path: PathId,
+    },
 }
 
 /// A chunk just sent again.
@@ -128,8 +149,9 @@ pub struct RetransmissionQueue {
     peer_window: PeerWindow,
     /// When the last SACK arrived, and the a_rwnd it advertised.
     last_sack: Option<(Time, u32)>,
-    /// When T3 last expired.
+    /// When T3 last expired, and the destination it expired on.
     last_t3_expiry: Option<Time>,
+    t3_path: PathId,
     /// T3 expiries that may yet prove spurious (RFC 5682, RFC 3708).
     spurious: SpuriousTimeouts,
     /// RFC 3758 3.5: the New Cumulative TSN of the last FORWARD TSN queued,
@@ -156,6 +178,7 @@ impl RetransmissionQueue {
             peer_window: PeerWindow::default(),
             last_sack: None,
             last_t3_expiry: None,
+            t3_path: PathId::FIRST,
             spurious: SpuriousTimeouts::default(),
             forwarded_to: None,
             forwarded_at: Time::ZERO,
@@ -296,7 +319,7 @@ impl RetransmissionQueue {
         env: &mut TxEnv<'_>,
     ) -> Option<Resent> {
         let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
-        let cause = self.outstanding.resend(tsn, now, packet)?;
+        let cause = self.outstanding.resend(tsn, now, packet, env.to)?;
         self.outstanding.note_i_bit(tsn, immediate);
         self.spurious.on_sent(tsn);
         let (resent, size) = self.resent(tsn, cause)?;
@@ -363,7 +386,7 @@ impl RetransmissionQueue {
     ) -> Tsn {
         let payload_len = frag.payload.len() as u64;
         let size = frag.chunk_size();
-        let tsn = self.outstanding.send_new(frag, now, packet);
+        let tsn = self.outstanding.send_new(frag, now, packet, env.to);
         // 6.2.1 B.
         self.peer_window.on_sent(window_cost(size));
         self.counters.data_chunks_sent += 1;
@@ -393,7 +416,7 @@ impl RetransmissionQueue {
     /// outstanding chunk sent again.
     #[inline]
     fn on_data_sent(&self, now: Time, earliest_resent: bool, env: &mut TxEnv<'_>) {
-        let rto = self.rto(env.cfg, env.path);
+        let rto = self.rto(env.cfg, env.path());
         match t3::on_send(earliest_resent) {
             t3::OnSend::Restart => env.timers.start(TimerKind::T3Rtx, now, rto),
             t3::OnSend::StartIfStopped => env.timers.start_if_stopped(TimerKind::T3Rtx, now, rto),
@@ -426,7 +449,7 @@ impl RetransmissionQueue {
         }
         self.last_sack = Some((now, sack.a_rwnd));
         let result = self.apply(now, sack, queued, env)?;
-        self.repeat_lost_forward_tsn(now, sack, env.path.rto.srtt());
+        self.repeat_lost_forward_tsn(now, sack, env.path().rto.srtt());
         Ok(result)
     }
 
@@ -506,15 +529,17 @@ impl RetransmissionQueue {
             .map(|tsn| (tsn, self.outstanding.get(tsn).map(|c| c.state)));
         let outcome = self.outstanding.on_sack(sack, now)?;
         if let Some(rtt) = outcome.rtt {
-            env.path.rto.on_measurement(rtt);
+            // 6.3.1: the measurement is of the destination the chunk went to.
+            env.paths.get_mut(outcome.rtt_path).rto.on_measurement(rtt);
         }
         if let Some((tsn, before)) = watched {
-            self.judge_t3_episode(sack, tsn, before, env.path);
+            let expired = env.paths.get_mut(self.t3_path);
+            self.judge_t3_episode(sack, tsn, before, expired);
         }
         let peer_alive = self.peer_alive(sack, &outcome);
         self.release_minshall();
         // 7.2.1, 7.2.2 before 7.2.3 (note at the end of 7.2.4).
-        env.path.cc.on_ack(
+        env.path_mut().cc.on_ack(
             outcome.bytes_acked,
             flight_before,
             self.fast_recovery.in_recovery(),
@@ -522,7 +547,7 @@ impl RetransmissionQueue {
         self.fast_recovery.on_cum_ack(Tsn(sack.cum_tsn_ack));
         if let Some(sent) = outcome.htna_sent {
             let acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
-            env.path.ack_spacing.on_sack(now, acked, sent);
+            env.path_mut().ack_spacing.on_sack(now, acked, sent);
         }
         let window = early_retransmit::Window {
             packets_before,
@@ -545,7 +570,7 @@ impl RetransmissionQueue {
             marked = er_marked;
         }
         if entered {
-            env.path.cc.on_fast_retransmit();
+            env.path_mut().cc.on_fast_retransmit();
             self.counters.fast_recoveries += 1;
         }
         if marked {
@@ -554,11 +579,12 @@ impl RetransmissionQueue {
         self.restart_t3(now, &outcome, queued, env);
         self.arm_tail_probe(now, env);
         if self.outstanding.is_empty() {
-            env.path.cc.on_all_acked();
+            env.path_mut().cc.on_all_acked();
         }
         Ok(SackResult {
             peer_alive,
             acked_messages: outcome.acked_messages,
+            acked_paths: outcome.acked_paths,
         })
     }
 
@@ -648,7 +674,7 @@ impl RetransmissionQueue {
         if !early_retransmit::fires(
             env.cfg.early_retransmit,
             window,
-            env.path.cc.pmdcs(),
+            env.path().cc.pmdcs(),
             self.new_data_ready(queued),
         ) {
             return (false, false);
@@ -661,7 +687,7 @@ impl RetransmissionQueue {
                 .filter(|c| c.state == ChunkState::InFlight && c.tsn.is_before(htna))
                 .map(|c| c.tsn)
                 .collect();
-            let wait = early_retransmit::delay(env.path.rto.srtt());
+            let wait = early_retransmit::delay(env.path().rto.srtt());
             env.timers.start(TimerKind::EarlyRetransmit, now, wait);
             return (false, false);
         }
@@ -696,8 +722,9 @@ impl RetransmissionQueue {
             self.outstanding.packets_outstanding(),
             self.new_data_ready(queued),
         );
-        let rto = self.rto(env.cfg, env.path);
         let earliest = self.outstanding.earliest_unacked();
+        // T3 watches the earliest chunk, with its destination's RTO (6.3.2).
+        let rto = self.rto(env.cfg, env.paths.get(earliest.map_or(env.to, |c| c.path)));
         match t3::on_sack(earliest.is_some(), outcome.earliest_acked, outcome.reneged) {
             t3::OnSack::Stop => env.timers.stop(TimerKind::T3Rtx),
             t3::OnSack::Restart => {
@@ -712,9 +739,9 @@ impl RetransmissionQueue {
                             earliest_sent: earliest.last_sent,
                             immediate: earliest.immediate,
                             peer_sack_delay,
-                            rttvar: env.path.rto.rttvar(),
+                            rttvar: env.path().rto.rttvar(),
                             packets_outstanding: self.outstanding.packets_outstanding(),
-                            spacing: env.path.ack_spacing.per_packet(),
+                            spacing: env.path().ack_spacing.per_packet(),
                             rto,
                         },
                     );
@@ -775,7 +802,7 @@ impl RetransmissionQueue {
             return;
         }
         let pto = tail_probe::pto(
-            env.path.rto.srtt(),
+            env.path().rto.srtt(),
             self.outstanding.packets_outstanding(),
             env.cfg.sack_delay,
         );
@@ -911,28 +938,30 @@ impl RetransmissionQueue {
             .is_some_and(|(at, rwnd)| since.is_none_or(|t| at > t) && rwnd < cost);
         T3Expiry::Expired {
             counts_as_error: !answered_probe,
+            path: earliest.path,
         }
     }
 
     /// 6.3.3 E1 (collapse cwnd), E2 (back off, unless a thin stream's
     /// timeouts stay linear, seed 001 4.2.2) and E3 (mark every chunk in
     /// flight; the earliest go first, the rest as cwnd allows). Every other
-    /// recovery in progress ends.
+    /// recovery in progress ends. `env.to` is the destination that timed out.
     pub fn retransmit_after_t3(&mut self, env: &mut TxEnv<'_>) {
+        self.t3_path = env.to;
         if env.cfg.spurious_timeout_undo
             && let Some(earliest) = self.outstanding.earliest_unacked()
         {
             let before = spurious::Before {
-                cwnd: env.path.cc.cwnd(),
-                ssthresh: env.path.cc.ssthresh(),
-                backoff: env.path.rto.backoff(),
+                cwnd: env.path().cc.cwnd(),
+                ssthresh: env.path().cc.ssthresh(),
+                backoff: env.path().rto.backoff(),
             };
             self.spurious.on_expiry(earliest.tsn, before);
         }
         // E1, and E2 unless a thin stream's timeouts stay linear.
-        env.path.cc.on_t3_expiry();
+        env.path_mut().cc.on_t3_expiry();
         if thin::backs_off(env.cfg, self.is_thin(env.cfg)) {
-            env.path.rto.back_off();
+            env.path_mut().rto.back_off();
         }
         env.timers.stop(TimerKind::EarlyRetransmit);
         self.early_retransmit_pending.clear();
@@ -965,7 +994,7 @@ impl RetransmissionQueue {
         }
         if self.mark_early_retransmit(last.next()) {
             if self.fast_recovery.enter(self.outstanding.next_tsn().prev()) {
-                env.path.cc.on_fast_retransmit();
+                env.path_mut().cc.on_fast_retransmit();
                 self.counters.fast_recoveries += 1;
             }
             self.bypass_cwnd_once = true;
@@ -980,7 +1009,10 @@ impl RetransmissionQueue {
             return;
         }
         self.tail_probe.probing = true;
-        let cwnd_open = env.path.cc.allows_new_data(self.outstanding.flight_size());
+        let cwnd_open = env
+            .path_mut()
+            .cc
+            .allows_new_data(self.outstanding.flight_size());
         if self.new_data_ready(queued) && cwnd_open {
             return;
         }
@@ -1039,7 +1071,7 @@ mod tests {
 
     struct Fixture {
         cfg: Config,
-        path: Path,
+        paths: Paths,
         timers: TimerTable,
         rq: RetransmissionQueue,
     }
@@ -1050,7 +1082,7 @@ mod tests {
             let mut rq = RetransmissionQueue::new(INITIAL);
             rq.on_peer_window(100_000);
             Self {
-                path: Path::new(remote, &cfg, 100_000),
+                paths: Paths::new(Path::new(remote, &cfg, 100_000)),
                 cfg,
                 timers: TimerTable::default(),
                 rq,
@@ -1060,7 +1092,8 @@ mod tests {
         fn env(&mut self) -> (&mut RetransmissionQueue, TxEnv<'_>) {
             let env = TxEnv {
                 cfg: &self.cfg,
-                path: &mut self.path,
+                paths: &mut self.paths,
+                to: PathId::FIRST,
                 timers: &mut self.timers,
             };
             (&mut self.rq, env)
@@ -1121,7 +1154,8 @@ mod tests {
         assert_eq!(
             f.rq.on_t3_expiry(Time::from_millis(1000)),
             T3Expiry::Expired {
-                counts_as_error: true
+                counts_as_error: true,
+                path: PathId::FIRST,
             }
         );
         let (rq, mut env) = f.env();
@@ -1206,7 +1240,8 @@ mod tests {
         assert_eq!(
             f.rq.on_t3_expiry(Time::from_secs(1)),
             T3Expiry::Expired {
-                counts_as_error: false
+                counts_as_error: false,
+                path: PathId::FIRST,
             }
         );
     }

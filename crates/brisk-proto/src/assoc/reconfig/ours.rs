@@ -20,7 +20,7 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
         return;
     }
     // Stream lists that fit one packet, both of them with the chunk.
-    let max_streams = a.path.mtu.saturating_sub(12 + 4 + 16 + 8) / 4;
+    let max_streams = a.paths.data().mtu.saturating_sub(12 + 4 + 16 + 8) / 4;
     let mut requests: Vec<Request> = Vec::new();
     if !a.reconfig.pending().ssn_tsn {
         let ready: Vec<u16> = a
@@ -98,7 +98,7 @@ pub(in crate::assoc) fn poll_request(a: &mut Association, now: Time) {
     };
     send(a, &flight);
     a.reconfig.in_flight = Some(Box::new(flight));
-    let rto = a.path.rto.rto();
+    let rto = a.paths.data().rto.rto();
     a.timers.start(TimerKind::Reconfig, now, rto);
 }
 
@@ -187,7 +187,8 @@ pub(in crate::assoc) fn on_timer(a: &mut Association, now: Time) {
     a.counters.reconfig_retransmissions += 1;
     send(a, &flight);
     let wait = a
-        .path
+        .paths
+        .data()
         .rto
         .rto()
         .saturating_mul(1u32 << flight.backoff.min(16))
@@ -220,7 +221,7 @@ pub(super) fn on_response(
         // 5.2.7: ask again after a while, without counting an error.
         flight.in_progress = true;
         let ssn_tsn = matches!(flight.requests[i].1, Request::SsnTsn);
-        let rto = a.path.rto.rto();
+        let rto = a.paths.data().rto.rto();
         a.timers.start(TimerKind::Reconfig, now, rto);
         if ssn_tsn {
             // 5.2.4: the peer has not reset yet (it waits for its data to be
