@@ -9,7 +9,9 @@
 //! - usrsctp to usrsctp over UDP encapsulation (RFC 6951), two paths: the
 //!   primary is killed mid-stream and every message still arrives once, the
 //!   rest by the second path.
-//! - Brisk (one association path, two sockets) with usrsctp, both ways.
+//! - Brisk (two sockets) with usrsctp, both ways.
+//! - Brisk multi-homed (the core's paths) with usrsctp across a dropped
+//!   primary, both ways, with and without quick failover (RFC 7829).
 //!
 //! Needs root, iproute2, nftables, cc and libusrsctp-dev: `scripts/test`
 //! installs them; a missing one fails the test with its name.
@@ -366,4 +368,166 @@ fn sent_count(r: &mh_peer::Report) -> u64 {
     r.sent
         .map(|s| s.0)
         .unwrap_or_else(|| panic!("no SENT line: {r:?}"))
+}
+
+// --- Brisk multi-homed (the core's paths) with usrsctp, across a failure ---
+
+/// Brisk's timers for the failover runs: those of the usrsctp peer
+/// (`USRSCTP_TUNING`), with quick failover (RFC 7829, PFMR 0) when `pf`.
+fn failover_config(pf: bool) -> Config {
+    Config {
+        hb_interval: Duration::from_millis(500),
+        potentially_failed: pf,
+        pf_max_retrans: 0,
+        ..config()
+    }
+}
+
+/// Brisk in A, bound to both addresses, associates with usrsctp's mh-recv
+/// in B at B's address on link 0 and sends 400 messages, one every 10 ms;
+/// 1.2 s in, B drops everything on link 0. usrsctp receives every message
+/// once and in order, the later ones from A's address on link 1, and Brisk
+/// reports its data path moving from B's link-0 address to B's link-1 one.
+fn brisk_fails_over_to_usrsctp(pf: bool) {
+    const COUNT: u64 = 400;
+    let bed = Bed::new();
+    let args = recv_args(&[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)], COUNT);
+    let ((events, paths), got) = brisk_with_usrsctp(
+        &bed,
+        Side::B,
+        &args,
+        First::Peer,
+        move |_, links| async move {
+            let ep = brisk_endpoint(false).await;
+            let assoc = ep
+                .connect_to_port(sock(Side::B, 0, UDP), SCTP_PORT, failover_config(pf))
+                .await
+                .expect("handshake with usrsctp");
+            let sender = async {
+                brisk_send(&assoc, COUNT as u32, Duration::from_millis(10)).await;
+            };
+            let cutter = async {
+                tokio::time::sleep(Duration::from_millis(1200)).await;
+                // A blocking command on the runtime's only thread: the
+                // association waits ~10 ms, which a failover outlasts.
+                links.cut(Side::B, 0, Cut::Drop);
+            };
+            let paths = assoc.paths();
+            tokio::join!(sender, cutter);
+            let mut events = Vec::new();
+            while let Some(e) = assoc.try_path_event() {
+                events.push(e);
+            }
+            (events, paths)
+        },
+    );
+    let r = got.received.clone().expect("a RECEIVED line");
+    eprintln!(
+        "Brisk -> usrsctp failover (PF {pf}): {r:?}, from {:?}, Brisk's path events {events:?}",
+        got.from
+    );
+    assert_eq!(
+        sorted(got.peers.clone()),
+        addrs(Side::A).to_vec(),
+        "Brisk's INIT lists both addresses: {got:?}"
+    );
+    let paths = paths.expect("paths while the association is up");
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert_eq!(
+        (r.count, r.unique, r.duplicates, r.missing, r.reordered),
+        (COUNT, COUNT, 0, 0, 0),
+        "{got:?}"
+    );
+    let before = got.count_from(addr(Side::A, 0));
+    let after = got.count_from(addr(Side::A, 1));
+    assert!(before >= 50 && after >= 50, "{got:?}");
+    assert!(
+        events.iter().any(|e| matches!(e,
+            brisk::PathEvent::DataPath { from, to, .. }
+                if *from == sock(Side::B, 0, UDP) && *to == sock(Side::B, 1, UDP))),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn brisk_fails_over_to_usrsctp_when_the_primary_is_dropped() {
+    brisk_fails_over_to_usrsctp(false);
+}
+
+#[test]
+fn brisk_with_pf_fails_over_to_usrsctp_when_the_primary_is_dropped() {
+    brisk_fails_over_to_usrsctp(true);
+}
+
+/// usrsctp's mh-send in B associates with Brisk in A (bound to both
+/// addresses) at both of A's addresses and sends 400 messages, one every
+/// 10 ms; 1.2 s in, A drops everything on link 0. Brisk receives every
+/// message once and in order; usrsctp reports A's link-0 address unreachable.
+#[test]
+fn usrsctp_fails_over_to_brisk_when_the_primary_is_dropped() {
+    const COUNT: u64 = 400;
+    let bed = Bed::new();
+    let args = send_args(
+        &[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)],
+        &[sock(Side::A, 0, UDP), sock(Side::A, 1, UDP)],
+        COUNT,
+        10,
+    );
+    let (got, sent) = brisk_with_usrsctp(
+        &bed,
+        Side::B,
+        &args,
+        First::Brisk,
+        |ready, links| async move {
+            let ep = Endpoint::bind_multihomed(
+                &[sock(Side::A, 0, UDP), sock(Side::A, 1, UDP)],
+                EndpointConfig {
+                    port: SCTP_PORT,
+                    accept_config: failover_config(false),
+                    ..EndpointConfig::default()
+                },
+            )
+            .await
+            .unwrap();
+            ready.now();
+            let assoc = tokio::time::timeout(Duration::from_secs(30), ep.accept())
+                .await
+                .expect("usrsctp's INIT")
+                .expect("accept");
+            let receiver = brisk_recv(&assoc, COUNT, Duration::from_secs(60));
+            let cutter = async {
+                // usrsctp waits until both paths are confirmed, then sends.
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                links.cut(Side::A, 0, Cut::Drop);
+            };
+            let (got, ()) = tokio::join!(receiver, cutter);
+            got
+        },
+    );
+    eprintln!(
+        "usrsctp -> Brisk failover: {got:?}, usrsctp's paths {:?}",
+        sent.paths
+    );
+    assert_eq!(sent_count(&sent), COUNT);
+    assert_eq!(
+        sorted(sent.peers.clone()),
+        addrs(Side::A).to_vec(),
+        "{sent:?}"
+    );
+    assert_eq!(
+        (
+            got.count,
+            got.unique,
+            got.duplicates,
+            got.missing,
+            got.reordered
+        ),
+        (COUNT, COUNT, 0, 0, 0)
+    );
+    assert!(
+        sent.paths
+            .iter()
+            .any(|p| p.addr == addr(Side::A, 0) && p.state == "ADDR_UNREACHABLE"),
+        "{sent:?}"
+    );
 }
