@@ -383,12 +383,25 @@ fn failover_config(pf: bool) -> Config {
     }
 }
 
+/// How a Brisk-to-usrsctp failover run goes.
+#[derive(Debug, Clone, Copy)]
+struct Outage {
+    /// Quick failover (RFC 7829, PFMR 0).
+    pf: bool,
+    how: Cut,
+    /// The namespace whose link 0 is cut.
+    cut_in: Side,
+    /// Restore the path this long after the cut.
+    restore_after: Option<Duration>,
+}
+
 /// Brisk in A, bound to both addresses, associates with usrsctp's mh-recv
 /// in B at B's address on link 0 and sends 400 messages, one every 10 ms;
-/// 1.2 s in, B drops everything on link 0. usrsctp receives every message
-/// once and in order, the later ones from A's address on link 1, and Brisk
-/// reports its data path moving from B's link-0 address to B's link-1 one.
-fn brisk_fails_over_to_usrsctp(pf: bool) {
+/// 1.2 s in, link 0 is cut as `outage` says (and maybe restored). usrsctp
+/// receives every message once and in order, some from A's address on
+/// link 1, and Brisk reports its data path moving from B's link-0 address
+/// to B's link-1 one. Returns Brisk's path events and usrsctp's report.
+fn brisk_fails_over_to_usrsctp(outage: Outage) -> (Vec<brisk::PathEvent>, mh_peer::Report) {
     const COUNT: u64 = 400;
     let bed = Bed::new();
     let args = recv_args(&[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)], COUNT);
@@ -400,7 +413,7 @@ fn brisk_fails_over_to_usrsctp(pf: bool) {
         move |_, links| async move {
             let ep = brisk_endpoint(false).await;
             let assoc = ep
-                .connect_to_port(sock(Side::B, 0, UDP), SCTP_PORT, failover_config(pf))
+                .connect_to_port(sock(Side::B, 0, UDP), SCTP_PORT, failover_config(outage.pf))
                 .await
                 .expect("handshake with usrsctp");
             let sender = async {
@@ -410,7 +423,11 @@ fn brisk_fails_over_to_usrsctp(pf: bool) {
                 tokio::time::sleep(Duration::from_millis(1200)).await;
                 // A blocking command on the runtime's only thread: the
                 // association waits ~10 ms, which a failover outlasts.
-                links.cut(Side::B, 0, Cut::Drop);
+                links.cut(outage.cut_in, 0, outage.how);
+                if let Some(after) = outage.restore_after {
+                    tokio::time::sleep(after).await;
+                    links.restore(outage.cut_in, 0, outage.how);
+                }
             };
             let paths = assoc.paths();
             tokio::join!(sender, cutter);
@@ -423,7 +440,7 @@ fn brisk_fails_over_to_usrsctp(pf: bool) {
     );
     let r = got.received.clone().expect("a RECEIVED line");
     eprintln!(
-        "Brisk -> usrsctp failover (PF {pf}): {r:?}, from {:?}, Brisk's path events {events:?}",
+        "Brisk -> usrsctp failover ({outage:?}): {r:?}, from {:?}, Brisk's path events {events:?}",
         got.from
     );
     assert_eq!(
@@ -438,25 +455,77 @@ fn brisk_fails_over_to_usrsctp(pf: bool) {
         (COUNT, COUNT, 0, 0, 0),
         "{got:?}"
     );
-    let before = got.count_from(addr(Side::A, 0));
-    let after = got.count_from(addr(Side::A, 1));
-    assert!(before >= 50 && after >= 50, "{got:?}");
+    assert!(
+        got.count_from(addr(Side::A, 0)) >= 50 && got.count_from(addr(Side::A, 1)) >= 50,
+        "{got:?}"
+    );
     assert!(
         events.iter().any(|e| matches!(e,
             brisk::PathEvent::DataPath { from, to, .. }
                 if *from == sock(Side::B, 0, UDP) && *to == sock(Side::B, 1, UDP))),
         "{events:?}"
     );
+    (events, got)
 }
 
 #[test]
 fn brisk_fails_over_to_usrsctp_when_the_primary_is_dropped() {
-    brisk_fails_over_to_usrsctp(false);
+    brisk_fails_over_to_usrsctp(Outage {
+        pf: false,
+        how: Cut::Drop,
+        cut_in: Side::B,
+        restore_after: None,
+    });
 }
 
 #[test]
 fn brisk_with_pf_fails_over_to_usrsctp_when_the_primary_is_dropped() {
-    brisk_fails_over_to_usrsctp(true);
+    brisk_fails_over_to_usrsctp(Outage {
+        pf: true,
+        how: Cut::Drop,
+        cut_in: Side::B,
+        restore_after: None,
+    });
+}
+
+/// Brisk's own link goes down: its sends to the primary fail at the socket
+/// (no route), and it fails over all the same.
+#[test]
+fn brisk_with_pf_fails_over_to_usrsctp_when_its_primary_link_goes_down() {
+    brisk_fails_over_to_usrsctp(Outage {
+        pf: true,
+        how: Cut::Down,
+        cut_in: Side::A,
+        restore_after: None,
+    });
+}
+
+/// RFC 7829 with switchback (Primary.Switchover.Max.Retrans none): the
+/// primary comes back 1 s after the cut; a heartbeat finds it, data moves
+/// back to it, and the last messages arrive by link 0 again.
+#[test]
+fn brisk_with_pf_switches_back_to_the_primary_when_it_returns() {
+    let (events, got) = brisk_fails_over_to_usrsctp(Outage {
+        pf: true,
+        how: Cut::Drop,
+        cut_in: Side::B,
+        restore_after: Some(Duration::from_secs(1)),
+    });
+    assert!(
+        events.iter().any(|e| matches!(e,
+            brisk::PathEvent::DataPath { from, to, .. }
+                if *from == sock(Side::B, 1, UDP) && *to == sock(Side::B, 0, UDP))),
+        "{events:?}"
+    );
+    let via_link_0 = got
+        .from
+        .iter()
+        .find(|f| f.addr == addr(Side::A, 0))
+        .expect("messages by link 0");
+    assert_eq!(
+        via_link_0.last, 399,
+        "the last message came by link 0: {got:?}"
+    );
 }
 
 /// usrsctp's mh-send in B associates with Brisk in A (bound to both
