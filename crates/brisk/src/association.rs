@@ -4,8 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use brisk_proto::{
-    AssocId, IncomingMessage, MessageId, OutgoingMessage, ReconfigError, Reliability, SendError,
-    Stats,
+    AssocId, IncomingMessage, MessageId, OutgoingMessage, Reliability, SendError, Stats,
 };
 use bytes::Bytes;
 use tokio::sync::Notify;
@@ -273,9 +272,9 @@ impl Association {
     }
 
     /// Runs `f` on the protocol association, then wakes the driver.
-    fn reconfigure(
+    fn reconfigure<E: Into<Error>>(
         &self,
-        f: impl FnOnce(&mut brisk_proto::Association, brisk_proto::Time) -> Result<(), ReconfigError>,
+        f: impl FnOnce(&mut brisk_proto::Association, brisk_proto::Time) -> Result<(), E>,
     ) -> Result<(), Error> {
         let shared = &self.inner.shared;
         {
@@ -288,7 +287,7 @@ impl Association {
                 .proto
                 .association(self.id)
                 .ok_or_else(|| Error::Closed("association is gone".into()))?;
-            f(assoc, now)?;
+            f(assoc, now).map_err(Into::into)?;
         }
         shared.wake.notify_one();
         Ok(())
@@ -377,21 +376,7 @@ impl Association {
     /// Makes `remote`, one of the peer's addresses, the primary destination
     /// (RFC 9260 6.4): new data goes there once it is confirmed and active.
     pub fn set_primary(&self, remote: SocketAddr) -> Result<(), Error> {
-        let shared = &self.inner.shared;
-        {
-            let mut st = shared.lock();
-            if let Some(e) = self.closed_error(&st) {
-                return Err(e);
-            }
-            let now = shared.now();
-            let assoc = st
-                .proto
-                .association(self.id)
-                .ok_or_else(|| Error::Closed("association is gone".into()))?;
-            assoc.set_primary(now, remote)?;
-        }
-        shared.wake.notify_one();
-        Ok(())
+        self.reconfigure(|a, now| a.set_primary(now, remote))
     }
 
     /// The next path event (a destination's state changed, or new data

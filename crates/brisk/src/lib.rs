@@ -45,8 +45,8 @@ pub use association::{Association, SendOptions};
 pub use brisk_proto::assoc::NO_ANSWER as RECONFIG_NO_ANSWER;
 pub use brisk_proto::wire::chunk::ReconfigResult;
 pub use brisk_proto::{
-    CloseReason, Config, EndpointConfig, EndpointStats, IncomingMessage, MessageId, ReconfigError,
-    Reliability, ResetDirection, Stats,
+    CloseReason, Config, EndpointConfig, EndpointStats, FailoverCause, IncomingMessage, MessageId,
+    PathError, PathInfo, PathState, ReconfigError, Reliability, ResetDirection, Stats,
 };
 pub use endpoint::{DEFAULT_UDP_PORT, Endpoint, UDP_IPV4_OVERHEAD, UDP_IPV6_OVERHEAD};
 pub use error::Error;

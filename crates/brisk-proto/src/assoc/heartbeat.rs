@@ -45,6 +45,9 @@ impl Heartbeats {
 
     fn beat(&mut self, id: PathId) -> &mut Beat {
         if self.beats.len() <= id.index() {
+            // Exactly as many as there are destinations: idle associations
+            // are many, and each byte counts (`benches/memory.rs`).
+            self.beats.reserve_exact(id.index() + 1 - self.beats.len());
             self.beats.resize(id.index() + 1, Beat::default());
         }
         &mut self.beats[id.index()]
@@ -73,6 +76,22 @@ pub(super) fn start(a: &mut Association, now: Time) {
 pub(super) fn on_path_added(a: &mut Association, now: Time, id: PathId) {
     if matches!(a.state, State::Established) {
         schedule_first(a, now, id);
+        arm(a, now);
+    }
+}
+
+/// A destination became potentially failed: probe it now, and from then on
+/// every RTO (RFC 7829 3.2 rule 4). (An inactive one keeps the normal
+/// heartbeat rate, 8.3, RFC 7829 3.2 rule 7.)
+pub(super) fn on_path_failing(a: &mut Association, now: Time, id: PathId) {
+    if !matches!(a.state, State::Established)
+        || a.paths.get(id).state != PathState::PotentiallyFailed
+    {
+        return;
+    }
+    let beat = a.heartbeats.beat(id);
+    if beat.pending.is_none() {
+        beat.due = Some(now);
         arm(a, now);
     }
 }
@@ -107,6 +126,13 @@ fn always_probed(a: &Association, id: PathId) -> bool {
     !p.confirmed || p.state != PathState::Active
 }
 
+/// Whether an unanswered probe is followed by another at once (every RTO,
+/// backed off): not for an inactive destination, which is probed at the
+/// heartbeat rate (8.3; RFC 7829 3.2 rule 7).
+fn probes_every_rto(a: &Association, id: PathId) -> bool {
+    a.paths.get(id).state != PathState::Inactive
+}
+
 /// The heartbeat timer fired: every destination whose deadline passed.
 pub(super) fn on_timer(a: &mut Association, now: Time, rng: &mut dyn RngCore) {
     if a.state == State::Closed {
@@ -135,7 +161,8 @@ fn on_path_timer(a: &mut Association, now: Time, id: PathId, rng: &mut dyn RngCo
     let confirmed = a.paths.get(id).confirmed;
     // The RTO before any back-off below times the next probe.
     let rto = a.paths.get(id).rto.rto();
-    if a.heartbeats.beat(id).pending.take().is_some() {
+    let unanswered = a.heartbeats.beat(id).pending.take().is_some();
+    if unanswered {
         // 8.3: a heartbeat unanswered within its RTO counts as an error of
         // the destination, with the RTO backed off; 5.4: a probe of an
         // unconfirmed address counts against the destination only.
@@ -154,7 +181,8 @@ fn on_path_timer(a: &mut Association, now: Time, id: PathId, rng: &mut dyn RngCo
             .get(id)
             .last_data_sent
             .is_none_or(|t| now.since(t) >= a.cfg.hb_interval);
-    let may_send = matches!(a.state, State::Established);
+    let may_send = matches!(a.state, State::Established)
+        && (!unanswered || probes_every_rto(a, id) || !a.paths.get(id).confirmed);
     if may_send && (idle || always_probed(a, id)) {
         send(a, now, id, rng);
         // Unanswered within one RTO, the probe counts as an error (8.3);

@@ -111,8 +111,13 @@ impl Association {
         if !self.paths.multi_homed() {
             return;
         }
-        let thresholds = Thresholds::of(&self.cfg);
+        let mut thresholds = Thresholds::of(&self.cfg);
         let path = self.paths.get_mut(id);
+        if !path.confirmed {
+            // Potentially failed is a state of a destination data may use:
+            // an unconfirmed one goes from probing to inactive (5.4).
+            thresholds.pfmr = None;
+        }
         if path.state == PathState::Inactive {
             // 8.3: probes go on, the counter stops.
             return;
@@ -128,6 +133,7 @@ impl Association {
                 PathState::Active => {}
             }
             self.report_path(now, id);
+            heartbeat::on_path_failing(self, now, id);
         }
         self.reselect_data_path(now, None);
         // RFC 7829 5: past PSMR the primary is replaced for good.

@@ -61,6 +61,9 @@ pub struct SentChunk {
     packet: u64,
     /// The destination of its latest transmission (RFC 9260 6.4).
     pub path: PathId,
+    /// Every destination it was sent to, a bit each: its acknowledgement
+    /// proves a destination only if that one carried every copy (8.2).
+    sent_on: u32,
 }
 
 impl SentChunk {
@@ -185,8 +188,8 @@ pub struct SackOutcome {
     /// destination it measures.
     pub rtt: Option<Duration>,
     pub rtt_path: PathId,
-    /// The destinations that newly acknowledged chunks were last sent to, a
-    /// bit each: their error counters clear (RFC 9260 8.2).
+    /// The destinations that carried every copy of a newly acknowledged
+    /// chunk, a bit each: their error counters clear (RFC 9260 8.2).
     pub acked_paths: u32,
     /// Messages now fully acknowledged.
     pub acked_messages: Vec<AckedMessage>,
@@ -436,6 +439,7 @@ impl Outstanding {
             message_abandoned: false,
             packet,
             path,
+            sent_on: 1 << path.index(),
         };
         self.flight.add(path, chunk.size());
         self.payload_bytes += chunk.frag.payload.len();
@@ -486,6 +490,7 @@ impl Outstanding {
         chunk.packet = packet;
         // 6.4: resent to another destination, it counts against that one.
         chunk.path = path;
+        chunk.sent_on |= 1 << path.index();
         let size = chunk.size();
         self.marked -= 1;
         self.flight.add(path, size);
@@ -750,7 +755,12 @@ impl Outstanding {
             }
         }
         out.bytes_acked += chunk.size();
-        out.acked_paths |= 1 << chunk.path.index();
+        // 8.2: the acknowledgement clears the error counter of the
+        // destination the chunk went to; of a chunk sent to several, which
+        // copy arrived is unknown, and no counter clears (8.2's ambiguity).
+        if chunk.sent_on.is_power_of_two() {
+            out.acked_paths |= chunk.sent_on;
+        }
         if out.htna.is_none_or(|h| h.is_before(chunk.tsn)) {
             out.htna = Some(chunk.tsn);
             out.htna_sent = Some(chunk.last_sent);
@@ -878,6 +888,7 @@ impl Outstanding {
             message_abandoned: true,
             packet: u64::MAX,
             path: PathId::FIRST,
+            sent_on: 0,
         });
         self.abandoned += 1;
         tsn

@@ -516,3 +516,4 @@ pub fn init_ack_for(ep: &mut Endpoint, now: Time, peer: SocketAddr) -> (u32, Vec
 pub fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
 }
+pub mod multi;
