@@ -10,7 +10,7 @@ use tokio::net::UdpSocket;
 use crate::association::Association;
 use crate::error::Error;
 use crate::shared::{Handle, Shared, Slot};
-use crate::transport::{DatagramTransport, RecvErrors, Udp};
+use crate::transport::{DatagramTransport, MultiUdp, RecvErrors, Udp};
 
 /// RFC 6951: the registered UDP port for SCTP encapsulation.
 pub const DEFAULT_UDP_PORT: u16 = 9899;
@@ -31,7 +31,7 @@ pub struct Endpoint {
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
-            .field("local_addr", &self.inner.shared.local_addr)
+            .field("local_addrs", &self.inner.shared.local_addrs)
             .finish_non_exhaustive()
     }
 }
@@ -50,19 +50,88 @@ impl Endpoint {
         cfg: EndpointConfig,
         seed: [u8; 32],
     ) -> Result<Self, Error> {
+        Self::bind_multihomed_with_seed(&[addr], cfg, seed).await
+    }
+
+    /// A multi-homed endpoint (RFC 9260 6.4): binds one UDP socket to each of
+    /// `addrs`, all on one UDP port, and starts the endpoint on the current
+    /// tokio runtime, with randomness from the operating system.
+    ///
+    /// The port is the first address's; where it is 0, the port the kernel
+    /// gives the first socket is used for all. Every socket receives. A
+    /// datagram to a peer address leaves from the address that peer address
+    /// last wrote to (within 30 s), as a kernel stack answers; otherwise from
+    /// the socket bound to the address the kernel's routing table picks as
+    /// the source for its destination (re-read every second), or from the
+    /// first socket of the destination's address family when the route names
+    /// none of ours. With two addresses or more,
+    /// `cfg.addresses` becomes their IP addresses, which INIT and INIT ACK
+    /// list to the peer; with one, this is [`bind`](Self::bind).
+    ///
+    /// Fails with [`Error::Io`] (`InvalidInput`) for an empty list, an
+    /// unspecified address (`0.0.0.0`, `::`) among several, an IP address
+    /// given twice, or two different non-zero ports.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), brisk::Error> {
+    /// use brisk::{Endpoint, EndpointConfig};
+    ///
+    /// let ep = Endpoint::bind_multihomed(
+    ///     &["10.91.1.1:9899".parse().unwrap(), "10.91.2.1:9899".parse().unwrap()],
+    ///     EndpointConfig::default(),
+    /// )
+    /// .await?;
+    /// assert_eq!(ep.local_addrs().len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn bind_multihomed(addrs: &[SocketAddr], cfg: EndpointConfig) -> Result<Self, Error> {
+        Self::bind_multihomed_with_seed(addrs, cfg, rand::random()).await
+    }
+
+    /// As [`bind_multihomed`](Self::bind_multihomed), with the protocol's
+    /// randomness from `seed`.
+    pub async fn bind_multihomed_with_seed(
+        addrs: &[SocketAddr],
+        mut cfg: EndpointConfig,
+        seed: [u8; 32],
+    ) -> Result<Self, Error> {
+        check_bind_list(addrs)?;
         cfg.accept_config.validate()?;
-        let socket = Arc::new(UdpSocket::bind(addr).await?);
-        crate::socket_buffer::raise(&*socket, cfg.accept_config.receive_buffer as usize);
-        let local_addr = socket.local_addr()?;
+        let first = Arc::new(UdpSocket::bind(addrs[0]).await?);
+        let port = first.local_addr()?.port();
+        let mut sockets = vec![first];
+        for addr in &addrs[1..] {
+            sockets.push(Arc::new(
+                UdpSocket::bind(SocketAddr::new(addr.ip(), port)).await?,
+            ));
+        }
+        let mut local_addrs = Vec::with_capacity(sockets.len());
+        for socket in &sockets {
+            crate::socket_buffer::raise(&**socket, cfg.accept_config.receive_buffer as usize);
+            local_addrs.push(socket.local_addr()?);
+        }
+        if local_addrs.len() >= 2 {
+            // RFC 9260 5.1.2: the peer learns every address from INIT / INIT ACK.
+            cfg.addresses = local_addrs.iter().map(SocketAddr::ip).collect();
+        }
         // UDP: a peer's port may change under an association, and the
         // protocol endpoint follows it (RFC 6951 5.4, on by default).
         let proto = brisk_proto::Endpoint::new(cfg, seed);
-        let shared = Arc::new(Shared::new(proto, Some(socket.clone()), local_addr));
-        tokio::spawn(crate::driver::run(
-            shared.clone(),
-            Udp(socket),
-            RecvErrors::Transient,
-        ));
+        let shared = Arc::new(Shared::new(proto, sockets.clone(), local_addrs));
+        if sockets.len() == 1 {
+            tokio::spawn(crate::driver::run(
+                shared.clone(),
+                Udp(sockets.remove(0)),
+                RecvErrors::Transient,
+            ));
+        } else {
+            tokio::spawn(crate::driver::run(
+                shared.clone(),
+                MultiUdp::new(sockets)?,
+                RecvErrors::Transient,
+            ));
+        }
         Ok(Self::from_shared(shared))
     }
 
@@ -115,7 +184,7 @@ impl Endpoint {
         let mut proto = brisk_proto::Endpoint::new(cfg, seed);
         // A peer's address is the transport's key for one connection.
         proto.set_peer_port_learning(false);
-        let shared = Arc::new(Shared::new(proto, None, local_addr));
+        let shared = Arc::new(Shared::new(proto, Vec::new(), vec![local_addr]));
         tokio::spawn(crate::driver::run(
             shared.clone(),
             transport,
@@ -130,9 +199,16 @@ impl Endpoint {
         }
     }
 
-    /// The local address: the UDP socket's, or what the transport reports.
+    /// The local address: the (first) UDP socket's, or what the transport
+    /// reports.
     pub fn local_addr(&self) -> SocketAddr {
-        self.inner.shared.local_addr
+        self.inner.shared.local_addrs[0]
+    }
+
+    /// Every local address, one per UDP socket, in the order bound (one over
+    /// the application's transport).
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.inner.shared.local_addrs.clone()
     }
 
     /// The UDP socket's receive buffer as the kernel accounts it (about
@@ -143,8 +219,8 @@ impl Endpoint {
         self.inner
             .shared
             .udp
-            .as_deref()
-            .map_or(0, crate::socket_buffer::current)
+            .first()
+            .map_or(0, |s| crate::socket_buffer::current(&**s))
     }
 
     /// Times the driver woke for a protocol deadline already past that
@@ -177,7 +253,7 @@ impl Endpoint {
     ) -> Result<Association, Error> {
         let shared = &self.inner.shared;
         // A window larger than the accepted associations' needs room too.
-        if let Some(socket) = &shared.udp {
+        for socket in &shared.udp {
             crate::socket_buffer::raise(&**socket, cfg.receive_buffer as usize);
         }
         let (id, notify) = {
@@ -231,4 +307,38 @@ impl Endpoint {
         self.inner.shared.wake.notify_one();
         self.inner.shared.accept.notify_waiters();
     }
+}
+
+/// Refuses a bind list that cannot be one endpoint's addresses.
+fn check_bind_list(addrs: &[SocketAddr]) -> Result<(), Error> {
+    let invalid =
+        |why: String| Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why).into());
+    let Some(first) = addrs.first() else {
+        return invalid("no address to bind".into());
+    };
+    if addrs.len() == 1 {
+        return Ok(());
+    }
+    for (i, a) in addrs.iter().enumerate() {
+        if a.ip().is_unspecified() {
+            return invalid(format!(
+                "{a}: a multi-homed endpoint binds specific addresses, not the unspecified one"
+            ));
+        }
+        if addrs[..i].iter().any(|b| b.ip() == a.ip()) {
+            return invalid(format!("{} is given twice", a.ip()));
+        }
+        if a.port() != 0 && first.port() != 0 && a.port() != first.port() {
+            return invalid(format!(
+                "{a}: every address of an endpoint has the same port ({})",
+                first.port()
+            ));
+        }
+        if a.port() != 0 && first.port() == 0 {
+            return invalid(format!(
+                "{a}: give the port on the first address (the others take it)"
+            ));
+        }
+    }
+    Ok(())
 }

@@ -1,8 +1,9 @@
 //! # brisk
 //!
 //! Brisk over real networks: a tokio driver around one
-//! [`brisk_proto::Endpoint`] and one UDP socket, speaking SCTP over UDP
-//! (RFC 6951), with an async API. Under the endpoint, a
+//! [`brisk_proto::Endpoint`] and its UDP sockets (one, or one per local
+//! address for a multi-homed endpoint: [`Endpoint::bind_multihomed`]),
+//! speaking SCTP over UDP (RFC 6951), with an async API. Under the endpoint, a
 //! [`DatagramTransport`] of the application's may take the socket's place:
 //! a DTLS connection, for SCTP over DTLS (RFC 8261), as WebRTC data channels
 //! ([`datachannel`]) run ([`Endpoint::with_transport`]).
@@ -35,6 +36,7 @@ mod error;
 mod path_events;
 mod shared;
 mod socket_buffer;
+mod source_route;
 mod stream_events;
 mod timer;
 mod transport;

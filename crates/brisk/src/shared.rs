@@ -93,18 +93,20 @@ pub(crate) struct Shared {
     pub wake: Notify,
     /// Wakes `accept`.
     pub accept: Notify,
-    /// The UDP socket under an endpoint that [`bind`](crate::Endpoint::bind)
-    /// opened, for sizing its receive buffer; `None` over a user's transport.
-    pub udp: Option<Arc<UdpSocket>>,
-    pub local_addr: SocketAddr,
+    /// The UDP sockets under an endpoint that [`bind`](crate::Endpoint::bind)
+    /// opened, one per local address, for sizing their receive buffers; none
+    /// over a user's transport.
+    pub udp: Vec<Arc<UdpSocket>>,
+    /// The local addresses: the sockets', or the transport's.
+    pub local_addrs: Vec<SocketAddr>,
     epoch: Instant,
 }
 
 impl Shared {
     pub fn new(
         proto: brisk_proto::Endpoint,
-        udp: Option<Arc<UdpSocket>>,
-        local_addr: SocketAddr,
+        udp: Vec<Arc<UdpSocket>>,
+        local_addrs: Vec<SocketAddr>,
     ) -> Self {
         Self {
             state: Mutex::new(State {
@@ -119,7 +121,7 @@ impl Shared {
             wake: Notify::new(),
             accept: Notify::new(),
             udp,
-            local_addr,
+            local_addrs,
             epoch: Instant::now(),
         }
     }

@@ -110,3 +110,100 @@ impl DatagramTransport for Udp {
         self.0.local_addr()
     }
 }
+
+/// SCTP over UDP for a multi-homed endpoint: one socket per local address,
+/// all on the same port. It receives on every socket and sends each
+/// datagram from the socket the destination last wrote to, or else the one
+/// whose address the kernel's route to the destination names as the source
+/// ([`SourceRoutes`](crate::source_route::SourceRoutes)).
+pub(crate) struct MultiUdp {
+    sockets: Vec<std::sync::Arc<UdpSocket>>,
+    routes: crate::source_route::SourceRoutes,
+    /// The socket `recv_from` polls first, turned on each wake-up so that a
+    /// busy socket does not starve the others.
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl MultiUdp {
+    /// Over `sockets`, which are bound to distinct addresses (at least one).
+    pub fn new(sockets: Vec<std::sync::Arc<UdpSocket>>) -> io::Result<Self> {
+        let locals = sockets
+            .iter()
+            .map(|s| s.local_addr().map(|a| a.ip()))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Self {
+            sockets,
+            routes: crate::source_route::SourceRoutes::new(locals),
+            next: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    fn first(&self) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.next.fetch_add(1, Relaxed) % self.sockets.len()
+    }
+
+    fn arrived(&self, from: SocketAddr, index: usize) {
+        self.routes
+            .note_arrival(from, index, std::time::Instant::now());
+    }
+
+    fn for_dest(&self, dest: SocketAddr) -> &UdpSocket {
+        let i = self.routes.pick(dest, std::time::Instant::now());
+        &self.sockets[i.min(self.sockets.len() - 1)]
+    }
+}
+
+impl DatagramTransport for MultiUdp {
+    async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let first = self.first();
+        let n = self.sockets.len();
+        // Cancel safe: poll_recv_from takes a datagram only when it returns
+        // Ready, and then this future completes with it.
+        std::future::poll_fn(|cx| {
+            for k in 0..n {
+                let socket = &self.sockets[(first + k) % n];
+                let mut rb = tokio::io::ReadBuf::new(buf);
+                if let std::task::Poll::Ready(r) = socket.poll_recv_from(cx, &mut rb) {
+                    let r = r.map(|from| (rb.filled().len(), from));
+                    if let Ok((_, from)) = r {
+                        self.arrived(from, (first + k) % n);
+                    }
+                    return std::task::Poll::Ready(r);
+                }
+            }
+            std::task::Poll::Pending
+        })
+        .await
+    }
+
+    fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let first = self.first();
+        let n = self.sockets.len();
+        let mut last = Err(io::ErrorKind::WouldBlock.into());
+        for k in 0..n {
+            match self.sockets[(first + k) % n].try_recv_from(buf) {
+                Ok(got) => {
+                    self.arrived(got.1, (first + k) % n);
+                    return Ok(got);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // A late ICMP error on one socket: try the others first.
+                Err(e) => last = Err(e),
+            }
+        }
+        last
+    }
+
+    async fn send_to(&self, datagram: &[u8], dest: SocketAddr) -> io::Result<()> {
+        self.for_dest(dest).send_to(datagram, dest).await.map(drop)
+    }
+
+    fn try_send_to(&self, datagram: &[u8], dest: SocketAddr) -> io::Result<()> {
+        self.for_dest(dest).try_send_to(datagram, dest).map(drop)
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.sockets[0].local_addr()
+    }
+}

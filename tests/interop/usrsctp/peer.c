@@ -19,7 +19,9 @@
  *                 [--start-delay MS]
  *
  * And the `pr-send` and `pr-recv` roles (partial reliability under loss,
- * ../PROTOCOL.md), in their own block near the end of this file.
+ * ../PROTOCOL.md), in their own block near the end of this file, as are the
+ * `reconfig-*` roles (RFC 6525) and the `mh-send` and `mh-recv` roles
+ * (multi-homing over UDP encapsulation, in network namespaces).
  *
  * Every role also takes these, each applied to the socket before the
  * association exists (so it holds from the handshake on), and each left at
@@ -2232,6 +2234,580 @@ static int run_reconfig(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Multi-homing roles: mh-send and mh-recv, not part of PROTOCOL.md         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ *   peer mh-recv --bind IP:UDP [--bind IP:UDP] --count N [tuning]
+ *   peer mh-send --bind IP:UDP [--bind IP:UDP] --connect IP:UDP
+ *                [--connect IP:UDP] --count N --every MS [--size BYTES]
+ *                [--primary IP] [--start-delay MS] [tuning]
+ *   tuning (each role): --rto-min/--rto-initial/--rto-max MS,
+ *     --hb-interval MS, --path-max-retrans K, --pf-threshold K
+ *
+ * The endpoint is bound (usrsctp_bindx) to every --bind address, all on
+ * SCTP port 5000 and one UDP encapsulation port (RFC 6951; usrsctp has one
+ * per stack, so the --bind ports must agree); mh-send associates with every
+ * --connect address at once (usrsctp_connectx; the ports must agree too).
+ * With two addresses each, INIT and INIT ACK list both, and the association
+ * has two paths.  --primary sets the sender's primary path (SCTP_PRIMARY_ADDR)
+ * once the association is up.  The tuning options are usrsctp's stack-wide
+ * defaults (sysctls) for every association: heartbeat interval, Path.Max.Retrans
+ * and the potentially-failed threshold (RFC 7829; usrsctp's default 65535
+ * leaves PF off); the RTO ones are SCTP_RTOINFO as for the other roles.
+ *
+ * mh-send waits (at most 10 s) until every peer address is confirmed by a
+ * heartbeat (RFC 9260 5.4: data goes to confirmed addresses only), then
+ * sends N messages of WORKLOAD.md's form (seq, CLOCK_MONOTONIC stamp, filler;
+ * stream 0, ordered), one every --every ms after --start-delay (default 0),
+ * waits until all are acknowledged and shuts down.  mh-recv accepts one
+ * association and reads until it ends.
+ *
+ * Both print on stdout, as they happen (t_ms: milliseconds since the
+ * association came up):
+ *
+ *   PEERS <ip>[,<ip>]                        the peer's addresses
+ *   LOCALS <ip>[,<ip>]                       our addresses in the association
+ *   PATH t_ms=<t> addr=<ip> state=<ADDR_AVAILABLE|ADDR_UNREACHABLE|
+ *        ADDR_REMOVED|ADDR_ADDED|ADDR_MADE_PRIM|ADDR_CONFIRMED|<n>>
+ *        error=<e>                           each SCTP_PEER_ADDR_CHANGE
+ *        (usrsctp 0.9.5 reports no change into or out of the
+ *        potentially-failed state: sctp_timer.c sets SCTP_ADDR_PF silently)
+ *   PRIMARY <ip>                             (mh-send) the primary path when sending starts
+ *
+ * and at the end, mh-send:
+ *
+ *   SENT count=<N> rtx=<retransmitted DATA chunks> t3=<T3 expiries>
+ *
+ * and mh-recv, one FROM line per source address messages came from (the
+ * address of the path the message's DATA arrived on; first/last: the
+ * smallest and largest seq that came that way), then
+ *
+ *   FROM addr=<ip> count=<k> first=<seq> last=<seq>
+ *   RECEIVED count=<n> unique=<u> duplicates=<d> reordered=<r> missing=<m>
+ *            max_latency_ms=<ms>
+ *
+ * reordered counts messages with a seq below one received before it; the
+ * latency is from the sender's stamp to the read (one host, one clock).
+ * A failure prints "FAIL <reason>" and exits 1.
+ */
+
+#ifndef SCTP_PEER_ADDR_THLDS
+#define SCTP_PEER_ADDR_THLDS 0x00000023
+#endif
+#define MH_MAX_ADDRS 2
+#define MH_MAX_FROM 8
+#define MH_MAX_COUNT 1000000
+
+struct mh_opts {
+	struct opts base;                 /* base.bind_addr: first --bind (its port: UDP) */
+	struct sockaddr_in binds[MH_MAX_ADDRS], connects[MH_MAX_ADDRS];
+	int nbind, nconnect;
+	struct in_addr primary;
+	int have_primary;
+	uint64_t hb_interval, path_max_retrans, pf_threshold;
+	int have_hb_interval, have_path_max_retrans, have_pf_threshold;
+};
+
+static uint64_t g_mh_up_ns;
+
+static uint64_t mh_t_ms(void)
+{
+	return g_mh_up_ns == 0 ? 0 : (now_ns() - g_mh_up_ns) / 1000000u;
+}
+
+static void mh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void mh_out(const char *fmt, ...)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	va_list ap;
+
+	pthread_mutex_lock(&mu);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	pthread_mutex_unlock(&mu);
+}
+
+static const char *mh_ip(const struct sockaddr *sa, char *buf, size_t len)
+{
+	if (sa->sa_family == AF_INET)
+		return inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf,
+		    (socklen_t)len);
+	snprintf(buf, len, "(family %d)", sa->sa_family);
+	return buf;
+}
+
+static void mh_parse(int argc, char **argv, struct mh_opts *p, int sender)
+{
+	memset(p, 0, sizeof(*p));
+	p->base.role = sender ? ROLE_MSG_SEND : ROLE_MSG_RECV;
+	p->base.size = 100;
+	for (int k = 2; k < argc; k += 2) {
+		const char *name = argv[k], *val = k + 1 < argc ? argv[k + 1] : NULL;
+		uint64_t v;
+
+		if (val == NULL)
+			usage("option without a value");
+		if (strcmp(name, "--bind") == 0) {
+			if (p->nbind == MH_MAX_ADDRS || parse_addr(val, &p->binds[p->nbind]) != 0)
+				usage("bad or third --bind");
+			p->nbind++;
+		} else if (strcmp(name, "--connect") == 0 && sender) {
+			if (p->nconnect == MH_MAX_ADDRS ||
+			    parse_addr(val, &p->connects[p->nconnect]) != 0)
+				usage("bad or third --connect");
+			p->nconnect++;
+		} else if (strcmp(name, "--count") == 0 && parse_u64(val, &v) == 0 &&
+		    v <= MH_MAX_COUNT) {
+			p->base.count = v;
+			p->base.have_count = 1;
+		} else if (strcmp(name, "--every") == 0 && sender &&
+		    parse_ms(val, &p->base.every_ms) == 0) {
+			p->base.have_every = 1;
+		} else if (strcmp(name, "--size") == 0 && sender && parse_u64(val, &v) == 0 &&
+		    v >= 12 && v <= 65536) {
+			p->base.size = v;
+		} else if (strcmp(name, "--start-delay") == 0 && sender &&
+		    parse_ms(val, &p->base.start_delay_ms) == 0) {
+		} else if (strcmp(name, "--primary") == 0 && sender &&
+		    inet_pton(AF_INET, val, &p->primary) == 1) {
+			p->have_primary = 1;
+		} else if (strcmp(name, "--rto-min") == 0) {
+			parse_rto(name, val, &p->base.rto_min, &p->base.have_rto_min);
+		} else if (strcmp(name, "--rto-initial") == 0) {
+			parse_rto(name, val, &p->base.rto_initial, &p->base.have_rto_initial);
+		} else if (strcmp(name, "--rto-max") == 0) {
+			parse_rto(name, val, &p->base.rto_max, &p->base.have_rto_max);
+		} else if (strcmp(name, "--hb-interval") == 0 && parse_u64(val, &v) == 0 &&
+		    v <= UINT32_MAX) {
+			p->hb_interval = v;
+			p->have_hb_interval = 1;
+		} else if (strcmp(name, "--path-max-retrans") == 0 && parse_u64(val, &v) == 0 &&
+		    v <= 65535) {
+			p->path_max_retrans = v;
+			p->have_path_max_retrans = 1;
+		} else if (strcmp(name, "--pf-threshold") == 0 && parse_u64(val, &v) == 0 &&
+		    v <= 65535) {
+			p->pf_threshold = v;
+			p->have_pf_threshold = 1;
+		} else {
+			usage("unknown or bad option for this role");
+		}
+	}
+	if (p->nbind == 0 || !p->base.have_count)
+		usage("mh roles need --bind and --count");
+	if (sender && (p->nconnect == 0 || !p->base.have_every))
+		usage("mh-send needs --connect and --every");
+	for (int i = 1; i < p->nbind; i++)
+		if (p->binds[i].sin_port != p->binds[0].sin_port)
+			usage("every --bind has the same UDP port (usrsctp has one per stack)");
+	for (int i = 1; i < p->nconnect; i++)
+		if (p->connects[i].sin_port != p->connects[0].sin_port)
+			usage("every --connect has the same UDP port");
+	p->base.bind_addr = p->binds[0];
+	p->base.connect_addr = p->connects[0];
+}
+
+/* Stack-wide defaults, set before any socket exists. */
+static void mh_sysctls(const struct mh_opts *p)
+{
+	if (p->have_hb_interval && usrsctp_sysctl_set_sctp_heartbeat_interval_default(
+	    (uint32_t)p->hb_interval) != 0)
+		fail("sysctl heartbeat_interval_default %" PRIu64 " refused", p->hb_interval);
+	if (p->have_path_max_retrans && usrsctp_sysctl_set_sctp_path_rtx_max_default(
+	    (uint32_t)p->path_max_retrans) != 0)
+		fail("sysctl path_rtx_max_default %" PRIu64 " refused", p->path_max_retrans);
+	if (p->have_pf_threshold && usrsctp_sysctl_set_sctp_path_pf_threshold(
+	    (uint32_t)p->pf_threshold) != 0)
+		fail("sysctl path_pf_threshold %" PRIu64 " refused", p->pf_threshold);
+}
+
+/* The socket, bound to every --bind address on SCTP port 5000, with
+ * peer-address notifications. */
+static struct socket *mh_socket(const struct mh_opts *p)
+{
+	struct socket *s;
+
+	stack_init(ntohs(p->binds[0].sin_port));
+	mh_sysctls(p);
+	s = make_socket(&p->base);   /* binds the first address */
+	for (int i = 1; i < p->nbind; i++) {
+		struct sockaddr_in sin = p->binds[i];
+		char ip[INET_ADDRSTRLEN];
+
+		sin.sin_port = htons(SCTP_PORT);
+		if (usrsctp_bindx(s, (struct sockaddr *)&sin, 1, SCTP_BINDX_ADD_ADDR) < 0)
+			fail("usrsctp_bindx %s: %s (usrsctp knows the interface addresses "
+			    "present at usrsctp_init)", mh_ip((struct sockaddr *)&sin, ip, sizeof(ip)),
+			    strerror(errno));
+	}
+	subscribe(s, SCTP_FUTURE_ASSOC, SCTP_PEER_ADDR_CHANGE, "SCTP_EVENT PEER_ADDR_CHANGE");
+	return s;
+}
+
+/* PEERS and LOCALS lines. */
+static void mh_print_addrs(struct socket *s)
+{
+	struct sockaddr *addrs;
+	char line[256], ip[INET6_ADDRSTRLEN];
+	int n;
+
+	for (int local = 0; local < 2; local++) {
+		n = local ? usrsctp_getladdrs(s, 0, &addrs) : usrsctp_getpaddrs(s, 0, &addrs);
+		if (n < 0)
+			fail("usrsctp_get%saddrs: %s", local ? "l" : "p", strerror(errno));
+		line[0] = '\0';
+		for (int i = 0; i < n; i++) {
+			const struct sockaddr *sa = (const struct sockaddr *)((const char *)addrs +
+			    (size_t)i * sizeof(struct sockaddr_in));
+
+			if (strlen(line) + INET6_ADDRSTRLEN + 2 < sizeof(line)) {
+				if (i > 0)
+					strcat(line, ",");
+				strcat(line, mh_ip(sa, ip, sizeof(ip)));
+			}
+		}
+		if (n > 0) {
+			if (local)
+				usrsctp_freeladdrs(addrs);
+			else
+				usrsctp_freepaddrs(addrs);
+		}
+		mh_out("%s %s", local ? "LOCALS" : "PEERS", line);
+	}
+}
+
+/* A notification: PATH lines; returns its classification. */
+static enum note mh_notification(const struct msg *m)
+{
+	const union sctp_notification *n = (const union sctp_notification *)m->buf;
+
+	if (m->len >= sizeof(n->sn_header) && n->sn_header.sn_type == SCTP_PEER_ADDR_CHANGE &&
+	    m->len >= sizeof(n->sn_paddr_change)) {
+		const struct sctp_paddr_change *pc = &n->sn_paddr_change;
+		static const char *names[] = {NULL, "ADDR_AVAILABLE", "ADDR_UNREACHABLE",
+		    "ADDR_REMOVED", "ADDR_ADDED", "ADDR_MADE_PRIM", "ADDR_CONFIRMED"};
+		char ip[INET6_ADDRSTRLEN], state[16];
+		const char *name = pc->spc_state < sizeof(names) / sizeof(names[0]) ?
+		    names[pc->spc_state] : NULL;
+
+		if (name == NULL) {
+			snprintf(state, sizeof(state), "%u", pc->spc_state);
+			name = state;
+		}
+		mh_out("PATH t_ms=%" PRIu64 " addr=%s state=%s error=%u", mh_t_ms(),
+		    mh_ip((const struct sockaddr *)&pc->spc_aaddr, ip, sizeof(ip)), name,
+		    pc->spc_error);
+		return NOTE_OTHER;
+	}
+	return handle_notification(m);
+}
+
+/* mh-send: the primary path's address. */
+static void mh_primary(struct socket *s, const struct mh_opts *p)
+{
+	struct sctp_setprim prim;
+	socklen_t len = sizeof(prim);
+	char ip[INET6_ADDRSTRLEN];
+
+	if (p->have_primary) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&prim.ssp_addr;
+
+		memset(&prim, 0, sizeof(prim));
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(SCTP_PORT);
+		sin->sin_addr = p->primary;
+		set_opt(s, IPPROTO_SCTP, SCTP_PRIMARY_ADDR, &prim, sizeof(prim),
+		    "SCTP_PRIMARY_ADDR");
+	}
+	memset(&prim, 0, sizeof(prim));
+	if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_PRIMARY_ADDR, &prim, &len) < 0)
+		fail("getsockopt SCTP_PRIMARY_ADDR: %s", strerror(errno));
+	mh_out("PRIMARY %s", mh_ip((struct sockaddr *)&prim.ssp_addr, ip, sizeof(ip)));
+}
+
+/* mh-send: 1 once no peer address is unconfirmed. */
+static int mh_all_confirmed(struct socket *s)
+{
+	struct sockaddr *addrs;
+	int n = usrsctp_getpaddrs(s, 0, &addrs), unconfirmed = 0;
+
+	if (n <= 0)
+		fail("usrsctp_getpaddrs: %s", n < 0 ? strerror(errno) : "no address");
+	for (int i = 0; i < n; i++) {
+		struct sctp_paddrinfo info;
+		socklen_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		memcpy(&info.spinfo_address, (const char *)addrs + (size_t)i * sizeof(struct sockaddr_in),
+		    sizeof(struct sockaddr_in));
+		if (usrsctp_getsockopt(s, IPPROTO_SCTP, SCTP_GET_PEER_ADDR_INFO, &info, &len) < 0)
+			fail("getsockopt SCTP_GET_PEER_ADDR_INFO: %s", strerror(errno));
+		if (info.spinfo_state & SCTP_UNCONFIRMED)
+			unconfirmed++;
+	}
+	usrsctp_freepaddrs(addrs);
+	return unconfirmed == 0;
+}
+
+struct mh_reader {
+	struct socket *sock;
+	struct msg m;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int up, closed;
+};
+
+/* mh-send's reader: notifications as they come; shuts down once the
+ * sender is dry (subscribed only after the last message is queued). */
+static void *mh_read(void *arg)
+{
+	struct mh_reader *r = arg;
+
+	for (;;) {
+		enum recv_result res = recv_msg(r->sock, &r->m);
+		enum note n;
+
+		if (res == RECV_EOF)
+			break;
+		if (res == RECV_ERR)
+			fail("recv: %s", strerror(errno));
+		if (!r->m.notification)
+			continue;
+		if (r->m.len >= 8 && ((const union sctp_notification *)r->m.buf)->sn_header.sn_type ==
+		    SCTP_ASSOC_CHANGE &&
+		    ((const union sctp_notification *)r->m.buf)->sn_assoc_change.sac_state ==
+		    SCTP_COMM_UP) {
+			pthread_mutex_lock(&r->mu);
+			g_mh_up_ns = now_ns();
+			r->up = 1;
+			pthread_cond_broadcast(&r->cv);
+			pthread_mutex_unlock(&r->mu);
+		}
+		n = mh_notification(&r->m);
+		if (n == NOTE_SENDER_DRY) {
+			if (usrsctp_shutdown(r->sock, SHUT_WR) < 0)
+				fail("shutdown: %s", strerror(errno));
+		} else if (n == NOTE_CLOSED_ABORT) {
+			fail("association aborted");
+		} else if (n == NOTE_CLOSED_SHUTDOWN) {
+			break;
+		}
+	}
+	pthread_mutex_lock(&r->mu);
+	r->closed = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static int run_mh_send(const struct mh_opts *p)
+{
+	struct mh_reader r;
+	struct sockaddr_in dst[MH_MAX_ADDRS];
+	struct sctp_udpencaps enc;
+	struct sctp_sndinfo snd;
+	struct sctpstat st;
+	pthread_t tid;
+	uint64_t t0, total = p->base.count;
+	uint8_t *buf;
+
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	r.sock = mh_socket(p);
+	msg_alloc(&r.m, MAX_MSG);
+
+	/* RFC 6951: the peer's UDP port, for every path of the association. */
+	for (int i = 0; i < p->nconnect; i++) {
+		dst[i] = p->connects[i];
+		dst[i].sin_port = htons(SCTP_PORT);
+	}
+	memset(&enc, 0, sizeof(enc));
+	memcpy(&enc.sue_address, &dst[0], sizeof(dst[0]));
+	enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
+	enc.sue_port = p->connects[0].sin_port;
+	set_opt(r.sock, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc),
+	    "SCTP_REMOTE_UDP_ENCAPS_PORT");
+	g_conn = r.sock;
+	if (usrsctp_connectx(r.sock, (struct sockaddr *)dst, p->nconnect, NULL) < 0)
+		fail("usrsctp_connectx: %s", strerror(errno));
+	if (pthread_create(&tid, NULL, mh_read, &r) != 0)
+		fail("pthread_create");
+	pthread_mutex_lock(&r.mu);
+	while (!r.up && !r.closed)
+		pthread_cond_wait(&r.cv, &r.mu);
+	pthread_mutex_unlock(&r.mu);
+	if (!r.up)
+		fail("association did not come up");
+	mh_print_addrs(r.sock);
+	for (int k = 0; k < 1000 && !mh_all_confirmed(r.sock); k++)
+		sleep_until_ns(now_ns() + 10000000u);
+	if (!mh_all_confirmed(r.sock))
+		fail("a peer address stayed unconfirmed for 10 s");
+	mh_primary(r.sock, p);
+
+	memset(&snd, 0, sizeof(snd));
+	buf = xmalloc(p->base.size);
+	t0 = now_ns() + ms_to_ns(p->base.start_delay_ms);
+	arm_timeout_ns(t0 - now_ns() + ms_to_ns(p->base.every_ms * (double)total) +
+	    (uint64_t)TIMEOUT_S * 1000000000u);
+	for (uint64_t seq = 0; seq < total; seq++) {
+		put_be32(buf, (uint32_t)seq);
+		for (size_t j = 12; j < p->base.size; j++)
+			buf[j] = filler((uint32_t)seq, j);
+		sleep_until_ns(t0 + ms_to_ns(p->base.every_ms * (double)seq));
+		put_be64(buf + 4, now_ns());
+		if (usrsctp_sendv(r.sock, buf, p->base.size, NULL, 0, &snd, (socklen_t)sizeof(snd),
+		    SCTP_SENDV_SNDINFO, 0) < 0)
+			fail("send of message %" PRIu64 ": %s", seq, strerror(errno));
+	}
+	free(buf);
+	subscribe(r.sock, 0, SCTP_SENDER_DRY_EVENT, "SCTP_EVENT SENDER_DRY");
+	pthread_join(tid, NULL);
+	g_conn = NULL;
+	memset(&st, 0, sizeof(st));
+	usrsctp_get_stat(&st);
+	mh_out("SENT count=%" PRIu64 " rtx=%" PRIu32 " t3=%" PRIu32, total,
+	    st.sctps_sendretransdata, st.sctps_timodata);
+	usrsctp_close(r.sock);
+	free(r.m.buf);
+	stack_finish();
+	return 0;
+}
+
+struct mh_from {
+	struct in_addr addr;
+	uint64_t count, first, last;
+};
+
+static int run_mh_recv(const struct mh_opts *p)
+{
+	struct socket *lsock, *conn;
+	struct msg m;
+	struct mh_from from[MH_MAX_FROM];
+	int nfrom = 0;
+	uint8_t *seen = xcalloc(p->base.count ? p->base.count : 1);
+	uint64_t received = 0, unique = 0, dups = 0, reordered = 0, max_lat_ns = 0;
+	int64_t highest = -1;
+
+	alarm(0);   /* whoever runs it bounds it */
+	lsock = mh_socket(p);
+	if (usrsctp_listen(lsock, 1) < 0)
+		fail("usrsctp_listen: %s", strerror(errno));
+	conn = usrsctp_accept(lsock, NULL, NULL);
+	if (conn == NULL)
+		fail("usrsctp_accept: %s", strerror(errno));
+	usrsctp_close(lsock);
+	g_conn = conn;
+	g_mh_up_ns = now_ns();
+	mh_print_addrs(conn);
+	msg_alloc(&m, MAX_MSG);
+	for (;;) {
+		struct sockaddr_in src;
+		socklen_t srclen = sizeof(src);
+		struct sctp_rcvinfo info;
+		socklen_t infolen = sizeof(info);
+		unsigned int infotype = 0;
+		int flags = 0;
+		ssize_t n;
+		uint32_t seq;
+		uint64_t written, lat;
+		int f;
+
+		/* One read per message: WORKLOAD messages are far below the
+		 * partial delivery point. */
+		memset(&src, 0, sizeof(src));
+		n = usrsctp_recvv(conn, m.buf, m.cap, (struct sockaddr *)&src, &srclen, &info,
+		    &infolen, &infotype, &flags);
+		m.read_ns = now_ns();
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == ECONNRESET || errno == ECONNABORTED)
+				fail("association aborted (%s)", strerror(errno));
+			fail("recv: %s", strerror(errno));
+		}
+		m.len = (size_t)n;
+		m.notification = (flags & MSG_NOTIFICATION) != 0;
+		if (m.notification) {
+			enum note note = mh_notification(&m);
+
+			if (note == NOTE_CLOSED_ABORT)
+				fail("association aborted");
+			if (note == NOTE_CLOSED_SHUTDOWN)
+				break;
+			continue;
+		}
+		if (!(flags & MSG_EOR))
+			fail("message larger than %zu bytes", m.cap);
+		check_message(&m, &seq, &written);
+		if (seq >= p->base.count)
+			fail("message seq %" PRIu32 " beyond --count %" PRIu64, seq, p->base.count);
+		received++;
+		if (seen[seq]) {
+			dups++;
+		} else {
+			seen[seq] = 1;
+			unique++;
+		}
+		if ((int64_t)seq < highest)
+			reordered++;
+		else
+			highest = seq;
+		lat = m.read_ns > written ? m.read_ns - written : 0;
+		if (lat > max_lat_ns)
+			max_lat_ns = lat;
+		for (f = 0; f < nfrom; f++)
+			if (from[f].addr.s_addr == src.sin_addr.s_addr)
+				break;
+		if (f == nfrom && nfrom < MH_MAX_FROM) {
+			from[nfrom].addr = src.sin_addr;
+			from[nfrom].count = 0;
+			from[nfrom].first = seq;
+			from[nfrom].last = seq;
+			nfrom++;
+		}
+		if (f < nfrom) {
+			from[f].count++;
+			if (seq < from[f].first)
+				from[f].first = seq;
+			if (seq > from[f].last)
+				from[f].last = seq;
+		}
+	}
+	g_conn = NULL;
+	for (int f = 0; f < nfrom; f++) {
+		char ip[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &from[f].addr, ip, sizeof(ip));
+		mh_out("FROM addr=%s count=%" PRIu64 " first=%" PRIu64 " last=%" PRIu64, ip,
+		    from[f].count, from[f].first, from[f].last);
+	}
+	mh_out("RECEIVED count=%" PRIu64 " unique=%" PRIu64 " duplicates=%" PRIu64
+	    " reordered=%" PRIu64 " missing=%" PRIu64 " max_latency_ms=%.1f", received, unique,
+	    dups, reordered, p->base.count - unique, (double)max_lat_ns / 1e6);
+	usrsctp_close(conn);
+	free(m.buf);
+	free(seen);
+	stack_finish();
+	return 0;
+}
+
+static int mh_main(int argc, char **argv)
+{
+	struct mh_opts p;
+	int sender = strcmp(argv[1], "mh-send") == 0;
+
+	g_role = argv[1];
+	mh_parse(argc, argv, &p, sender);
+	return sender ? run_mh_send(&p) : run_mh_recv(&p);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -2246,6 +2822,10 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && (strcmp(argv[1], "pr-send") == 0 || strcmp(argv[1], "pr-recv") == 0))
 		return pr_main(argc, argv);
+
+	/* Multi-homing: roles of their own, above. */
+	if (argc >= 2 && strncmp(argv[1], "mh-", 3) == 0)
+		return mh_main(argc, argv);
 
 	/* Stream reconfiguration (RFC 6525): roles of their own, above. */
 	if (argc >= 2 && strncmp(argv[1], "reconfig-", 9) == 0)
