@@ -66,8 +66,10 @@ pub use capture::CAPTURE_UDP_PORT;
 pub use host::{App, AppCtx};
 pub use ids::{LinkId, NodeId};
 pub use sim::{Arrival, Sim, SimStats};
-pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};
+pub use topology::{
+    DualHomedLinks, DumbbellLinks, dual_homed, dumbbell, dumbbell_per_flow, point_to_point,
+};
 pub use transport::{
     Congestion, Happening, Messages, Refused, Retransmission, SendOptions, SendState, Transport,
-    Wire,
+    Wire, multihomed,
 };
