@@ -24,7 +24,7 @@ impl LinkId {
     }
 
     /// The link direction numbered `index` (for records built by hand).
-    pub fn new(index: usize) -> Self {
+    pub const fn new(index: usize) -> Self {
         LinkId(index)
     }
 }
