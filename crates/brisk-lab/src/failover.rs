@@ -11,8 +11,14 @@
 //! simulator hands the application every message a datagram completes in
 //! the same instant the datagram arrives.
 
+use std::collections::BTreeMap;
+
 use brisk_proto::Time;
 use brisk_sim::{Arrival, LinkId};
+
+use crate::experiment::Experiment;
+use crate::report::Table;
+use crate::runner::Record;
 
 /// Why a run has no failover time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +126,79 @@ pub fn lost(written: &[Option<Time>], read: &[Option<Time>], abandoned: &[bool])
         .count()
 }
 
+/// The report's failover table of a dual-homed experiment: per variant and
+/// link (bandwidth and delay), the runs that failed over, the failover time,
+/// the MTT of the messages written during it, and the cost (messages lost
+/// and duplicated, bytes on each path, spurious retransmissions), each a
+/// mean per run. `None` when no run recorded an outage or a failover.
+pub fn table(exp: &Experiment, records: &[Record]) -> Option<Table> {
+    type Key = (usize, u64, u64);
+    // (variant, bandwidth, delay) -> metric -> values.
+    let mut groups: BTreeMap<Key, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
+    for r in records {
+        let Some(v) = exp.variants.iter().position(|v| v.name == r.variant) else {
+            continue;
+        };
+        let key = (v, r.bandwidth_kbps, (r.delay_ms * 1000.0).round() as u64);
+        groups
+            .entry(key)
+            .or_default()
+            .entry(r.metric.as_str())
+            .or_default()
+            .push(r.value);
+    }
+    let mut rows = Vec::new();
+    for ((v, kbps, delay_us), metrics) in &groups {
+        let get = |m: &str| metrics.get(m).map_or(&[][..], Vec::as_slice);
+        let failed_over = get("failed_over");
+        if failed_over.is_empty() {
+            continue;
+        }
+        let mean = |m: &str| crate::stats::mean(get(m));
+        let max = |m: &str| crate::stats::summarize(get(m)).max;
+        let cell = |x: Option<f64>, digits: usize| {
+            x.map_or_else(|| "none".to_owned(), |x| format!("{x:.digits$}"))
+        };
+        let count = failed_over.iter().filter(|&&x| x > 0.0).count();
+        rows.push(vec![
+            exp.variants[*v].name.clone(),
+            format!(
+                "{kbps} kbit/s, {} ms",
+                crate::figfmt::trim_number(*delay_us as f64 / 1000.0)
+            ),
+            format!("{count} of {}", failed_over.len()),
+            cell(mean("failover_ms"), 1),
+            cell(max("failover_ms"), 1),
+            cell(mean("failover_mtt_ms"), 1),
+            cell(max("failover_mtt_ms"), 1),
+            cell(mean("messages_lost"), 2),
+            cell(mean("messages_duplicated"), 2),
+            cell(mean("bytes_sent_primary"), 0),
+            cell(mean("bytes_sent_secondary"), 0),
+            cell(mean("spurious_retransmissions"), 2),
+        ]);
+    }
+    (!rows.is_empty()).then(|| Table {
+        headers: [
+            "variant",
+            "link",
+            "runs that failed over",
+            "failover time (ms, mean)",
+            "failover time (ms, max)",
+            "MTT of messages written during the failover (ms, mean)",
+            "the same (ms, max)",
+            "messages lost per run",
+            "messages duplicated per run",
+            "bytes on the primary path per run",
+            "bytes on the secondary path per run",
+            "spurious retransmissions per run",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows,
+    })
+}
+
 fn ms_between(from: Time, to: Time) -> f64 {
     (to.as_micros() as f64 - from.as_micros() as f64) / 1000.0
 }
@@ -195,6 +274,49 @@ mod tests {
             NoFailover::NothingOverSecondary.metric(),
             "no_failover_nothing_over_secondary"
         );
+    }
+
+    #[test]
+    fn the_table_counts_the_runs_that_failed_over_and_names_a_missing_value() {
+        let exp = Experiment::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/dual-homed.toml"),
+        )
+        .unwrap();
+        let record = |variant: &str, metric: &str, value: f64| Record {
+            experiment: exp.name.clone(),
+            variant: variant.into(),
+            bandwidth_kbps: 2000,
+            delay_ms: 15.0,
+            replication: 0,
+            position: None,
+            flow: 0,
+            tsn: None,
+            metric: metric.into(),
+            value,
+            sweep: None,
+        };
+        let records = [
+            record("standard", "failed_over", 1.0),
+            record("standard", "failover_ms", 300.0),
+            record("standard", "failed_over", 0.0),
+            record("standard", "failover_ms", f64::NAN),
+            record("standard", "messages_lost", 3.0),
+            record("signaling", "failed_over", 0.0),
+            record("signaling", "failover_ms", f64::NAN),
+        ];
+        let t = table(&exp, &records).unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(
+            t.rows[0][..5],
+            ["standard", "2000 kbit/s, 15 ms", "1 of 2", "300.0", "300.0"]
+        );
+        assert_eq!(t.rows[0][7], "3.00");
+        assert_eq!(
+            t.rows[1][..4],
+            ["signaling", "2000 kbit/s, 15 ms", "0 of 1", "none"]
+        );
+        assert!(table(&exp, &records[4..5]).is_none());
     }
 
     #[test]

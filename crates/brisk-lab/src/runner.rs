@@ -1507,3 +1507,83 @@ pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record
     }
     (records, totals)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Experiment {
+        Experiment::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/dual-homed.toml"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_dual_homed_run_binds_each_path_to_its_addresses_and_the_metric_to_its_link() {
+        let exp = fixture();
+        let key = expand(&exp)[0];
+        let run = RunPlan::new(&exp, &key);
+        let mut net = build(&exp, &key, &run);
+        let dual = net.dual.unwrap();
+        let (s, r) = (net.flows[0].sender, net.flows[0].hosts.receiver);
+        let addr = |a: &str| a.parse::<SocketAddr>().unwrap();
+        assert_eq!(
+            net.sim.addresses(s),
+            [addr("10.0.1.1:9899"), addr("10.0.3.1:9899")]
+        );
+        assert_eq!(
+            net.sim.addresses(r),
+            [addr("10.0.2.1:9899"), addr("10.0.4.1:9899")]
+        );
+        for (l, sender, receiver) in [
+            (dual.primary.0, "10.0.1.1:9899", "10.0.2.1:9899"),
+            (dual.secondary.0, "10.0.3.1:9899", "10.0.4.1:9899"),
+        ] {
+            assert_eq!(net.sim.link_ends(l), (net.sim.node(s), net.sim.node(r)));
+            assert_eq!(net.sim.address_on(s, l), Some(addr(sender)));
+            assert_eq!(net.sim.address_on(r, l), Some(addr(receiver)));
+        }
+        assert_eq!(net.bottleneck, dual.primary.0);
+        assert_eq!(net.flows[0].first_hops, [dual.primary.0, dual.secondary.0]);
+        // A packet for the receiver's secondary address arrives over the
+        // link the failover metric reads.
+        watch(&exp, &mut net, false);
+        net.sim.inject(s, addr("10.0.4.1:9899"), vec![0; 40]);
+        net.sim.run_until(Time::from_millis(300));
+        let over: Vec<(LinkId, SocketAddr)> = net
+            .sim
+            .arrivals(r)
+            .iter()
+            .filter(|a| a.to == addr("10.0.4.1:9899"))
+            .map(|a| (a.link, a.source))
+            .collect();
+        assert_eq!(over, [(dual.secondary.0, addr("10.0.3.1:9899"))]);
+    }
+
+    #[test]
+    fn outage_starts_are_drawn_per_replication_within_the_range_and_shared_by_variants() {
+        let exp = fixture();
+        let keys = expand(&exp);
+        let start = |k: &RunKey| RunPlan::new(&exp, k).outage_start().unwrap();
+        let mut by_replication = BTreeMap::new();
+        for k in &keys {
+            let t = start(k);
+            assert!(
+                (Time::from_secs(2)..=Time::from_secs(3)).contains(&t),
+                "{t:?}"
+            );
+            assert_eq!(*by_replication.entry(k.replication).or_insert(t), t);
+        }
+        assert_eq!(by_replication.len(), 2);
+        assert_ne!(by_replication[&0], by_replication[&1]);
+        // The secondary path's fixed outage window, drawn after the primary's.
+        let run = RunPlan::new(&exp, &keys[0]);
+        let (_, secondary) = run.outages.unwrap();
+        assert_eq!(
+            secondary,
+            [(Duration::from_secs(1), Duration::from_millis(1200))]
+        );
+    }
+}
