@@ -239,3 +239,53 @@ fn an_address_belongs_to_one_host() {
     let mut r = routed(false, None);
     r.sim.add_address(r.b, addr(A2));
 }
+
+#[test]
+fn a_capture_names_each_paths_links_by_the_addresses_bound_to_them() {
+    use brisk_net::pcapng::{Block, read_blocks};
+    let (mut sim, _, _) = direct(B2, link());
+    let buf = SharedBuf::default();
+    sim.capture_pcapng(Box::new(buf.clone()));
+    sim.run(LIMIT);
+    sim.finish_captures().unwrap();
+    let bytes = buf.0.borrow().clone();
+    let names: Vec<String> = read_blocks(&bytes)
+        .unwrap()
+        .into_iter()
+        .filter_map(|b| match b {
+            Block::Interface(i) => i.name,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "link 0: 10.0.1.1 -> 10.0.2.1",
+            "link 1: 10.0.2.1 -> 10.0.1.1",
+            "link 2: 10.0.3.1 -> 10.0.4.1",
+            "link 3: 10.0.4.1 -> 10.0.3.1",
+        ]
+    );
+    // Every packet of the association to B2 is written on the secondary
+    // path's interfaces, between the secondary addresses.
+    let packets: Vec<_> = read_blocks(&bytes)
+        .unwrap()
+        .into_iter()
+        .filter_map(|b| match b {
+            Block::Packet(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert!(packets.len() > 10);
+    for p in &packets {
+        assert!(p.interface >= 2, "{}", p.interface);
+        // IPv4 source and destination.
+        let (src, dst) = (&p.data[12..16], &p.data[16..20]);
+        let pair = if p.interface == 2 {
+            ([10, 0, 3, 1], [10, 0, 4, 1])
+        } else {
+            ([10, 0, 4, 1], [10, 0, 3, 1])
+        };
+        assert_eq!((src, dst), (&pair.0[..], &pair.1[..]));
+    }
+}
