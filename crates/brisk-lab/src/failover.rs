@@ -126,11 +126,33 @@ pub fn lost(written: &[Option<Time>], read: &[Option<Time>], abandoned: &[bool])
         .count()
 }
 
+/// Copies of a data chunk `sender` put on a path after an earlier copy of
+/// it that was not lost: retransmissions that were not needed, as the wire
+/// shows them. `log` holds the packets that entered the sender's first hops,
+/// in the order they entered (on a dual-homed topology each path is one
+/// link, so its first hop is the whole path). Unlike the runner's
+/// `spurious_retransmissions` (every copy beyond the first of a lost chunk
+/// counts), a retransmission into a black hole after a lost one is needed.
+pub fn needless_copies(log: &[brisk_sim::PacketRecord], sender: brisk_sim::HostId) -> usize {
+    let mut through = std::collections::HashSet::new();
+    let mut needless = 0;
+    for p in log.iter().filter(|p| p.src == sender) {
+        for &tsn in &p.data_tsns {
+            if through.contains(&tsn) {
+                needless += 1;
+            } else if !p.lost() {
+                through.insert(tsn);
+            }
+        }
+    }
+    needless
+}
+
 /// The report's failover table of a dual-homed experiment: per variant and
 /// link (bandwidth and delay), the runs that failed over, the failover time,
 /// the MTT of the messages written during it, and the cost (messages lost
-/// and duplicated, bytes on each path, spurious retransmissions), each a
-/// mean per run. `None` when no run recorded an outage or a failover.
+/// and duplicated, bytes on each path, retransmissions not needed: see
+/// [`needless_copies`]), each a mean per run. `None` when no run recorded an outage or a failover.
 pub fn table(exp: &Experiment, records: &[Record]) -> Option<Table> {
     type Key = (usize, u64, u64);
     // (variant, bandwidth, delay) -> metric -> values.
@@ -175,7 +197,7 @@ pub fn table(exp: &Experiment, records: &[Record]) -> Option<Table> {
             cell(mean("messages_duplicated"), 2),
             cell(mean("bytes_sent_primary"), 0),
             cell(mean("bytes_sent_secondary"), 0),
-            cell(mean("spurious_retransmissions"), 2),
+            cell(mean("needless_retransmissions"), 2),
         ]);
     }
     (!rows.is_empty()).then(|| Table {
@@ -191,7 +213,7 @@ pub fn table(exp: &Experiment, records: &[Record]) -> Option<Table> {
             "messages duplicated per run",
             "bytes on the primary path per run",
             "bytes on the secondary path per run",
-            "spurious retransmissions per run",
+            "needless retransmissions per run",
         ]
         .map(str::to_owned)
         .to_vec(),
@@ -317,6 +339,42 @@ mod tests {
             ["signaling", "2000 kbit/s, 15 ms", "0 of 1", "none"]
         );
         assert!(table(&exp, &records[4..5]).is_none());
+    }
+
+    #[test]
+    fn a_copy_after_one_that_got_through_is_needless_and_one_after_a_lost_copy_is_not() {
+        use brisk_sim::{Fate, PacketRecord};
+        let packet = |tsns: Vec<u32>, lost: bool, src: usize| PacketRecord {
+            entered: Time::ZERO,
+            src: HostId::new(src),
+            dst: HostId::new(1),
+            ordinal: 1,
+            data_ordinal: Some(1),
+            size: 100,
+            data_tsns: tsns,
+            fate: if lost {
+                Fate::ImpairmentDrop
+            } else {
+                Fate::Sent {
+                    start: Time::ZERO,
+                    arrival: Time::from_millis(10),
+                    corrupted: false,
+                    duplicated: false,
+                    reordered: false,
+                }
+            },
+        };
+        let log = [
+            packet(vec![1, 2], true, 0), // both lost (a black hole)
+            packet(vec![1, 2], true, 0), // lost again: needed
+            packet(vec![1], false, 0),   // through
+            packet(vec![2, 3], false, 0),
+            packet(vec![1, 3], false, 0), // both needless
+            packet(vec![3], true, 0),     // needless, though lost
+            packet(vec![4], false, 1),    // another host's
+            packet(vec![4], false, 1),
+        ];
+        assert_eq!(needless_copies(&log, HostId::new(0)), 3);
     }
 
     #[test]

@@ -1190,9 +1190,10 @@ impl FlowMeter<'_> {
     /// primary path's outage started, the failover time (NaN, with a
     /// `no_failover_*` record naming the reason, when there was none) and
     /// the MTT of each message written during it; messages lost and
-    /// duplicated; the sender's bytes on each path.
+    /// duplicated; retransmissions not needed, as the wire shows them; the
+    /// sender's bytes on each path.
     fn failover(&mut self) {
-        use crate::failover::{NoFailover, caught, failover, lost};
+        use crate::failover::{NoFailover, caught, failover, lost, needless_copies};
         let (net, flow, r) = (self.net, self.flow, self.r);
         let Some(dual) = net.dual else {
             return;
@@ -1225,6 +1226,8 @@ impl FlowMeter<'_> {
         let lost = lost(&r.written, &r.read, &r.abandoned);
         self.push(None, "messages_lost", lost as f64);
         self.push(None, "messages_duplicated", r.duplicates as f64);
+        let needless = needless_copies(&first_hop_log(&net.sim, flow), flow.sender);
+        self.push(None, "needless_retransmissions", needless as f64);
         for (name, l) in [("primary", dual.primary.0), ("secondary", dual.secondary.0)] {
             let bytes: u64 = net
                 .sim

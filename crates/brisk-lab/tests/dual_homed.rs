@@ -132,6 +132,15 @@ fn with_the_primary_black_holed_deliveries_stop_and_no_failover_is_reported() {
         }
         assert_eq!(values(&records, v, "messages_duplicated"), [0.0, 0.0]);
         assert_eq!(values(&records, v, "bytes_sent_secondary"), [0.0, 0.0]);
+        // Every retransmission went into the black hole: none was needless
+        // (the runner's spurious_retransmissions counts all but the first
+        // of each lost chunk).
+        assert!(
+            values(&records, v, "retransmissions_t3-timeout")
+                .iter()
+                .all(|&n| n > 2.0)
+        );
+        assert_eq!(values(&records, v, "needless_retransmissions"), [0.0, 0.0]);
         assert!(
             values(&records, v, "bytes_sent_primary")
                 .iter()
