@@ -2,7 +2,10 @@
 //!
 //! Hosts run a [`Transport`] (SCTP's `brisk_proto::Endpoint`, the TCP
 //! model, any sans-IO protocol) and an [`App`]; routers forward by
-//! destination host over static shortest-path routes; each link direction
+//! destination address over static shortest-path routes (a host may have
+//! several addresses, each bound to an interface: [`Sim::bind_address`],
+//! [`dual_homed`]; the source address of a packet is its sender's address
+//! on the interface it leaves by); each link direction
 //! has impairments ([`Impairment`], loadable from a [pattern file](pattern)),
 //! a drop-tail queue, a bandwidth and a propagation delay. Every packet can be
 //! written to a pcap file (UDP-encapsulated SCTP) that Wireshark opens: one
