@@ -37,6 +37,17 @@
 //! The simulator adds the top-level `impairments`, the sweep's loss and
 //! corruption and a loss-position drop to the primary path's sender ->
 //! receiver direction, which is the experiment's bottleneck.
+//!
+//! A dual-homed run records, besides a flow's metrics (whose bottleneck
+//! costs count both paths), the failover metrics of [`crate::failover`]:
+//! `outage_start_ms` (the primary path's earliest outage in the run),
+//! `failover_ms` (NaN, with a `no_failover_*` record giving the reason,
+//! when nothing was delivered over the secondary path after the outage),
+//! `failed_over` (1 or 0), `failover_messages` and `failover_mtt_ms` (per
+//! message written from the outage to the failover), `messages_lost`,
+//! `messages_duplicated`, `needless_retransmissions` and
+//! `bytes_sent_primary` / `bytes_sent_secondary`; the report shows them in a
+//! failover table.
 
 use std::ops::Range;
 use std::time::Duration;

@@ -357,7 +357,7 @@ impl Sim {
         })
     }
 
-    /// A router: it forwards packets by destination host.
+    /// A router: it forwards packets by destination address.
     pub fn add_router(&mut self) -> NodeId {
         self.new_node(Node::Router)
     }
