@@ -18,6 +18,8 @@
 //! kind = "point-to-point"         # or "dumbbell" (flows, flow_variants,
 //! bandwidth = "2000kbit"          #  access_bandwidth, access_delay,
 //! delay = "15ms"                  #  access_impairments = [[], ["corrupt 0.01"]])
+//!                                 # or "dual-homed" ([topology.primary] and
+//!                                 #  [topology.secondary]: see `dual_homed.rs`)
 //!
 //! [traffic]
 //! kind = "bursts"                 # or "periodic" (interval, messages or duration,
@@ -100,6 +102,8 @@ use brisk_sim::SendOptions;
 use brisk_tcp::TcpConfig;
 use serde::Deserialize;
 
+pub use crate::dual_homed::{DualHomed, End, Outage, PathSpec, Start, Window};
+use crate::dual_homed::{RawPath, dual_homed};
 pub use crate::sweep::{Combine, Dim, Point, PointIdx, Sweep, Value};
 
 /// Why an experiment file was refused.
@@ -117,6 +121,16 @@ pub enum ExperimentError {
     #[error("{file}: key `{key}`: expected {expected}, found {found}")]
     Invalid {
         file: PathBuf,
+        key: String,
+        expected: String,
+        found: String,
+    },
+    /// The same, for a key whose line in the file is known.
+    #[error("{}:{line}: key `{key}`: expected {expected}, found {found}", file.display())]
+    InvalidAt {
+        file: PathBuf,
+        /// 1-based line of the experiment file.
+        line: usize,
         key: String,
         expected: String,
         found: String,
@@ -419,6 +433,11 @@ struct RawTopology {
     /// the bottleneck (e.g. `[[], ["corrupt 0.01"]]`).
     #[serde(default)]
     access_impairments: Option<Vec<Vec<String>>>,
+    /// Dual-homed: each path's link, impairments and outages.
+    #[serde(default)]
+    primary: Option<toml::Spanned<RawPath>>,
+    #[serde(default)]
+    secondary: Option<toml::Spanned<RawPath>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -698,6 +717,9 @@ pub struct Topology {
     pub overhead_bytes: usize,
     /// `None`: point to point, one flow. `Some`: a dumbbell.
     pub dumbbell: Option<Dumbbell>,
+    /// `Some`: one flow over two disjoint paths (`bandwidth_bps`, `delay`
+    /// and `queue_packets` are each path's unless it sets its own).
+    pub dual_homed: Option<DualHomed>,
 }
 
 /// A dumbbell: `flows` sender/receiver pairs; each host reaches its router over
@@ -1139,12 +1161,46 @@ pub const LAB_PRESETS: &[&str] = &[
 
 /// What every section's validator needs: the file, to name it (and find
 /// lines in it) in errors.
-struct Cx<'a> {
+pub(crate) struct Cx<'a> {
     path: &'a Path,
     text: &'a str,
 }
 
 impl Cx<'_> {
+    /// The 1-based line of the file at byte `at`.
+    fn line_at(&self, at: usize) -> usize {
+        self.text.get(..at).map_or(0, |b| b.matches('\n').count()) + 1
+    }
+
+    /// Key `key`, at `span` in the file, does not hold what was expected.
+    pub(crate) fn invalid_at(
+        &self,
+        span: std::ops::Range<usize>,
+        key: &str,
+        expected: &str,
+        found: String,
+    ) -> ExperimentError {
+        ExperimentError::InvalidAt {
+            file: self.path.to_owned(),
+            line: self.line_at(span.start),
+            key: key.to_owned(),
+            expected: expected.to_owned(),
+            found,
+        }
+    }
+
+    /// Pattern line `line` (the text of `key`, at `span` in the file) parses.
+    pub(crate) fn check_pattern_at(
+        &self,
+        line: &str,
+        key: String,
+        span: std::ops::Range<usize>,
+    ) -> Result<(), ExperimentError> {
+        brisk_sim::parse_pattern(line)
+            .map(|_| ())
+            .map_err(|e| pattern_error(self.path, self.text, key, line, Some(span), e))
+    }
+
     /// Pattern line `line` (the text of `key`) parses; else the error names
     /// the line of the file it is on, found by `span` (where the file has it).
     fn check_pattern(
@@ -1347,14 +1403,31 @@ fn check_zip(cx: &Cx, sweep: &Sweep) -> Result<(), ExperimentError> {
 fn topology(cx: &Cx, raw: &RawFile) -> Result<Topology, ExperimentError> {
     let t = &raw.topology;
     let dumbbell = match t.kind.as_str() {
-        "point-to-point" => None,
+        "point-to-point" | "dual-homed" => None,
         "dumbbell" => Some(dumbbell(cx, t, &raw.variants)?),
         other => {
             return Err(cx.invalid(
                 "topology.kind",
-                "\"point-to-point\" or \"dumbbell\"",
+                "\"point-to-point\", \"dumbbell\" or \"dual-homed\"",
                 format!("`{other}`"),
             ));
+        }
+    };
+    let dual_homed = match t.kind.as_str() {
+        "dual-homed" => Some(dual_homed_topology(cx, raw)?),
+        kind => {
+            if let Some((name, p)) = [("primary", &t.primary), ("secondary", &t.secondary)]
+                .into_iter()
+                .find_map(|(n, p)| Some((n, p.as_ref()?)))
+            {
+                return Err(cx.invalid_at(
+                    p.span(),
+                    &format!("topology.{name}"),
+                    "a dual-homed topology (kind = \"dual-homed\"): paths exist only there",
+                    format!("kind `{kind}`"),
+                ));
+            }
+            None
         }
     };
     if t.access_impairments.is_some() && dumbbell.is_none() {
@@ -1370,7 +1443,39 @@ fn topology(cx: &Cx, raw: &RawFile) -> Result<Topology, ExperimentError> {
         queue_packets: t.queue_packets.unwrap_or(1000),
         overhead_bytes: t.overhead_bytes.unwrap_or(28),
         dumbbell,
+        dual_homed,
     })
+}
+
+/// `kind = "dual-homed"`: its two paths; no dumbbell keys, and no variant
+/// that runs a real stack (the emulator runs a point-to-point link).
+fn dual_homed_topology(cx: &Cx, raw: &RawFile) -> Result<DualHomed, ExperimentError> {
+    let t = &raw.topology;
+    for (key, set) in [
+        ("flows", t.flows.is_some()),
+        ("flow_variants", t.flow_variants.is_some()),
+        ("access_bandwidth", t.access_bandwidth.is_some()),
+        ("access_delay", t.access_delay.is_some()),
+        ("access_impairments", t.access_impairments.is_some()),
+    ] {
+        if set {
+            return Err(cx.invalid(
+                &format!("topology.{key}"),
+                "nothing: a dual-homed topology has one flow over two paths \
+                 (set them in [topology.primary] and [topology.secondary])",
+                "a value".into(),
+            ));
+        }
+    }
+    if let Some(i) = raw.variants.iter().position(|v| v.stack.is_some()) {
+        return Err(cx.invalid(
+            &format!("variants[{i}].stack"),
+            "a simulated variant: the emulator runs a point-to-point link, \
+             not a dual-homed topology",
+            "a real stack".into(),
+        ));
+    }
+    dual_homed(cx, t.primary.as_ref(), t.secondary.as_ref())
 }
 
 /// `kind = "dumbbell"`: its flows, their variants and access links.

@@ -577,6 +577,17 @@ pub fn section_and_checks(
             t,
         ));
     }
+    if exp.topology.dual_homed.is_some()
+        && let Some(t) = crate::failover::table(exp, records)
+    {
+        tables.push((
+            "Failover: from the primary path's outage to the first message delivered \
+             over the secondary path, and its cost (per variant and link; failover times \
+             over the runs that failed over)"
+                .to_owned(),
+            t,
+        ));
+    }
 
     // The paper's numbers beside ours.
     let mut rows = Vec::new();

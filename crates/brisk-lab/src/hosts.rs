@@ -46,6 +46,8 @@ pub struct FlowRecord {
     /// Which planned messages the sender reported abandoned (partial
     /// reliability), by message number.
     pub abandoned: Vec<bool>,
+    /// Messages the receiver read again after their first reading.
+    pub duplicates: u64,
 }
 
 impl FlowRecord {
@@ -100,6 +102,10 @@ impl FlowHosts {
 pub struct FlowSetup {
     pub sender_addr: SocketAddr,
     pub receiver_addr: SocketAddr,
+    /// Each host's further addresses (a multi-homed flow); the receiver
+    /// associates to `sender_addr`.
+    pub sender_more: Vec<SocketAddr>,
+    pub receiver_more: Vec<SocketAddr>,
     pub plan: Vec<Planned>,
     /// Time from the connection coming up to the first message.
     pub lead: Duration,
@@ -111,8 +117,26 @@ pub struct FlowSetup {
     pub options: SendOptions,
 }
 
+impl FlowSetup {
+    /// The sender's addresses, its first first.
+    pub fn sender_addrs(&self) -> Vec<SocketAddr> {
+        std::iter::once(self.sender_addr)
+            .chain(self.sender_more.iter().copied())
+            .collect()
+    }
+
+    /// The receiver's addresses, its first first.
+    pub fn receiver_addrs(&self) -> Vec<SocketAddr> {
+        std::iter::once(self.receiver_addr)
+            .chain(self.receiver_more.iter().copied())
+            .collect()
+    }
+}
+
 /// An SCTP flow: the sender's endpoint accepts the association the
-/// receiver opens (as in seed 000), each with its config.
+/// receiver opens (as in seed 000), each with its config; a host with
+/// several addresses lists them all (RFC 9260 5.1.2, see
+/// [`brisk_sim::multihomed`]).
 pub fn add_sctp_flow(
     sim: &mut Sim,
     setup: &FlowSetup,
@@ -125,11 +149,13 @@ pub fn add_sctp_flow(
         accept_config: sender,
         ..EndpointConfig::default()
     };
+    let sender_host = brisk_sim::multihomed(sender_host, &setup.sender_addrs());
     let receiver_host = EndpointConfig {
         port: 5000,
         accept: false,
         ..EndpointConfig::default()
     };
+    let receiver_host = brisk_sim::multihomed(receiver_host, &setup.receiver_addrs());
     add_flow::<Endpoint>(
         sim,
         setup,
@@ -173,12 +199,13 @@ pub fn add_flow<T: Messages>(
         None => Sender::<T>::new(setup.plan.clone(), setup.lead).without_first_sent(),
     };
     let app = app.with_options(setup.options);
-    let sender = sim.add_host_with(setup.sender_addr, sender, Box::new(app));
+    let sender = sim.add_host_with_addresses(&setup.sender_addrs(), sender, Box::new(app));
     let mut receiver_app = Receiver::<T>::new(setup.sender_addr, open, setup.plan.len());
     if let Some((s, warmup)) = setup.saturated {
         receiver_app = receiver_app.with_window(setup.lead, warmup, s.duration);
     }
-    let receiver = sim.add_host_with(setup.receiver_addr, receiver, Box::new(receiver_app));
+    let receiver =
+        sim.add_host_with_addresses(&setup.receiver_addrs(), receiver, Box::new(receiver_app));
     FlowHosts {
         sender,
         receiver,
@@ -213,5 +240,6 @@ fn take<T: Messages>(sim: &mut Sim, sender: HostId, receiver: HostId) -> Option<
     record.read = std::mem::take(&mut r.read);
     record.bytes = r.bytes;
     record.window_bytes = r.window_bytes;
+    record.duplicates = r.duplicates;
     Some(record)
 }

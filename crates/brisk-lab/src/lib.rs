@@ -2,10 +2,12 @@
 //! deterministic simulator, metrics, statistics, plots and the report; and the
 //! `brisk` CLI's network commands.
 
+pub mod dual_homed;
 pub mod emu_report;
 pub mod emu_runner;
 pub mod emulate;
 pub mod experiment;
+pub mod failover;
 mod figfmt;
 pub mod figures;
 pub mod flowfigs;

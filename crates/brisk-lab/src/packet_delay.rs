@@ -219,6 +219,9 @@ mod tests {
             arrived: Time::from_millis(arrived_ms),
             size: 1500,
             data,
+            link: brisk_sim::LinkId::new(0),
+            to: "10.0.2.1:9899".parse().unwrap(),
+            source: "10.0.1.1:9899".parse().unwrap(),
         }
     }
 

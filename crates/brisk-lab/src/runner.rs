@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use brisk_proto::Time;
@@ -14,7 +15,9 @@ use brisk_sim::{HostId, Impairment, LinkId, LinkParams, QueueLimit, Sim};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 
-use crate::experiment::{Dim, Experiment, Figure, Method, Point, PointIdx, Traffic};
+use crate::experiment::{
+    Dim, DualHomed, Experiment, Figure, Method, PathSpec, Point, PointIdx, Traffic, Window,
+};
 use crate::hosts::{FlowHosts, FlowRecord, FlowSetup, add_sctp_flow, add_tcp_flow};
 use crate::traffic::{Planned, Retransmitted, Saturation, plan};
 use brisk_sim::transport::TCP_MESSAGE_PREFIX;
@@ -295,8 +298,12 @@ struct Flow {
     segment: usize,
     plan: Vec<Planned>,
     variant: String,
-    /// Forward path, first hop first.
+    /// Forward path, first hop first (dual-homed: the primary and the
+    /// secondary path's forward link).
     path: Vec<LinkId>,
+    /// The link directions the sender's packets enter first: the path's
+    /// first hop, or both paths' of a dual-homed topology.
+    first_hops: Vec<LinkId>,
     /// Records the share of messages delivered and abandoned: the variant
     /// sends unordered or partially reliable messages, or offers partial
     /// reliability (other flows deliver every message, and keep their rows).
@@ -358,6 +365,24 @@ struct RunPlan {
     /// Saturated traffic: the sender's job, and the warm-up before goodput
     /// is measured.
     saturated: Option<(Saturation, Duration)>,
+    /// A dual-homed topology's outage windows in this run: (primary,
+    /// secondary), random starts drawn per sweep point and replication.
+    outages: Option<(Vec<Window>, Vec<Window>)>,
+}
+
+/// Salt of the random stream that draws a dual-homed run's outage starts
+/// from its traffic seed (the same for every variant).
+const OUTAGE_STREAM: u64 = 0x6f75_7461_6765_7331;
+
+impl RunPlan {
+    /// When the primary path's first outage starts in this run.
+    fn outage_start(&self) -> Option<Time> {
+        let (primary, _) = self.outages.as_ref()?;
+        let from = primary.iter().map(|w| w.0).min()?;
+        Some(Time::from_micros(
+            u64::try_from(from.as_micros()).unwrap_or(u64::MAX),
+        ))
+    }
 }
 
 impl RunPlan {
@@ -382,6 +407,12 @@ impl RunPlan {
             )),
             _ => None,
         };
+        let outages = exp.topology.dual_homed.as_ref().map(|d| {
+            use rand::SeedableRng;
+            d.windows(&mut rand_chacha::ChaCha8Rng::seed_from_u64(
+                traffic_seed ^ OUTAGE_STREAM,
+            ))
+        });
         RunPlan {
             traffic_seed,
             sim_seed,
@@ -389,6 +420,7 @@ impl RunPlan {
             traffic,
             planned,
             saturated,
+            outages,
         }
     }
 }
@@ -405,6 +437,11 @@ struct Net {
     first_chunks: Vec<u64>,
     /// TCP: each message is its length prefix and its body on the stream.
     frame: u64,
+    /// A dual-homed topology's paths.
+    dual: Option<brisk_sim::DualHomedLinks>,
+    /// The link directions whose sender bytes count as the cost: the
+    /// bottleneck, or both paths' forward links of a dual-homed topology.
+    cost_links: Vec<LinkId>,
 }
 
 /// The variant flow `f` runs: its own in a dumbbell with `flow_variants`,
@@ -445,7 +482,20 @@ fn build(exp: &Experiment, key: &RunKey, run: &RunPlan) -> Net {
         forward.extend(brisk_sim::parse_pattern(line).unwrap_or_default());
     }
     forward.extend(point_impairments(&run.point));
-    let bottleneck = add_links(&mut sim, exp, &run.point, &mut pairs, forward);
+    let (bottleneck, dual) = match &exp.topology.dual_homed {
+        Some(d) => {
+            let links = add_dual_homed_links(&mut sim, exp, d, run, &mut pairs[0], forward);
+            (links.primary.0, Some(links))
+        }
+        None => (
+            add_links(&mut sim, exp, &run.point, &mut pairs, forward),
+            None,
+        ),
+    };
+    let cost_links = match dual {
+        Some(d) => vec![d.primary.0, d.secondary.0],
+        None => vec![bottleneck],
+    };
     Net {
         sim,
         flows: pairs,
@@ -453,6 +503,8 @@ fn build(exp: &Experiment, key: &RunKey, run: &RunPlan) -> Net {
         tcp0,
         first_chunks,
         frame,
+        dual,
+        cost_links,
     }
 }
 
@@ -473,9 +525,19 @@ fn add_flow(
     } else {
         plan(&run.traffic, run.traffic_seed ^ (u64::from(f) << 32))
     };
+    // A dual-homed flow's second addresses, on the secondary path.
+    let (sender_more, receiver_more) = match exp.topology.dual_homed {
+        Some(_) => (
+            vec![SocketAddr::from(([10, 0, 3, n], 9899))],
+            vec![SocketAddr::from(([10, 0, 4, n], 9899))],
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
     let setup = FlowSetup {
         sender_addr: SocketAddr::from(([10, 0, 1, n], 9899)),
         receiver_addr: SocketAddr::from(([10, 0, 2, n], 9899)),
+        sender_more,
+        receiver_more,
         plan: flow_plan,
         lead: LEAD,
         saturated: run.saturated,
@@ -516,6 +578,7 @@ fn add_flow(
         plan: setup.plan,
         variant: v.name.clone(),
         path: Vec::new(),
+        first_hops: Vec::new(),
         delivery,
     };
     (flow, payload)
@@ -561,6 +624,7 @@ fn add_links(
         let (sn, rn) = (sim.node(pairs[0].sender), sim.node(pairs[0].hosts.receiver));
         let fwd = sim.link(sn, rn, link(forward), link(Vec::new())).0;
         pairs[0].path = vec![fwd];
+        pairs[0].first_hops = vec![fwd];
         return fwd;
     };
     let senders: Vec<_> = pairs.iter().map(|p| p.sender).collect();
@@ -598,8 +662,62 @@ fn add_links(
             links.bottleneck.0,
             links.receiver_access[f].0,
         ];
+        pair.first_hops = vec![links.sender_access[f].0];
     }
     links.bottleneck.0
+}
+
+/// A dual-homed topology's two paths between the flow's hosts, each a
+/// duplex link: the primary's forward direction takes `forward` (the
+/// bottleneck's impairments) before its own; each direction of a path
+/// drops everything in the path's outage windows of this run.
+fn add_dual_homed_links(
+    sim: &mut Sim,
+    exp: &Experiment,
+    d: &DualHomed,
+    run: &RunPlan,
+    flow: &mut Flow,
+    forward: Vec<Impairment>,
+) -> brisk_sim::DualHomedLinks {
+    let (primary_windows, secondary_windows) = run.outages.clone().unwrap_or_default();
+    let point = &run.point;
+    let link = |spec: &PathSpec,
+                mut impairments: Vec<Impairment>,
+                lines: &[String],
+                windows: &[Window]| {
+        for line in lines {
+            impairments.extend(brisk_sim::parse_pattern(line).unwrap_or_default());
+        }
+        impairments.extend(
+            windows
+                .iter()
+                .map(|&(from, to)| Impairment::DropWindow { from, to }),
+        );
+        LinkParams {
+            bandwidth_bps: spec.bandwidth_bps.unwrap_or(point.bandwidth_bps),
+            delay: spec.delay.unwrap_or(point.delay),
+            queue: QueueLimit::Packets(spec.queue_packets.unwrap_or(exp.topology.queue_packets)),
+            overhead_bytes: exp.topology.overhead_bytes,
+            impairments,
+        }
+    };
+    let (p, s) = (&d.primary, &d.secondary);
+    let links = brisk_sim::dual_homed(
+        sim,
+        flow.sender,
+        flow.hosts.receiver,
+        (
+            link(p, forward, &p.impairments, &primary_windows),
+            link(p, Vec::new(), &p.reverse_impairments, &primary_windows),
+        ),
+        (
+            link(s, Vec::new(), &s.impairments, &secondary_windows),
+            link(s, Vec::new(), &s.reverse_impairments, &secondary_windows),
+        ),
+    );
+    flow.path = vec![links.primary.0, links.secondary.0];
+    flow.first_hops = flow.path.clone();
+    links
 }
 
 /// What the simulator records for the measurements: arrivals and cwnd for
@@ -613,6 +731,16 @@ fn watch(exp: &Experiment, net: &mut Net, traced: bool) {
         for p in flows {
             sim.log_arrivals(p.hosts.receiver);
             sim.trace_congestion(p.sender);
+        }
+    }
+    // Failover: which path delivered each datagram to the receiver, and
+    // what the sender put on each path.
+    if net.dual.is_some() {
+        for p in flows {
+            sim.log_arrivals(p.hosts.receiver);
+            for &l in &p.first_hops {
+                sim.trace(l);
+            }
         }
     }
     if traced {
@@ -800,6 +928,9 @@ impl FlowMeter<'_> {
         self.retransmissions();
         if self.exp.method == Method::Flow {
             self.path_records();
+        }
+        if self.net.dual.is_some() {
+            self.failover();
         }
         if self.f == 0 && !self.lean() {
             let secs = virtual_time.as_secs_f64().max(1e-9);
@@ -1037,25 +1168,76 @@ impl FlowMeter<'_> {
             self.push(None, &format!("{kind}_first_rtx_ms_{cause}"), d);
         }
         // The same delays read off the wire, whatever the cause, as the
-        // emulator measures a real stack's.
-        if let Some(first_hop) = logs.first() {
-            for d in repair_delays(first_hop, flow.sender, &lost) {
+        // emulator measures a real stack's: off every first hop, in the
+        // order the packets entered them.
+        let first_hop = first_hop_log(sim, flow);
+        if !flow.first_hops.is_empty() {
+            for d in repair_delays(&first_hop, flow.sender, &lost) {
                 self.push(None, REPAIR, d);
             }
         }
-        // Packets the sender sent: each enters its first hop once.
-        let (packets, data_packets) = logs
-            .first()
-            .map(|log| {
-                let mine = log.iter().filter(|p| p.src == flow.sender);
-                mine.fold((0u64, 0u64), |(a, d), p| {
-                    (a + 1, d + u64::from(!p.data_tsns.is_empty()))
-                })
-            })
-            .unwrap_or_default();
+        // Packets the sender sent: each enters a first hop once.
+        let mine = first_hop.iter().filter(|p| p.src == flow.sender);
+        let (packets, data_packets) = mine.fold((0u64, 0u64), |(a, d), p| {
+            (a + 1, d + u64::from(!p.data_tsns.is_empty()))
+        });
         self.push(None, "packets_sent", packets as f64);
         self.push(None, "data_packets", data_packets as f64);
         self.path_cost(&lost, data_packets);
+    }
+
+    /// A dual-homed run's failover (see [`crate::failover`]): when the
+    /// primary path's outage started, the failover time (NaN, with a
+    /// `no_failover_*` record naming the reason, when there was none) and
+    /// the MTT of each message written during it; messages lost and
+    /// duplicated; retransmissions not needed, as the wire shows them; the
+    /// sender's bytes on each path.
+    fn failover(&mut self) {
+        use crate::failover::{NoFailover, caught, failover, lost, needless_copies};
+        let (net, flow, r) = (self.net, self.flow, self.r);
+        let Some(dual) = net.dual else {
+            return;
+        };
+        let outage = self.run.outage_start();
+        if let Some(o) = outage {
+            self.push(None, "outage_start_ms", o.as_micros() as f64 / 1000.0);
+        }
+        let arrivals = net.sim.arrivals(flow.hosts.receiver);
+        let end = net.sim.now();
+        match failover(outage, end, &r.read, arrivals, dual.secondary.0) {
+            Ok(f) => {
+                self.push(None, "failed_over", 1.0);
+                self.push(None, "failover_ms", f.ms);
+                let during = caught(f.outage, f.at, &r.written);
+                self.push(None, "failover_messages", during.len() as f64);
+                for i in during {
+                    if let Some(v) = r.mtt_ms(i) {
+                        self.push(Some(i as u64 + 1), "failover_mtt_ms", v);
+                    }
+                }
+            }
+            Err(NoFailover::NoOutage) => self.push(None, NoFailover::NoOutage.metric(), 1.0),
+            Err(why) => {
+                self.push(None, "failed_over", 0.0);
+                self.push(None, "failover_ms", f64::NAN);
+                self.push(None, why.metric(), 1.0);
+            }
+        }
+        let lost = lost(&r.written, &r.read, &r.abandoned);
+        self.push(None, "messages_lost", lost as f64);
+        self.push(None, "messages_duplicated", r.duplicates as f64);
+        let needless = needless_copies(&first_hop_log(&net.sim, flow), flow.sender);
+        self.push(None, "needless_retransmissions", needless as f64);
+        for (name, l) in [("primary", dual.primary.0), ("secondary", dual.secondary.0)] {
+            let bytes: u64 = net
+                .sim
+                .packet_log(l)
+                .iter()
+                .filter(|p| p.src == flow.sender)
+                .map(|p| p.size as u64)
+                .sum();
+            self.push(None, &format!("bytes_sent_{name}"), bytes as f64);
+        }
     }
 
     /// The cost beside the benefit: this sender's packets and bytes on the
@@ -1065,9 +1247,11 @@ impl FlowMeter<'_> {
     /// packets per message written.
     fn path_cost(&mut self, lost: &HashSet<u32>, data_packets: u64) {
         let (sim, flow, r) = (&self.net.sim, self.flow, self.r);
-        let (b_packets, b_bytes) = sim
-            .packet_log(self.net.bottleneck)
+        let (b_packets, b_bytes) = self
+            .net
+            .cost_links
             .iter()
+            .flat_map(|&l| sim.packet_log(l))
             .filter(|p| p.src == flow.sender)
             .fold((0u64, 0u64), |(n, b), p| (n + 1, b + p.size as u64));
         self.per_message_cost(b_bytes, b_packets);
@@ -1084,6 +1268,25 @@ impl FlowMeter<'_> {
         if messages > 0 {
             let per_message = data_packets as f64 / messages as f64;
             self.push(None, "data_packets_per_message", per_message);
+        }
+    }
+}
+
+/// The packets that entered `flow`'s first hops, in the order they entered
+/// (one first hop: its log as it is).
+fn first_hop_log<'a>(sim: &'a Sim, flow: &Flow) -> Cow<'a, [brisk_sim::PacketRecord]> {
+    match flow.first_hops[..] {
+        [] => Cow::Borrowed(&[]),
+        [l] => Cow::Borrowed(sim.packet_log(l)),
+        _ => {
+            let mut log: Vec<brisk_sim::PacketRecord> = flow
+                .first_hops
+                .iter()
+                .flat_map(|&l| sim.packet_log(l).iter().cloned())
+                .collect();
+            // Stable: packets entering at one instant keep their link's order.
+            log.sort_by_key(|p| p.entered);
+            Cow::Owned(log)
         }
     }
 }
@@ -1306,4 +1509,84 @@ pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record
         records.extend(o.records);
     }
     (records, totals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Experiment {
+        Experiment::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/dual-homed.toml"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_dual_homed_run_binds_each_path_to_its_addresses_and_the_metric_to_its_link() {
+        let exp = fixture();
+        let key = expand(&exp)[0];
+        let run = RunPlan::new(&exp, &key);
+        let mut net = build(&exp, &key, &run);
+        let dual = net.dual.unwrap();
+        let (s, r) = (net.flows[0].sender, net.flows[0].hosts.receiver);
+        let addr = |a: &str| a.parse::<SocketAddr>().unwrap();
+        assert_eq!(
+            net.sim.addresses(s),
+            [addr("10.0.1.1:9899"), addr("10.0.3.1:9899")]
+        );
+        assert_eq!(
+            net.sim.addresses(r),
+            [addr("10.0.2.1:9899"), addr("10.0.4.1:9899")]
+        );
+        for (l, sender, receiver) in [
+            (dual.primary.0, "10.0.1.1:9899", "10.0.2.1:9899"),
+            (dual.secondary.0, "10.0.3.1:9899", "10.0.4.1:9899"),
+        ] {
+            assert_eq!(net.sim.link_ends(l), (net.sim.node(s), net.sim.node(r)));
+            assert_eq!(net.sim.address_on(s, l), Some(addr(sender)));
+            assert_eq!(net.sim.address_on(r, l), Some(addr(receiver)));
+        }
+        assert_eq!(net.bottleneck, dual.primary.0);
+        assert_eq!(net.flows[0].first_hops, [dual.primary.0, dual.secondary.0]);
+        // A packet for the receiver's secondary address arrives over the
+        // link the failover metric reads.
+        watch(&exp, &mut net, false);
+        net.sim.inject(s, addr("10.0.4.1:9899"), vec![0; 40]);
+        net.sim.run_until(Time::from_millis(300));
+        let over: Vec<(LinkId, SocketAddr)> = net
+            .sim
+            .arrivals(r)
+            .iter()
+            .filter(|a| a.to == addr("10.0.4.1:9899"))
+            .map(|a| (a.link, a.source))
+            .collect();
+        assert_eq!(over, [(dual.secondary.0, addr("10.0.3.1:9899"))]);
+    }
+
+    #[test]
+    fn outage_starts_are_drawn_per_replication_within_the_range_and_shared_by_variants() {
+        let exp = fixture();
+        let keys = expand(&exp);
+        let start = |k: &RunKey| RunPlan::new(&exp, k).outage_start().unwrap();
+        let mut by_replication = BTreeMap::new();
+        for k in &keys {
+            let t = start(k);
+            assert!(
+                (Time::from_secs(2)..=Time::from_secs(3)).contains(&t),
+                "{t:?}"
+            );
+            assert_eq!(*by_replication.entry(k.replication).or_insert(t), t);
+        }
+        assert_eq!(by_replication.len(), 2);
+        assert_ne!(by_replication[&0], by_replication[&1]);
+        // The secondary path's fixed outage window, drawn after the primary's.
+        let run = RunPlan::new(&exp, &keys[0]);
+        let (_, secondary) = run.outages.unwrap();
+        assert_eq!(
+            secondary,
+            [(Duration::from_secs(1), Duration::from_millis(1200))]
+        );
+    }
 }

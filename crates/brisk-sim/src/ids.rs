@@ -22,4 +22,9 @@ impl LinkId {
     pub fn index(self) -> usize {
         self.0
     }
+
+    /// The link direction numbered `index` (for records built by hand).
+    pub const fn new(index: usize) -> Self {
+        LinkId(index)
+    }
 }

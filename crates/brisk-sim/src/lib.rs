@@ -2,7 +2,10 @@
 //!
 //! Hosts run a [`Transport`] (SCTP's `brisk_proto::Endpoint`, the TCP
 //! model, any sans-IO protocol) and an [`App`]; routers forward by
-//! destination host over static shortest-path routes; each link direction
+//! destination address over static shortest-path routes (a host may have
+//! several addresses, each bound to an interface: [`Sim::bind_address`],
+//! [`dual_homed`]; the source address of a packet is its sender's address
+//! on the interface it leaves by); each link direction
 //! has impairments ([`Impairment`], loadable from a [pattern file](pattern)),
 //! a drop-tail queue, a bandwidth and a propagation delay. Every packet can be
 //! written to a pcap file (UDP-encapsulated SCTP) that Wireshark opens: one
@@ -66,8 +69,10 @@ pub use capture::CAPTURE_UDP_PORT;
 pub use host::{App, AppCtx};
 pub use ids::{LinkId, NodeId};
 pub use sim::{Arrival, Sim, SimStats};
-pub use topology::{DumbbellLinks, dumbbell, dumbbell_per_flow, point_to_point};
+pub use topology::{
+    DualHomedLinks, DumbbellLinks, dual_homed, dumbbell, dumbbell_per_flow, point_to_point,
+};
 pub use transport::{
     Congestion, Happening, Messages, Refused, Retransmission, SendOptions, SendState, Transport,
-    Wire,
+    Wire, multihomed,
 };

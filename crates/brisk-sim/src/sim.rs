@@ -13,7 +13,7 @@ use crate::capture::{Capture, LinkCapture};
 use crate::host::{Action, App, Host, Hosted, Input, Io};
 use crate::ids::{LinkId, NodeId};
 use crate::queue::EventQueue;
-use crate::routing::{Edge, routes};
+use crate::routing::{Dest, Edge, routes};
 use crate::transport::{Congestion, Transport, Wire};
 
 /// Counters of a whole run.
@@ -21,7 +21,8 @@ use crate::transport::{Congestion, Transport, Wire};
 pub struct SimStats {
     /// Events taken off the queue.
     pub events: u64,
-    /// Packets dropped because no route led to their destination address.
+    /// Packets dropped because no route led to their destination address
+    /// (or it belongs to no host).
     pub unroutable: u64,
     /// Endpoint timers that fired and left their deadline where it was (the
     /// protocol promised work and had none): each waits a microsecond instead
@@ -42,6 +43,12 @@ impl SimStats {
 struct Packet {
     src: HostId,
     dst: HostId,
+    /// Its source address (the sender's address on the interface it left
+    /// by) and destination address, and the destination's number in
+    /// [`Sim::addresses`]' order, by which it is routed.
+    from: SocketAddr,
+    to: SocketAddr,
+    dst_addr: usize,
     /// The IPv4 Identification a pcapng capture gives it on every link it
     /// crosses (counts packets sent, from 1, wrapping).
     ip_id: u16,
@@ -64,6 +71,24 @@ pub struct Arrival {
     /// It carried application data (an SCTP DATA or I-DATA chunk, a TCP
     /// segment with payload).
     pub data: bool,
+    /// The link direction it arrived over (its last hop).
+    pub link: LinkId,
+    /// The address it was sent to (one of the host's, see
+    /// [`Sim::add_address`]), and the one it came from.
+    pub to: SocketAddr,
+    pub source: SocketAddr,
+}
+
+/// One address of a host.
+#[derive(Debug, Clone, Copy)]
+struct Address {
+    addr: SocketAddr,
+    host: HostId,
+    /// The interface it is bound to ([`Sim::bind_address`]): the link
+    /// direction into its host and the one out of it. Unbound, it is
+    /// reached over any link into the host.
+    inbound: Option<LinkId>,
+    outbound: Option<LinkId>,
 }
 
 #[derive(Debug)]
@@ -82,6 +107,8 @@ enum Node {
 
 struct LinkSlot {
     edge: Edge,
+    /// The other direction of the same link.
+    reverse: LinkId,
     /// As created: for the capture's interface descriptions.
     params: LinkParams,
     link: Link,
@@ -97,14 +124,20 @@ pub struct Sim {
     hosts: Vec<Box<dyn Hosted>>,
     /// Each host's wire, by host index (read for every packet it sends).
     wires: Vec<Wire>,
+    /// Each host's first address, by host index.
     addrs: Vec<SocketAddr>,
-    by_addr: BTreeMap<SocketAddr, HostId>,
+    /// Every address of every host, in the order added; by address, its
+    /// number; by host, the numbers of its addresses (its first first).
+    addresses: Vec<Address>,
+    by_addr: BTreeMap<SocketAddr, usize>,
+    host_addresses: Vec<Vec<usize>>,
     links: Vec<LinkSlot>,
     /// The pcapng capture of every link direction, if any.
     pcapng: Option<LinkCapture>,
     /// Packets sent by hosts (injected ones included).
     packets_sent: u64,
-    /// `routes[node][host]`; rebuilt before running when the topology changed.
+    /// `routes[node][address]`; rebuilt before running when the topology
+    /// or an address changed.
     routes: Vec<Vec<Option<LinkId>>>,
     routes_stale: bool,
     /// Hosts whose transport was used from outside: they flush before the run goes on.
@@ -144,7 +177,9 @@ impl Sim {
             hosts: Vec::new(),
             wires: Vec::new(),
             addrs: Vec::new(),
+            addresses: Vec::new(),
             by_addr: BTreeMap::new(),
+            host_addresses: Vec::new(),
             links: Vec::new(),
             pcapng: None,
             packets_sent: 0,
@@ -187,9 +222,7 @@ impl Sim {
         app: Box<dyn App<T>>,
     ) -> HostId {
         let id = HostId::new(self.hosts.len());
-        if let Some(other) = self.by_addr.insert(addr, id) {
-            panic!("address {addr} already belongs to host {}", other.index());
-        }
+        self.claim(addr, id);
         let node = self.new_node(Node::Host(id));
         let n = id.index() as u64;
         let transport = make(seed_for(self.seed, Stream::Endpoint, n, 0));
@@ -204,7 +237,127 @@ impl Sim {
         id
     }
 
-    /// A router: it forwards packets by destination host.
+    /// A multi-homed SCTP host: [`Sim::add_host`] at the first of `addrs`,
+    /// then [`Sim::add_address`] for each other one. With two or more, the
+    /// endpoint's [`EndpointConfig::addresses`] lists their IP addresses
+    /// (see [`crate::multihomed`]), so INIT and INIT ACK carry them. Bind
+    /// each address to its interface with [`Sim::bind_address`] once the
+    /// links exist.
+    ///
+    /// # Panics
+    /// If `addrs` is empty or another host already has one of them.
+    pub fn add_multihomed_host(
+        &mut self,
+        addrs: &[SocketAddr],
+        cfg: EndpointConfig,
+        app: Box<dyn App>,
+    ) -> HostId {
+        let cfg = crate::transport::multihomed(cfg, addrs);
+        self.add_host_with_addresses(addrs, |seed| Endpoint::new(cfg, seed), app)
+    }
+
+    /// [`Sim::add_host_with`] at the first of `addrs`, then
+    /// [`Sim::add_address`] for each other one.
+    ///
+    /// # Panics
+    /// If `addrs` is empty or another host already has one of them.
+    pub fn add_host_with_addresses<T: Transport>(
+        &mut self,
+        addrs: &[SocketAddr],
+        make: impl FnOnce([u8; 32]) -> T,
+        app: Box<dyn App<T>>,
+    ) -> HostId {
+        let (&first, rest) = addrs.split_first().expect("a host has an address");
+        let h = self.add_host_with(first, make, app);
+        for &a in rest {
+            self.add_address(h, a);
+        }
+        h
+    }
+
+    /// Gives host `h` one more address. Packets for it reach `h` by the
+    /// shortest path, over any link into `h`, until
+    /// [`Sim::bind_address`] binds it to an interface.
+    ///
+    /// # Panics
+    /// If `h` is not a host or another host already has `addr`.
+    pub fn add_address(&mut self, h: HostId, addr: SocketAddr) {
+        assert!(h.index() < self.hosts.len(), "no such host");
+        self.claim(addr, h);
+    }
+
+    /// Records `addr` as host `h`'s.
+    fn claim(&mut self, addr: SocketAddr, h: HostId) {
+        let n = self.addresses.len();
+        if let Some(other) = self.by_addr.insert(addr, n) {
+            let owner = self.addresses[other].host;
+            panic!("address {addr} already belongs to host {}", owner.index());
+        }
+        self.addresses.push(Address {
+            addr,
+            host: h,
+            inbound: None,
+            outbound: None,
+        });
+        if self.host_addresses.len() <= h.index() {
+            self.host_addresses.resize_with(h.index() + 1, Vec::new);
+        }
+        self.host_addresses[h.index()].push(n);
+        self.routes_stale = true;
+    }
+
+    /// Binds `addr` to the interface of its host that link direction `l`
+    /// (either direction of a link with the host at one end) belongs to.
+    /// Packets for `addr` then take the shortest path whose last hop is that
+    /// link's direction into the host; and a packet its host sends leaves
+    /// from `addr` when its first hop is that link's direction out of the
+    /// host. An address of a host that has one is thus chosen by routing,
+    /// as a multi-homed stack's source address is.
+    ///
+    /// # Panics
+    /// If `addr` belongs to no host, or `l` does not start or end at its host.
+    pub fn bind_address(&mut self, addr: SocketAddr, l: LinkId) {
+        let &n = self
+            .by_addr
+            .get(&addr)
+            .unwrap_or_else(|| panic!("address {addr} belongs to no host"));
+        let node = self.node(self.addresses[n].host).0;
+        let e = self.links[l.0].edge;
+        let (inbound, outbound) = if e.to == node {
+            (l, self.links[l.0].reverse)
+        } else if e.from == node {
+            (self.links[l.0].reverse, l)
+        } else {
+            panic!("link {} does not reach the host of {addr}", l.0);
+        };
+        self.addresses[n].inbound = Some(inbound);
+        self.addresses[n].outbound = Some(outbound);
+        self.routes_stale = true;
+    }
+
+    /// Every address of host `h`, its first first.
+    pub fn addresses(&self, h: HostId) -> Vec<SocketAddr> {
+        self.host_addresses
+            .get(h.index())
+            .map(|v| v.iter().map(|&n| self.addresses[n].addr).collect())
+            .unwrap_or_default()
+    }
+
+    /// The host that has address `addr`, if any.
+    pub fn host_of(&self, addr: SocketAddr) -> Option<HostId> {
+        self.by_addr.get(&addr).map(|&n| self.addresses[n].host)
+    }
+
+    /// The address of `h` bound to the interface that link direction `l`
+    /// belongs to, if any.
+    pub fn address_on(&self, h: HostId, l: LinkId) -> Option<SocketAddr> {
+        self.host_addresses.get(h.index())?.iter().find_map(|&n| {
+            let a = &self.addresses[n];
+            (a.inbound == Some(l) || a.outbound == Some(l)).then_some(a.addr)
+        })
+    }
+
+    /// A router: it forwards packets by destination address.
     pub fn add_router(&mut self) -> NodeId {
         self.new_node(Node::Router)
     }
@@ -220,7 +373,7 @@ impl Sim {
         self.hosts[h.index()].node()
     }
 
-    /// The address of host `h`.
+    /// The (first) address of host `h`.
     pub fn addr(&self, h: HostId) -> SocketAddr {
         self.addrs[h.index()]
     }
@@ -248,6 +401,8 @@ impl Sim {
         );
         let forward = self.add_direction(a, b, &ab);
         let back = self.add_direction(b, a, &ba);
+        self.links[forward.0].reverse = back;
+        self.links[back.0].reverse = forward;
         (forward, back)
     }
 
@@ -258,6 +413,7 @@ impl Sim {
                 from: from.index(),
                 to: to.index(),
             },
+            reverse: id,
             params: params.clone(),
             link: Link::new(params, self.seed, id.index() as u64),
             capture: None,
@@ -272,10 +428,16 @@ impl Sim {
         id
     }
 
-    /// A node in words: a host by its IP address, a router by its number.
-    fn node_words(&self, node: usize) -> String {
+    /// An end of link direction `l` in words: a host by its IP address (the
+    /// one bound to the link's interface, else its first), a router by its
+    /// number.
+    fn node_words(&self, node: usize, l: LinkId) -> String {
         match self.nodes.get(node) {
-            Some(Node::Host(h)) => self.addrs[h.index()].ip().to_string(),
+            Some(&Node::Host(h)) => self
+                .address_on(h, l)
+                .unwrap_or(self.addrs[h.index()])
+                .ip()
+                .to_string(),
             _ => format!("router {node}"),
         }
     }
@@ -286,8 +448,8 @@ impl Sim {
         format!(
             "link {} ({} -> {})",
             l.0,
-            self.node_words(e.from),
-            self.node_words(e.to)
+            self.node_words(e.from, l),
+            self.node_words(e.to, l)
         )
     }
 
@@ -297,8 +459,8 @@ impl Sim {
         let name = format!(
             "link {}: {} -> {}",
             l.0,
-            self.node_words(e.from),
-            self.node_words(e.to)
+            self.node_words(e.from, l),
+            self.node_words(e.to, l)
         );
         let bandwidth = match params.bandwidth_bps {
             0 => "infinite bandwidth".to_owned(),
@@ -533,8 +695,15 @@ impl Sim {
             .iter()
             .map(|n| matches!(n, Node::Router))
             .collect();
-        let host_nodes: Vec<usize> = self.hosts.iter().map(|h| h.node().0).collect();
-        self.routes = routes(&edges, &is_router, &host_nodes);
+        let dests: Vec<Dest> = self
+            .addresses
+            .iter()
+            .map(|a| Dest {
+                node: self.hosts[a.host.index()].node().0,
+                last_hop: a.inbound.map(|l| l.0),
+            })
+            .collect();
+        self.routes = routes(&edges, &is_router, &dests);
         self.routes_stale = false;
     }
 
@@ -574,9 +743,12 @@ impl Sim {
                         arrived: self.now,
                         size: wire_size(packet.wire, &packet.bytes),
                         data: carries_data(packet.wire, &packet.bytes),
+                        link: l,
+                        to: packet.to,
+                        source: packet.from,
                     });
                 }
-                let from = self.addrs[packet.src.index()];
+                let from = packet.from;
                 self.input(
                     h,
                     Input::Datagram {
@@ -616,11 +788,13 @@ impl Sim {
     }
 
     fn send(&mut self, from: HostId, wire: Wire, to: SocketAddr, mut bytes: Vec<u8>) {
-        let Some(&dst) = self.by_addr.get(&to) else {
+        let Some(&dst_addr) = self.by_addr.get(&to) else {
             self.unroutable += 1;
             return;
         };
+        let dst = self.addresses[dst_addr].host;
         let node = self.hosts[from.index()].node().0;
+        let source = self.source_address(from, node, dst_addr);
         self.packets_sent += 1;
         let ip_id = self.packets_sent as u16;
         if wire == Wire::Ipv4 {
@@ -632,6 +806,9 @@ impl Sim {
             Packet {
                 src: from,
                 dst,
+                from: source,
+                to,
+                dst_addr,
                 ip_id,
                 wire,
                 sent: self.now,
@@ -640,15 +817,28 @@ impl Sim {
         );
     }
 
+    /// The next hop from `node` toward address number `dst_addr`.
+    fn next_hop(&self, node: usize, dst_addr: usize) -> Option<LinkId> {
+        self.routes.get(node)?.get(dst_addr).copied().flatten()
+    }
+
+    /// The source address of a packet host `h` (at `node`) sends to address
+    /// number `dst_addr`: its address on the interface of the first hop, or
+    /// its first address.
+    fn source_address(&self, h: HostId, node: usize, dst_addr: usize) -> SocketAddr {
+        self.next_hop(node, dst_addr)
+            .and_then(|l| {
+                self.host_addresses[h.index()].iter().find_map(|&n| {
+                    let a = &self.addresses[n];
+                    (a.outbound == Some(l)).then_some(a.addr)
+                })
+            })
+            .unwrap_or(self.addrs[h.index()])
+    }
+
     /// Puts `packet` on the link from `node` toward its destination.
     fn forward(&mut self, node: usize, mut packet: Packet) {
-        let Some(l) = self
-            .routes
-            .get(node)
-            .and_then(|r| r.get(packet.dst.index()))
-            .copied()
-            .flatten()
-        else {
+        let Some(l) = self.next_hop(node, packet.dst_addr) else {
             self.unroutable += 1;
             return;
         };
@@ -661,21 +851,12 @@ impl Sim {
                 .transmit_ip_from(self.now, &mut packet.bytes, ends),
         };
         if let Some(c) = &mut slot.capture {
-            c.write(
-                self.now,
-                packet.wire,
-                self.addrs[packet.src.index()],
-                self.addrs[packet.dst.index()],
-                &packet.bytes,
-            );
+            c.write(self.now, packet.wire, packet.from, packet.to, &packet.bytes);
         }
         if self.pcapng.is_some() {
             let label = self.link_label(l);
             let comment = self.links[l.0].link.explain(self.now, &entered, &label);
-            let (src, dst) = (
-                self.addrs[packet.src.index()],
-                self.addrs[packet.dst.index()],
-            );
+            let (src, dst) = (packet.from, packet.to);
             if let Some(c) = &mut self.pcapng {
                 c.write(
                     l.0,

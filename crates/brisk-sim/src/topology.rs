@@ -89,3 +89,42 @@ pub fn dumbbell_per_flow(
     }
     links
 }
+
+/// The link directions of a [`dual_homed`] topology, each as (a->b, b->a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DualHomedLinks {
+    pub primary: (LinkId, LinkId),
+    pub secondary: (LinkId, LinkId),
+}
+
+/// Two disjoint paths between hosts `a` and `b`, each a duplex link of its
+/// own: `primary` joins (and binds) each host's first address, `secondary`
+/// each host's second, so the destination address picks the path and the
+/// path picks the source address. Each path's parameters are (a->b, b->a).
+///
+/// # Panics
+/// If `a` or `b` has fewer than two addresses ([`Sim::add_address`]).
+pub fn dual_homed(
+    sim: &mut Sim,
+    a: HostId,
+    b: HostId,
+    primary: (LinkParams, LinkParams),
+    secondary: (LinkParams, LinkParams),
+) -> DualHomedLinks {
+    let (aa, ba) = (sim.addresses(a), sim.addresses(b));
+    assert!(
+        aa.len() >= 2 && ba.len() >= 2,
+        "a dual-homed topology joins two hosts of two addresses each"
+    );
+    let (na, nb) = (sim.node(a), sim.node(b));
+    let p = sim.link(na, nb, primary.0, primary.1);
+    let s = sim.link(na, nb, secondary.0, secondary.1);
+    for (i, l) in [(0, p.0), (1, s.0)] {
+        sim.bind_address(aa[i], l);
+        sim.bind_address(ba[i], l);
+    }
+    DualHomedLinks {
+        primary: p,
+        secondary: s,
+    }
+}

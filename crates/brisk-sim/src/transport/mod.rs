@@ -17,6 +17,7 @@ use bytes::Bytes;
 mod sctp;
 mod tcp;
 
+pub use sctp::multihomed;
 pub use tcp::{MAX_TCP_MESSAGE, TCP_MESSAGE_PREFIX, TcpMessages, TcpMessagesEvent};
 
 /// How a transport's packets travel, which decides how links classify them

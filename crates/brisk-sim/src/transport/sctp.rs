@@ -3,13 +3,27 @@
 
 use std::net::SocketAddr;
 
-use brisk_proto::{AssocId, Config, Endpoint, Event, OutgoingMessage, SendError, Time};
+use brisk_proto::{
+    AssocId, Config, Endpoint, EndpointConfig, Event, OutgoingMessage, SendError, Time,
+};
 use bytes::Bytes;
 
 use super::{
     Congestion, Happening, Messages, Refused, Retransmission, SendOptions, SendState, Transport,
     Wire,
 };
+
+/// The endpoint config of a host with addresses `addrs`: with two or more,
+/// [`EndpointConfig::addresses`] lists their IP addresses in order (RFC 9260
+/// 5.1.2: INIT and INIT ACK carry them, and the peer may reach the host at
+/// any); with one, `cfg` as it is, so a single-homed host's handshake stays
+/// byte for byte what it was.
+pub fn multihomed(mut cfg: EndpointConfig, addrs: &[SocketAddr]) -> EndpointConfig {
+    if addrs.len() >= 2 {
+        cfg.addresses = addrs.iter().map(SocketAddr::ip).collect();
+    }
+    cfg
+}
 
 impl Transport for Endpoint {
     type Conn = AssocId;
@@ -151,6 +165,16 @@ mod tests {
     use brisk_proto::RetransmitCause;
 
     use super::*;
+
+    #[test]
+    fn a_host_with_two_addresses_lists_both_and_a_single_homed_one_none() {
+        let a: SocketAddr = "10.0.1.1:9899".parse().unwrap();
+        let b: SocketAddr = "10.0.3.1:9899".parse().unwrap();
+        let cfg = multihomed(EndpointConfig::default(), &[a, b]);
+        assert_eq!(cfg.addresses, vec![a.ip(), b.ip()]);
+        let cfg = multihomed(EndpointConfig::default(), &[a]);
+        assert!(cfg.addresses.is_empty());
+    }
 
     #[test]
     fn the_cause_names_are_the_protocols_own_in_its_order() {
