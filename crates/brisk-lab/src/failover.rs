@@ -102,8 +102,26 @@ pub fn failover(
         .ok_or(NoFailover::NothingOverSecondary)
 }
 
+/// When the sender moved new data off the failed path: its first data path
+/// change at or after the outage (a multi-homed SCTP sender reports each,
+/// `Event::DataPathChanged`), if any.
+pub fn switch(outage: Time, changes: &[Time]) -> Option<Time> {
+    changes.iter().copied().find(|&t| t >= outage)
+}
+
+/// The end of the failover: the later of the first delivery over the
+/// secondary path and the data path's switch; without a switch, every
+/// message written after the outage still went to the failed path first,
+/// so the failover lasts as long as the writing (`last_write`).
+pub fn failover_end(failover: Time, switch: Option<Time>, last_write: Time) -> Time {
+    match switch {
+        Some(s) => s.max(failover),
+        None => last_write.max(failover),
+    }
+}
+
 /// The messages written during the failover: from the outage start to the
-/// failover, both included.
+/// failover's end (`failover_end`), both included.
 pub fn caught(outage: Time, failover: Time, written: &[Option<Time>]) -> Vec<usize> {
     written
         .iter()
@@ -228,6 +246,20 @@ fn ms_between(from: Time, to: Time) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failover_lasts_until_data_moved_or_else_as_long_as_the_writing() {
+        let t = Time::from_millis;
+        assert_eq!(switch(t(1000), &[t(500), t(1100), t(1200)]), Some(t(1100)));
+        assert_eq!(switch(t(1000), &[t(500)]), None);
+        // PF: data moved at 1100, the first message over the secondary read at 1120.
+        assert_eq!(failover_end(t(1120), Some(t(1100)), t(9000)), t(1120));
+        // RFC 9260: delivered over the secondary by a retransmission at
+        // 2100, data moved only at 64000.
+        assert_eq!(failover_end(t(2100), Some(t(64000)), t(90000)), t(64000));
+        // Never moved: every message written after the outage is caught.
+        assert_eq!(failover_end(t(2100), None, t(90000)), t(90000));
+    }
     use brisk_sim::HostId;
 
     fn arrival(ms: u64, link: usize, data: bool) -> Arrival {

@@ -48,6 +48,8 @@ pub struct FlowRecord {
     pub abandoned: Vec<bool>,
     /// Messages the receiver read again after their first reading.
     pub duplicates: u64,
+    /// When the sender moved new data to another of the peer's addresses.
+    pub data_path_changes: Vec<Time>,
 }
 
 impl FlowRecord {
@@ -230,6 +232,7 @@ fn take<T: Messages>(sim: &mut Sim, sender: HostId, receiver: HostId) -> Option<
         first_sent: std::mem::take(&mut s.first_sent),
         abandoned: std::mem::take(&mut s.abandoned),
         retransmissions: std::mem::take(&mut s.retransmissions),
+        data_path_changes: std::mem::take(&mut s.data_path_changes),
         causes: T::CAUSES,
         saturated_written: s.saturated_written,
         spurious_timeouts_undone: state.spurious_timeouts_undone,

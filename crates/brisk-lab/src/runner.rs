@@ -1193,7 +1193,9 @@ impl FlowMeter<'_> {
     /// duplicated; retransmissions not needed, as the wire shows them; the
     /// sender's bytes on each path.
     fn failover(&mut self) {
-        use crate::failover::{NoFailover, caught, failover, lost, needless_copies};
+        use crate::failover::{
+            NoFailover, caught, failover, failover_end, lost, needless_copies, switch,
+        };
         let (net, flow, r) = (self.net, self.flow, self.r);
         let Some(dual) = net.dual else {
             return;
@@ -1204,11 +1206,21 @@ impl FlowMeter<'_> {
         }
         let arrivals = net.sim.arrivals(flow.hosts.receiver);
         let end = net.sim.now();
+        // When the sender moved new data off the primary (NaN if it never did).
+        let moved = outage.and_then(|o| switch(o, &r.data_path_changes));
+        if let Some(o) = outage.filter(|o| *o <= end) {
+            let ms = moved.map_or(f64::NAN, |t| {
+                t.as_micros().saturating_sub(o.as_micros()) as f64 / 1000.0
+            });
+            self.push(None, "switch_ms", ms);
+        }
         match failover(outage, end, &r.read, arrivals, dual.secondary.0) {
             Ok(f) => {
                 self.push(None, "failed_over", 1.0);
                 self.push(None, "failover_ms", f.ms);
-                let during = caught(f.outage, f.at, &r.written);
+                let last_write = r.written.iter().flatten().copied().max().unwrap_or(f.at);
+                let until = failover_end(f.at, moved, last_write);
+                let during = caught(f.outage, until, &r.written);
                 self.push(None, "failover_messages", during.len() as f64);
                 for i in during {
                     if let Some(v) = r.mtt_ms(i) {

@@ -172,6 +172,9 @@ pub struct Sender<T: Messages = Endpoint> {
     /// message's MTT, do not).
     track_first_sent: bool,
     pub retransmissions: Vec<Retransmitted>,
+    /// When new data moved to another of the peer's addresses (multi-homed
+    /// SCTP), in order.
+    pub data_path_changes: Vec<Time>,
     pub send_errors: u64,
     /// Which messages the transport reported abandoned (partial
     /// reliability), by message number; empty until one is.
@@ -199,6 +202,7 @@ impl<T: Messages> Sender<T> {
             handles: std::collections::VecDeque::new(),
             track_first_sent: true,
             retransmissions: Vec::new(),
+            data_path_changes: Vec::new(),
             send_errors: 0,
             abandoned: Vec::new(),
             options: SendOptions::default(),
@@ -333,6 +337,7 @@ impl<T: Messages> App<T> for Sender<T> {
                 }
             }
             Happening::Retransmission(r) => self.retransmissions.push(r),
+            Happening::DataPathChanged { at } => self.data_path_changes.push(at),
             Happening::Acked {
                 message,
                 first_sent_at,

@@ -112,6 +112,9 @@ pub enum Happening {
     /// [`SendOptions::reliability`] (SCTP's partial reliability): it is
     /// never delivered, nor acknowledged.
     Abandoned { message: u64 },
+    /// New data goes to another of the peer's addresses from now on (an
+    /// SCTP failover or switchback, RFC 9260 6.4 / RFC 7829).
+    DataPathChanged { at: Time },
     /// The connection closed or failed.
     Closed,
     /// Anything else the protocol reports.

@@ -141,6 +141,7 @@ impl Messages for Endpoint {
                 first_sent_at,
             },
             Event::MessageAbandoned { id } => Happening::Abandoned { message: id.0 },
+            Event::DataPathChanged { at, .. } => Happening::DataPathChanged { at },
             Event::Closed(_) => Happening::Closed,
             _ => Happening::Other,
         }
