@@ -164,6 +164,12 @@ fn an_association_to_the_secondary_address_carries_its_data_over_the_secondary_p
             .any(|a| a.link == r.r1_b && !a.data)
     );
     assert!(r.sim.link_stats(r.a_r2).sent > 10);
+    // The SACKs come back on the secondary path (RFC 9260 6.4).
+    let sacks = arrived(&r.sim, r.a)
+        .into_iter()
+        .filter(|x| *x == (r.r2_a, addr(B2), addr(A2)))
+        .count();
+    assert!(sacks >= 5, "{sacks}");
 }
 
 /// A client on host a of a direct dual-homed pair, to `server`; returns the
