@@ -668,6 +668,7 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("lost-share", &[0], 2, 2),
     ("rtx-share", &[0], 2, 2),
     ("metric", &[0], 2, 3),
+    ("metric-max", &[0], 2, 2),
     ("model", &[0], 2, 3),
     ("max-diff", &[0, 1], 2, 2),
     ("p99-ratio", &[0, 1], 2, 2),

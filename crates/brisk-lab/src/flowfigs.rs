@@ -308,6 +308,30 @@ pub(crate) fn quantity(
                 spread(&points, "").map_err(|e| format!("{e} (`{variant}`, `{metric}`)"))
             }
         }
+        // The largest value of one metric of a variant, over every run,
+        // message and sweep point named: the slowest failover, the worst
+        // MTT. A run that recorded NaN (it never got there) has no largest.
+        "metric-max" => {
+            let [variant, metric] = parts[..] else {
+                return Some(Err("expected metric-max:VARIANT:METRIC".into()));
+            };
+            let values: Vec<f64> = by_point(records, variant, metric, None, at)
+                .into_values()
+                .flatten()
+                .collect();
+            if values.iter().any(|v| v.is_nan()) {
+                let n = values.iter().filter(|v| v.is_nan()).count();
+                Err(format!(
+                    "metric-max: {n} of {} `{metric}` values of `{variant}` are NaN (never reached)",
+                    values.len()
+                ))
+            } else {
+                match values.iter().copied().reduce(f64::max) {
+                    Some(m) => Ok(one(m, format!("{} (max of {})", num(m), values.len()))),
+                    None => Err(format!("metric-max: no `{metric}` of `{variant}`")),
+                }
+            }
+        }
         "model" => {
             let (variant, eq, flow) = match parts[..] {
                 [v, e] => (v, e, None),

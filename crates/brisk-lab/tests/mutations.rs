@@ -597,3 +597,47 @@ fn the_head_of_line_comparison_fails_when_the_idata_variant_does_not_interleave(
         "idata with a receiver that does not offer I-DATA",
     );
 }
+
+// Issue 15's failover experiment, 4 replications.
+const FAILOVER: &str = "failover.toml";
+const FAILOVER_REPLICATIONS: (&str, &str) = ("replications = 8", "replications = 4");
+const FAILOVER_PF0: &str = "name = \"signaling-pf0\"\npreset = \"signaling\"\n";
+const FAILOVER_PMR5: &str = "name = \"rfc9260-pmr5\"\npreset = \"rfc9260\"\n";
+
+#[test]
+fn the_failover_checks_hold_unmutated() {
+    assert_holds(&mutated(FAILOVER, &[FAILOVER_REPLICATIONS]));
+}
+
+#[test]
+fn the_failover_goal_fails_without_quick_failover() {
+    // SCTP-PF off: signaling timers alone need Path.Max.Retrans + 1 = 6
+    // timeouts (1.9 s) before new data moves.
+    let off = format!("{FAILOVER_PF0}set = {{ potentially_failed = false }}\n");
+    let exp = mutated(FAILOVER, &[FAILOVER_REPLICATIONS, (FAILOVER_PF0, &off)]);
+    let differ = assert_differs(&exp, "potentially_failed = false");
+    assert!(
+        differ.iter().any(|l| l.contains("Issue 15's goal")),
+        "the goal must fail: {differ:?}"
+    );
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("signaling-pf0, 15 ms: outage to new data")),
+        "{differ:?}"
+    );
+}
+
+#[test]
+fn the_failover_timeline_fails_with_another_path_max_retrans() {
+    // Path.Max.Retrans 4: the 5th timeout, after 31 s, not 63.
+    let four = format!("{FAILOVER_PMR5}set = {{ path_max_retrans = 4 }}\n");
+    let exp = mutated(FAILOVER, &[FAILOVER_REPLICATIONS, (FAILOVER_PMR5, &four)]);
+    let differ = assert_differs(&exp, "path_max_retrans = 4");
+    assert!(
+        differ
+            .iter()
+            .any(|l| l.starts_with("rfc9260-pmr5, 15 ms: outage to new data")),
+        "{differ:?}"
+    );
+}
