@@ -1574,7 +1574,13 @@ mod tests {
             .filter(|a| a.to == addr("10.0.4.1:9899"))
             .map(|a| (a.link, a.source))
             .collect();
-        assert_eq!(over, [(dual.secondary.0, addr("10.0.3.1:9899"))]);
+        // The injected packet, and the heartbeats that confirm the address.
+        assert!(!over.is_empty());
+        assert!(
+            over.iter()
+                .all(|x| *x == (dual.secondary.0, addr("10.0.3.1:9899"))),
+            "{over:?}"
+        );
     }
 
     #[test]
