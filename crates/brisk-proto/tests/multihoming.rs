@@ -704,3 +704,62 @@ fn the_tag_rules_hold_on_every_path() {
         Chunk::HeartbeatAck(_)
     ));
 }
+
+#[test]
+fn an_unanswered_init_goes_to_the_next_address_the_application_gave() {
+    // The primary's link is down before the association starts: `connectx`
+    // with both of B's addresses still sets it up, over the second.
+    let cfg = pf(0);
+    let mut d = Dual::new(ms(10), cfg.clone());
+    d.cut(0);
+    let id =
+        d.a.connect_to_addresses(d.now, &d.b_addrs.clone(), 5000, cfg)
+            .unwrap();
+    d.a_id = Some(id);
+    assert!(d.run_until(
+        |d| d.b_id.is_some() && d.a_connected(),
+        Duration::from_secs(10)
+    ));
+    let inits: Vec<Option<usize>> = d
+        .log
+        .iter()
+        .filter(|s| s.from == Side::A && s.has(1))
+        .map(|s| s.link)
+        .collect();
+    assert_eq!(
+        inits,
+        [Some(0), Some(1)],
+        "the retransmission takes the next address"
+    );
+    let echo = d
+        .log
+        .iter()
+        .find(|s| s.from == Side::A && s.has(10))
+        .unwrap();
+    assert_eq!(
+        echo.link,
+        Some(1),
+        "the COOKIE ECHO goes where the INIT ACK came from"
+    );
+    // Both addresses given are confirmed from the start (RFC 9260 5.4).
+    let paths = d.a_assoc().paths();
+    assert_eq!(
+        paths
+            .iter()
+            .map(|p| (p.remote, p.confirmed))
+            .collect::<Vec<_>>(),
+        [(d.b_addrs[0], true), (d.b_addrs[1], true)]
+    );
+    assert!(paths[0].primary);
+    // Data gets through: the first timeout moves it off the dead primary.
+    d.a_send(b"hello");
+    assert!(d.run_until(Dual::b_has_message, Duration::from_secs(3)));
+    assert_eq!(d.b_recv_all(), vec![b"hello".to_vec()]);
+    assert_eq!(d.a_assoc().data_path(), d.b_addrs[1]);
+    // A list with no address, or one already in use, is refused.
+    assert!(d.a.connect_to_addresses(d.now, &[], 5000, pf(0)).is_err());
+    assert!(matches!(
+        d.a.connect_to_addresses(d.now, &[addr("10.0.9.9:9899"), d.b_addrs[1]], 5000, pf(0)),
+        Err(brisk_proto::ConnectError::AlreadyConnected { .. })
+    ));
+}

@@ -251,6 +251,29 @@ impl Endpoint {
         port: u16,
         cfg: Config,
     ) -> Result<Association, Error> {
+        self.connect_to_addresses(&[remote], port, cfg).await
+    }
+
+    /// Associates with a multi-homed peer known by several UDP addresses
+    /// (the sockets API's `connectx`, RFC 9260 5.1): the first is the
+    /// primary, every one a confirmed destination, and an INIT that goes
+    /// unanswered is sent again to the next. The SCTP port is this
+    /// endpoint's own, as with [`connect`](Self::connect).
+    pub async fn connect_multihomed(
+        &self,
+        remotes: &[SocketAddr],
+        cfg: Config,
+    ) -> Result<Association, Error> {
+        let port = self.inner.shared.lock().proto.config().port;
+        self.connect_to_addresses(remotes, port, cfg).await
+    }
+
+    async fn connect_to_addresses(
+        &self,
+        remotes: &[SocketAddr],
+        port: u16,
+        cfg: Config,
+    ) -> Result<Association, Error> {
         let shared = &self.inner.shared;
         // A window larger than the accepted associations' needs room too.
         for socket in &shared.udp {
@@ -265,13 +288,17 @@ impl Endpoint {
                 });
             }
             let now = shared.now();
-            let id = st.proto.connect_to_port(now, remote, port, cfg)?;
+            let id = st.proto.connect_to_addresses(now, remotes, port, cfg)?;
             let slot = Slot::new();
             let notify = slot.notify.clone();
             st.slots.insert(id, slot);
             (id, notify)
         };
         shared.wake.notify_one();
+        let remote = remotes
+            .first()
+            .copied()
+            .ok_or(brisk_proto::ConnectError::NoAddress)?;
         let assoc = Association::new(self.inner.clone(), id, notify, remote);
         assoc.wait_connected().await?;
         Ok(assoc)

@@ -253,3 +253,36 @@ async fn the_application_sets_the_primary() {
         Err(brisk::Error::Path(_))
     ));
 }
+
+#[tokio::test]
+async fn connect_multihomed_sets_up_over_the_second_address_when_the_first_is_dead() {
+    let n = net();
+    n.cut[0].store(true, Relaxed);
+    let both = [addr(B[0]), addr(B[1])];
+    let (a, b) =
+        within(async { tokio::join!(n.a.connect_multihomed(&both, config()), n.b.accept()) }).await;
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let paths = a.paths().unwrap();
+    assert_eq!(
+        paths
+            .iter()
+            .map(|p| (p.remote, p.confirmed))
+            .collect::<Vec<_>>(),
+        vec![(addr(B[0]), true), (addr(B[1]), true)]
+    );
+    a.send(
+        0,
+        Bytes::from_static(b"over the second"),
+        SendOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        &within(b.recv()).await.unwrap().payload[..],
+        b"over the second"
+    );
+    assert!(matches!(
+        n.a.connect_multihomed(&[], config()).await,
+        Err(brisk::Error::Connect(_))
+    ));
+}

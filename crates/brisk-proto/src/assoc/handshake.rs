@@ -15,7 +15,7 @@ use crate::init::{
     self, InitAckInputs, InitProblem, build_init, build_init_ack, check_init, new_tag,
     unrecognized_to_report,
 };
-use crate::path::Path;
+use crate::path::{Path, PathId};
 use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
@@ -34,6 +34,10 @@ pub(super) struct Handshake {
     pub init: Option<Init<'static>>,
     /// The peer's cookie, for retransmission of COOKIE ECHO.
     pub cookie: Option<Vec<u8>>,
+    /// Where the INIT or COOKIE ECHO goes: an unanswered INIT goes to the
+    /// next of the addresses `connect` was given (5.1), a COOKIE ECHO to
+    /// where the INIT ACK came from.
+    pub to: PathId,
 }
 
 impl Association {
@@ -63,7 +67,7 @@ impl Association {
         );
         let init = build_init(&a.cfg, addresses, local_tag, initial_tsn, None);
         a.control
-            .push_back(Control::with_tag(Chunk::Init(init.clone()), 0));
+            .push_back(Control::with_tag(Chunk::Init(init.clone()), 0).to(PathId::FIRST));
         a.handshake.init = Some(init);
         a.handshake.attempts = 1;
         start_t1(&mut a, now);
@@ -200,10 +204,14 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     );
     // 5.1.2: the INIT ACK's listed addresses become destinations.
     a.add_peer_addresses(now, &init::listed_addresses(&ack.params));
-    a.control
-        .push_back(Control::new(Chunk::CookieEcho(CookieEcho {
+    // 5.1 C: the COOKIE ECHO goes back to where the INIT ACK came from.
+    a.handshake.to = a.packet_from.unwrap_or(a.handshake.to);
+    a.control.push_back(
+        Control::new(Chunk::CookieEcho(CookieEcho {
             cookie: cookie.clone().into(),
-        })));
+        }))
+        .to(a.handshake.to),
+    );
     // 5.1 C: unknown parameters that asked to be reported go back in an ERROR
     // bundled after the COOKIE ECHO.
     let reports = unrecognized_to_report(&ack.params);
@@ -428,7 +436,7 @@ pub(super) fn on_stale_cookie(a: &mut Association, now: Time) {
         Some(preserve_ms),
     );
     a.control
-        .push_back(Control::with_tag(Chunk::Init(init.clone()), 0));
+        .push_back(Control::with_tag(Chunk::Init(init.clone()), 0).to(a.handshake.to));
     a.handshake.init = Some(init);
     a.handshake.cookie = None;
     a.handshake.attempts += 1;
@@ -439,7 +447,7 @@ pub(super) fn on_stale_cookie(a: &mut Association, now: Time) {
 
 /// Starts T1-init or T1-cookie (5.1 A, C) with the path's RTO.
 fn start_t1(a: &mut Association, now: Time) {
-    let rto = a.paths.data().rto.rto();
+    let rto = a.paths.get(a.handshake.to).rto.rto();
     a.timers.start(TimerKind::T1, now, rto);
 }
 
@@ -451,22 +459,26 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
         a.close(CloseReason::HandshakeTimeout { attempts });
         return;
     }
+    // The timed-out attempt backs off the RTO of the address it went to.
+    let timed_out = a.handshake.to;
+    a.paths.get_mut(timed_out).rto.back_off();
     let chunk = match a.state {
-        State::CookieWait => a
-            .handshake
-            .init
-            .clone()
-            .map(|i| Control::with_tag(Chunk::Init(i), 0)),
-        State::CookieEchoed => a
-            .handshake
-            .cookie
-            .clone()
-            .map(|c| Control::new(Chunk::CookieEcho(CookieEcho { cookie: c.into() }))),
+        State::CookieWait => {
+            // 5.1: an unanswered INIT goes to the next address given.
+            let next = (timed_out.index() + 1) % a.paths.len().max(1);
+            a.handshake.to = PathId(u8::try_from(next).unwrap_or(0));
+            a.handshake
+                .init
+                .clone()
+                .map(|i| Control::with_tag(Chunk::Init(i), 0).to(a.handshake.to))
+        }
+        State::CookieEchoed => a.handshake.cookie.clone().map(|c| {
+            Control::new(Chunk::CookieEcho(CookieEcho { cookie: c.into() })).to(a.handshake.to)
+        }),
         _ => None,
     };
     let Some(chunk) = chunk else { return };
     a.control.push_back(chunk);
     a.handshake.attempts += 1;
-    a.paths.data_mut().rto.back_off();
     start_t1(a, now);
 }

@@ -104,6 +104,18 @@ impl Association {
         }
     }
 
+    /// The addresses the application gave to `connect` besides the first
+    /// (5.1): destinations confirmed from the start (5.4 rule 1), which an
+    /// unanswered INIT turns to in turn.
+    pub(crate) fn add_given_addresses(&mut self, remotes: &[SocketAddr]) {
+        let rwnd = self.cfg.receive_buffer;
+        for &remote in remotes {
+            if let Some(id) = self.paths.add(Path::new(remote, &self.cfg, rwnd)) {
+                self.new_remotes.push(self.paths.get(id).remote);
+            }
+        }
+    }
+
     /// A destination timed out (a T3 expiry or an unanswered heartbeat):
     /// its error counter grows (8.2), and past the thresholds it becomes
     /// potentially failed (RFC 7829 3.2) or inactive (8.2); data moves if it

@@ -63,6 +63,8 @@ pub enum ConnectError {
     AlreadyConnected { remote: SocketAddr, port: u16 },
     #[error("the endpoint already holds its maximum of {max} associations")]
     TooManyAssociations { max: usize },
+    #[error("no address to connect to")]
+    NoAddress,
 }
 
 /// What the endpoint saw and did with packets no association took.
@@ -208,10 +210,30 @@ impl Endpoint {
         peer_port: u16,
         cfg: Config,
     ) -> Result<AssocId, ConnectError> {
+        self.connect_to_addresses(now, &[remote], peer_port, cfg)
+    }
+
+    /// Starts an association with a multi-homed peer known by several
+    /// addresses (RFC 9260 5.1, 5.4 rule 1; the sockets API's `connectx`):
+    /// the first is the primary, every one is a confirmed destination, and
+    /// an INIT that goes unanswered is sent again to the next address.
+    pub fn connect_to_addresses(
+        &mut self,
+        now: Time,
+        remotes: &[SocketAddr],
+        peer_port: u16,
+        cfg: Config,
+    ) -> Result<AssocId, ConnectError> {
         cfg.validate()?;
-        if self.lookup.contains_peer(&(remote, peer_port)) {
+        let Some(&remote) = remotes.first() else {
+            return Err(ConnectError::NoAddress);
+        };
+        if let Some(&taken) = remotes
+            .iter()
+            .find(|r| self.lookup.contains_peer(&(**r, peer_port)))
+        {
             return Err(ConnectError::AlreadyConnected {
-                remote,
+                remote: taken,
                 port: peer_port,
             });
         }
@@ -223,7 +245,7 @@ impl Endpoint {
         let id = self.allocate_id();
         let lookup = &self.lookup;
         let local_tag = new_tag(&mut self.rng, &|t| lookup.tag_in_use(t));
-        let assoc = Association::connect(
+        let mut assoc = Association::connect(
             id,
             cfg,
             now,
@@ -234,7 +256,10 @@ impl Endpoint {
             &self.cfg.addresses,
             &mut self.rng,
         );
+        assoc.add_given_addresses(remotes.get(1..).unwrap_or_default());
         self.insert(assoc, (remote, peer_port));
+        // The other addresses find the association too.
+        self.collect(id);
         Ok(id)
     }
 
