@@ -600,3 +600,43 @@ fn usrsctp_fails_over_to_brisk_when_the_primary_is_dropped() {
         "{sent:?}"
     );
 }
+
+/// `connect_multihomed` (connectx) with both of usrsctp's addresses while
+/// its first one is already unreachable: the INIT that goes unanswered is
+/// sent to the second, the association comes up there, and every message
+/// arrives once and in order, all over link 1.
+#[test]
+fn brisk_connects_to_usrsctp_at_its_second_address_when_the_first_is_dead() {
+    const COUNT: u64 = 50;
+    let bed = Bed::new();
+    let args = recv_args(&[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)], COUNT);
+    let (paths, got) = brisk_with_usrsctp(
+        &bed,
+        Side::B,
+        &args,
+        First::Peer,
+        move |_, links| async move {
+            links.cut(Side::B, 0, Cut::Drop);
+            let ep = brisk_endpoint(false).await;
+            let assoc = ep
+                .connect_multihomed(
+                    &[sock(Side::B, 0, UDP), sock(Side::B, 1, UDP)],
+                    failover_config(true),
+                )
+                .await
+                .expect("handshake over the second address");
+            let paths = assoc.paths();
+            brisk_send(&assoc, COUNT as u32, Duration::from_millis(10)).await;
+            paths
+        },
+    );
+    let r = got.received.clone().expect("a RECEIVED line");
+    assert_eq!(
+        (r.count, r.unique, r.duplicates, r.missing, r.reordered),
+        (COUNT, COUNT, 0, 0, 0),
+        "{got:?}"
+    );
+    assert_eq!(got.count_from(addr(Side::A, 1)), COUNT, "{got:?}");
+    let paths = paths.expect("paths while the association is up");
+    assert!(paths.iter().all(|p| p.confirmed), "{paths:?}");
+}
