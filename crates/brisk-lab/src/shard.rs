@@ -353,6 +353,106 @@ impl ShardOutput {
     }
 }
 
+impl ShardOutput {
+    /// The shard in one buffer, for a process that hands it on in memory
+    /// (a Ray task's result): a `brisk-shard 1` line, then the manifest,
+    /// the runs and the records, each as `LENGTH\n` and the bytes of the
+    /// file of the same name in a shard directory.
+    pub fn encode(&self) -> Result<Vec<u8>, ShardError> {
+        let fail = |why: String| ShardError::Corrupt {
+            path: PathBuf::from(format!("shard {}", self.shard())),
+            why,
+        };
+        let manifest = serde_json::to_vec(&self.manifest).map_err(|e| fail(e.to_string()))?;
+        let runs = csv_bytes(&self.runs).map_err(fail)?;
+        let records = csv_bytes(&self.records).map_err(fail)?;
+        let mut out = format!("{FORMAT} {FORMAT_VERSION}\n").into_bytes();
+        for part in [manifest, runs, records] {
+            out.extend(format!("{}\n", part.len()).into_bytes());
+            out.extend(part);
+        }
+        Ok(out)
+    }
+
+    /// Reads what [`ShardOutput::encode`] wrote; `origin` names it in errors.
+    pub fn decode(bytes: &[u8], origin: &str) -> Result<ShardOutput, ShardError> {
+        let corrupt = |why: &str| ShardError::Corrupt {
+            path: PathBuf::from(origin),
+            why: why.to_owned(),
+        };
+        let mut rest = bytes;
+        let line = |rest: &mut &[u8]| -> Result<Vec<u8>, ShardError> {
+            let end = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .ok_or_else(|| corrupt("truncated"))?;
+            let l = rest[..end].to_vec();
+            *rest = &rest[end + 1..];
+            Ok(l)
+        };
+        if line(&mut rest)? != format!("{FORMAT} {FORMAT_VERSION}").as_bytes() {
+            return Err(corrupt(&format!(
+                "expected a `{FORMAT} {FORMAT_VERSION}` buffer"
+            )));
+        }
+        let mut parts = Vec::new();
+        for _ in 0..3 {
+            let len: usize = std::str::from_utf8(&line(&mut rest)?)
+                .ok()
+                .and_then(|l| l.parse().ok())
+                .ok_or_else(|| corrupt("a part's length is not a number"))?;
+            if len > rest.len() {
+                return Err(corrupt("truncated"));
+            }
+            parts.push(&rest[..len]);
+            rest = &rest[len..];
+        }
+        if !rest.is_empty() {
+            return Err(corrupt("bytes after the records"));
+        }
+        let manifest: Manifest =
+            serde_json::from_slice(parts[0]).map_err(|e| corrupt(&format!("manifest: {e}")))?;
+        if manifest.format != FORMAT || manifest.format_version != FORMAT_VERSION {
+            return Err(corrupt("manifest of another format"));
+        }
+        let runs = csv_rows::<ShardRun>(parts[1], origin)?;
+        let records = csv_rows::<RecordRow>(parts[2], origin)?
+            .into_iter()
+            .map(Record::from)
+            .collect();
+        Ok(ShardOutput {
+            manifest,
+            runs,
+            records,
+            origin: Some(PathBuf::from(origin)),
+        })
+    }
+}
+
+fn csv_bytes<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.serialize(row).map_err(|e| e.to_string())?;
+    }
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+fn csv_rows<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    origin: &str,
+) -> Result<Vec<T>, ShardError> {
+    csv::Reader::from_reader(bytes)
+        .deserialize()
+        .enumerate()
+        .map(|(i, row)| {
+            row.map_err(|e| ShardError::Corrupt {
+                path: PathBuf::from(origin),
+                why: format!("row {}: {e}", i + 2),
+            })
+        })
+        .collect()
+}
+
 /// Reads and checks the manifest of shard directory `dir`.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, ShardError> {
     let path = dir.join(MANIFEST_FILE);

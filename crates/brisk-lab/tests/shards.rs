@@ -120,6 +120,11 @@ fn merged_shards_in_memory_equal_the_runners_records_and_totals() {
     let shards: Vec<ShardOutput> = (1..=3)
         .map(|k| runner::run_shard(&exp, Shard::new(k, 3).unwrap(), 2, &ProgressBar::hidden()))
         .collect();
+    // One of them handed on in memory, as a Ray task's result.
+    let mut shards = shards;
+    let bytes = shards[1].encode().unwrap();
+    shards[1] = ShardOutput::decode(&bytes, "task 2").unwrap();
+    assert!(ShardOutput::decode(&bytes[..bytes.len() - 1], "task 2").is_err());
     let (merged, merged_totals) = shard::merge(&exp, shards).unwrap();
     assert_eq!(merged_totals, totals);
     assert_eq!(merged, records);
