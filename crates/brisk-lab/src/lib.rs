@@ -21,6 +21,7 @@ pub mod positions;
 pub mod report;
 pub mod reproduce;
 pub mod runner;
+pub mod shard;
 pub mod stats;
 pub mod sweep;
 pub mod traces;

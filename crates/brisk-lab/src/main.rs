@@ -45,6 +45,28 @@ enum Command {
         /// first run that matches them all [default: the first run]
         #[arg(long, value_name = "KEY=VALUE,...", requires = "pcap")]
         pcap_run: Option<String>,
+        /// Run only shard K of N: every N-th run of the experiment, from the
+        /// K-th (1 <= K <= N), and write the shard's records, counters and
+        /// manifest to --out [default: ./brisk-shard-K-of-N] for `brisk merge`
+        #[arg(long, value_name = "K/N", conflicts_with = "pcap")]
+        shard: Option<brisk_lab::shard::Shard>,
+    },
+    /// Merge the shards of one experiment (`brisk run --shard K/N`) into the
+    /// report an unsharded `brisk run` writes: the same runs.csv, summary.csv
+    /// and summary.json, byte for byte
+    ///
+    /// Every K from 1 to N must be there once, all of the same experiment.
+    /// Exits with status 1 when a check differs, as `run` does.
+    Merge {
+        /// The shard directories
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Report directory [default: ./brisk-report in the working directory]
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// The experiment file [default: the one the shards' manifest names]
+        #[arg(long, value_name = "FILE")]
+        experiment: Option<PathBuf>,
     },
     /// Accept associations over UDP and echo every message back on its stream with its PPID
     Echo {
@@ -310,7 +332,16 @@ fn main() -> ExitCode {
             jobs,
             pcap,
             pcap_run,
-        } => run_one_file(file, out, jobs, pcap, pcap_run.as_deref()),
+            shard,
+        } => match shard {
+            Some(shard) => run_shard(&file, out, jobs, shard),
+            None => run_one_file(file, out, jobs, pcap, pcap_run.as_deref()),
+        },
+        Command::Merge {
+            dirs,
+            out,
+            experiment,
+        } => merge_shards(&dirs, out, experiment),
         Command::Echo {
             listen,
             once,
@@ -440,6 +471,77 @@ fn run_one_file(
         );
     }
     let suite = reproduce::run_files(&[file], &dir, &opts)?;
+    brisk_lab::output::print_stdout(&format!("{suite}\n"));
+    Ok(checks_exit_code(&suite))
+}
+
+/// `brisk run FILE --shard K/N`: runs the shard and writes its directory.
+fn run_shard(
+    file: &std::path::Path,
+    out: Option<PathBuf>,
+    jobs: Option<NonZeroUsize>,
+    shard: brisk_lab::shard::Shard,
+) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    let exp = brisk_lab::experiment::Experiment::load(file)?;
+    let out = out.unwrap_or_else(|| {
+        PathBuf::from(format!("brisk-shard-{}-of-{}", shard.index, shard.count))
+    });
+    let jobs = jobs
+        .map(NonZeroUsize::get)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
+    let bar = reproduce::progress_bar(std::io::stderr().is_terminal(), 0);
+    bar.set_message(format!("{} {shard}", exp.name));
+    let started = std::time::Instant::now();
+    let output = brisk_lab::runner::run_shard(&exp, shard, jobs, &bar);
+    bar.finish_and_clear();
+    output.write(&out)?;
+    let m = &output.manifest;
+    brisk_lab::output::print_stdout(&format!(
+        "{} shard {shard}: {} of {} runs, {} records in {:.1} s\nshard: {}\n",
+        m.experiment,
+        m.runs,
+        m.runs_total,
+        m.records,
+        started.elapsed().as_secs_f64(),
+        out.display()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `brisk merge DIR...`: the report of the merged shards, and the exit
+/// status of `run`.
+fn merge_shards(
+    dirs: &[PathBuf],
+    out: Option<PathBuf>,
+    experiment: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let file = match experiment {
+        Some(file) => file,
+        None => {
+            let first = &dirs[0];
+            let m = brisk_lab::shard::read_manifest(first)?;
+            PathBuf::from(m.experiment_file)
+        }
+    };
+    let exp = brisk_lab::experiment::Experiment::load(&file).with_context(|| {
+        format!(
+            "loading the experiment the shards belong to ({}; pass --experiment FILE to name it)",
+            file.display()
+        )
+    })?;
+    let (records, totals) = brisk_lab::shard::merge_dirs(&exp, dirs)?;
+    let out = reproduce::prepare_out(out.as_deref())?;
+    let experiments = std::slice::from_ref(&exp);
+    let accuracy = reproduce::emulator_accuracy(experiments, &indicatif::ProgressBar::hidden())?;
+    let result = reproduce::ExperimentResult {
+        exp: &exp,
+        records,
+        totals,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    };
+    let suite = reproduce::write_results(&out, accuracy, vec![result], started)?;
     brisk_lab::output::print_stdout(&format!("{suite}\n"));
     Ok(checks_exit_code(&suite))
 }

@@ -149,15 +149,7 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
             ),
         }
     }
-    let out = match &opts.out {
-        Some(out) => out.clone(),
-        None => std::env::current_dir()
-            .context("cannot determine the current directory for the report")?
-            .join(DEFAULT_OUT_DIR),
-    };
-    fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    // Named in full at the end of the run, wherever the command ran from.
-    let out = fs::canonicalize(&out).with_context(|| format!("resolving {}", out.display()))?;
+    let out = prepare_out(opts.out.as_deref())?;
     let jobs = opts
         .jobs
         .map(NonZeroUsize::get)
@@ -167,7 +159,49 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         .iter()
         .map(|e| runner::expand(e).len() as u64)
         .sum();
-    let bar = if opts.progress {
+    let bar = progress_bar(opts.progress, total);
+    let accuracy = emulator_accuracy(&experiments, &bar)?;
+    let mut results = Vec::new();
+    for exp in &experiments {
+        bar.set_message(exp.name.clone());
+        let t0 = Instant::now();
+        let (records, totals) = runner::run(exp, jobs, &bar);
+        results.push(ExperimentResult {
+            exp,
+            records,
+            totals,
+            wall_seconds: t0.elapsed().as_secs_f64(),
+        });
+    }
+    bar.finish_and_clear();
+    write_results(&out, accuracy, results, started)
+}
+
+/// One experiment's outcome, from a run or from merged shards.
+pub struct ExperimentResult<'a> {
+    pub exp: &'a Experiment,
+    pub records: Vec<Record>,
+    pub totals: RunTotals,
+    pub wall_seconds: f64,
+}
+
+/// Creates the report directory (`out`, or [`DEFAULT_OUT_DIR`] in the working
+/// directory) and returns its canonical path.
+pub fn prepare_out(out: Option<&Path>) -> Result<PathBuf> {
+    let out = match out {
+        Some(out) => out.to_path_buf(),
+        None => std::env::current_dir()
+            .context("cannot determine the current directory for the report")?
+            .join(DEFAULT_OUT_DIR),
+    };
+    fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    // Named in full at the end of the run, wherever the command ran from.
+    fs::canonicalize(&out).with_context(|| format!("resolving {}", out.display()))
+}
+
+/// The progress bar of `total` runs on stderr (hidden unless `show`).
+pub fn progress_bar(show: bool, total: u64) -> ProgressBar {
+    let bar = if show {
         ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
     } else {
         ProgressBar::hidden()
@@ -177,29 +211,51 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
     {
         bar.set_style(style);
     }
+    bar
+}
 
-    let mut all_records: Vec<Record> = Vec::new();
-    let mut all_summary = Vec::new();
-    let mut sections = Vec::new();
-    // Emulated results come with the emulator's own error, measured now.
-    if experiments
+/// Emulated results come with the emulator's own error, measured now: the
+/// report's section on it, when any experiment runs a real stack.
+pub fn emulator_accuracy(
+    experiments: &[Experiment],
+    bar: &ProgressBar,
+) -> Result<Option<crate::report::Section>> {
+    if !experiments
         .iter()
         .any(|e| e.variants.iter().any(|v| v.stack.is_some()))
     {
-        bar.set_message("emulator accuracy");
-        let plan = brisk_emu::accuracy::Plan::default();
-        match brisk_emu::accuracy::measure_until(&plan, &crate::emu_runner::interrupted) {
-            Ok(acc) => sections.push(crate::emu_report::accuracy_section(&acc)),
-            Err(brisk_emu::EmuError::Interrupted) => crate::emu_runner::exit_interrupted(&bar),
-            Err(e) => bail!("brisk reproduce: measuring the emulator's accuracy: {e}"),
-        }
+        return Ok(None);
     }
+    bar.set_message("emulator accuracy");
+    let plan = brisk_emu::accuracy::Plan::default();
+    match brisk_emu::accuracy::measure_until(&plan, &crate::emu_runner::interrupted) {
+        Ok(acc) => Ok(Some(crate::emu_report::accuracy_section(&acc))),
+        Err(brisk_emu::EmuError::Interrupted) => crate::emu_runner::exit_interrupted(bar),
+        Err(e) => bail!("brisk reproduce: measuring the emulator's accuracy: {e}"),
+    }
+}
+
+/// Writes `runs.csv`, `summary.csv`, `summary.json`, the plots and
+/// `index.html` of `results` into `out`; what `run` and `reproduce` write,
+/// and `merge` writes the same from shards.
+pub fn write_results(
+    out: &Path,
+    accuracy: Option<crate::report::Section>,
+    results: Vec<ExperimentResult<'_>>,
+    started: Instant,
+) -> Result<SuiteSummary> {
+    let mut all_records: Vec<Record> = Vec::new();
+    let mut all_summary = Vec::new();
+    let mut sections: Vec<_> = accuracy.into_iter().collect();
     let mut summaries = Vec::new();
     let mut totals_all = RunTotals::default();
-    for exp in &experiments {
-        bar.set_message(exp.name.clone());
-        let t0 = Instant::now();
-        let (records, totals) = runner::run(exp, jobs, &bar);
+    for ExperimentResult {
+        exp,
+        records,
+        totals,
+        wall_seconds,
+    } in results
+    {
         let summary = summarize(exp, &records);
         let pending = None;
         let (section, checks) = figures::section_and_checks(exp, &records, &totals, pending);
@@ -220,7 +276,7 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
             runs: totals.runs,
             sim_events: totals.sim_events,
             virtual_seconds: totals.virtual_time.as_secs_f64(),
-            wall_seconds: t0.elapsed().as_secs_f64(),
+            wall_seconds,
             checks,
             summary: summary.clone(),
         });
@@ -229,7 +285,6 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         all_summary.extend(summary);
         all_records.extend(records);
     }
-    bar.finish_and_clear();
 
     write_csv(&out.join("runs.csv"), &all_records).map_err(anyhow::Error::msg)?;
     write_csv(&out.join("summary.csv"), &all_summary).map_err(anyhow::Error::msg)?;
@@ -270,7 +325,7 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         sections,
         generated_by: format!("brisk {} (brisk reproduce)", env!("CARGO_PKG_VERSION")),
     };
-    write_report(&out, &report).map_err(|e| anyhow::anyhow!("writing the report: {e}"))?;
+    write_report(out, &report).map_err(|e| anyhow::anyhow!("writing the report: {e}"))?;
     Ok(suite)
 }
 

@@ -1482,13 +1482,71 @@ fn emulate(exp: &Experiment, keys: &[RunKey], progress: &ProgressBar) -> Vec<(Ru
 /// Runs every run of `exp` on up to `jobs` threads; records come back sorted by
 /// run key, so the same seed gives the same output whatever the parallelism.
 pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record>, RunTotals) {
-    let (emulated, keys): (Vec<RunKey>, Vec<RunKey>) = expand(exp)
+    let keys = expand(exp).into_iter().enumerate().collect();
+    let mut totals = RunTotals::default();
+    let mut records = Vec::new();
+    for (_, _, o) in run_keys(exp, keys, jobs, progress) {
+        totals.runs += 1;
+        totals.sim_events += o.events;
+        totals.virtual_time += o.virtual_time;
+        totals.incomplete += u64::from(!o.complete);
+        records.extend(o.records);
+    }
+    (records, totals)
+}
+
+/// Runs only the runs of shard `shard` (see [`crate::shard`]): its slice of
+/// [`expand`]'s runs, with each run's counters beside its records, so that
+/// [`crate::shard::merge`] can put the shards together into exactly what
+/// [`run`] returns.
+pub fn run_shard(
+    exp: &Experiment,
+    shard: crate::shard::Shard,
+    jobs: usize,
+    progress: &ProgressBar,
+) -> crate::shard::ShardOutput {
+    let all = expand(exp);
+    let total = all.len();
+    let keys = all
         .into_iter()
-        .partition(|k| exp.variants[k.variant].stack.is_some());
+        .enumerate()
+        .filter(|(i, _)| shard.owns(*i))
+        .collect();
+    let mut runs = Vec::new();
+    let mut records = Vec::new();
+    for (index, key, o) in run_keys(exp, keys, jobs, progress) {
+        runs.push(crate::shard::ShardRun {
+            index,
+            variant: key.variant,
+            replication: key.replication,
+            position: key.position,
+            records: o.records.len(),
+            sim_events: o.events,
+            virtual_time_ns: o.virtual_time.as_nanos() as u64,
+            complete: o.complete,
+        });
+        records.extend(o.records);
+    }
+    crate::shard::ShardOutput::new(exp, shard, total, runs, records)
+}
+
+/// Runs the given runs (numbered by their place in [`expand`]'s list) on up
+/// to `jobs` threads, the emulated ones after, one at a time; the outcomes
+/// come back sorted by run key.
+fn run_keys(
+    exp: &Experiment,
+    keys: Vec<(usize, RunKey)>,
+    jobs: usize,
+    progress: &ProgressBar,
+) -> Vec<(usize, RunKey, Outcome)> {
+    type Numbered = Vec<(usize, RunKey)>;
+    let (emulated, keys): (Numbered, Numbered) = keys
+        .into_iter()
+        .partition(|(_, k)| exp.variants[k.variant].stack.is_some());
     progress.set_length(progress.length().unwrap_or(0) + (keys.len() + emulated.len()) as u64);
     let work = || {
         keys.par_iter()
-            .map(|key| {
+            .map(|(i, key)| {
                 // Without a capture, a run cannot fail.
                 let o = run_one(exp, key, None, None).unwrap_or(Outcome {
                     records: Vec::new(),
@@ -1497,7 +1555,7 @@ pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record
                     complete: false,
                 });
                 progress.inc(1);
-                (*key, o)
+                (*i, *key, o)
             })
             .collect::<Vec<_>>()
     };
@@ -1509,18 +1567,15 @@ pub fn run(exp: &Experiment, jobs: usize, progress: &ProgressBar) -> (Vec<Record
         Err(_) => work(),
     };
     // Emulated runs take the wall clock and the cores: one at a time.
-    outcomes.extend(emulate(exp, &emulated, progress));
-    outcomes.sort_by_key(|(k, _)| *k);
-    let mut totals = RunTotals::default();
-    let mut records = Vec::new();
-    for (_, o) in outcomes {
-        totals.runs += 1;
-        totals.sim_events += o.events;
-        totals.virtual_time += o.virtual_time;
-        totals.incomplete += u64::from(!o.complete);
-        records.extend(o.records);
-    }
-    (records, totals)
+    let emulated_keys: Vec<RunKey> = emulated.iter().map(|(_, k)| *k).collect();
+    let index: BTreeMap<RunKey, usize> = emulated.iter().map(|(i, k)| (*k, *i)).collect();
+    outcomes.extend(
+        emulate(exp, &emulated_keys, progress)
+            .into_iter()
+            .map(|(k, o)| (index[&k], k, o)),
+    );
+    outcomes.sort_by_key(|(_, k, _)| *k);
+    outcomes
 }
 
 #[cfg(test)]

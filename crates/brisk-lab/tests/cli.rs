@@ -548,3 +548,136 @@ fn run_exits_non_zero_and_names_the_checks_that_differ() {
     assert!(!html.contains(r#"<span class="badge reproduced">"#));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `brisk run FILE --shard K/N --out DIR` for every K, from the workspace root.
+fn run_shards(file: &Path, n: u32, dir: &Path) -> Vec<String> {
+    (1..=n)
+        .map(|k| {
+            let out = dir.join(format!("shard{k}"));
+            let output = brisk(
+                &[
+                    "run",
+                    file.to_str().unwrap(),
+                    "--shard",
+                    &format!("{k}/{n}"),
+                    "--jobs",
+                    "1",
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+                &workspace_root(),
+            );
+            assert_eq!(output.status.code(), Some(0), "{output:?}");
+            assert!(
+                stdout(&output).contains(&format!("shard {k}/{n}: ")),
+                "{output:?}"
+            );
+            out.to_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn run_shard_and_merge_write_the_report_of_one_run_byte_for_byte() {
+    let dir = temp_dir("shards");
+    let file = Path::new("experiments/seed000-fig02.toml");
+    let whole = dir.join("whole");
+    let output = brisk(
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            whole.to_str().unwrap(),
+        ],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let shards = run_shards(file, 3, &dir);
+    let merged = dir.join("merged");
+    // From another directory: the manifest names the experiment file in full.
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(String::as_str));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let output = brisk(&args, &dir);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(stdout(&output).contains("seed000-fig02"), "{output:?}");
+    for f in ["runs.csv", "summary.csv", "summary.json"] {
+        let a = std::fs::read(whole.join(f)).unwrap();
+        let b = std::fs::read(merged.join(f)).unwrap();
+        assert!(a == b, "merged {f} differs from the unsharded run's");
+    }
+    for f in [
+        "index.html",
+        "seed000-fig02-mtt.svg",
+        "seed000-fig02-mtt.png",
+    ] {
+        assert!(merged.join(f).is_file(), "{f} missing");
+    }
+    // Without shard 2, merge names it and fails.
+    let output = brisk(&["merge", &shards[0], &shards[2]], &dir);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("missing shard 2 of 3"),
+        "{output:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn merge_exits_non_zero_when_a_check_differs_as_run_does() {
+    let dir = temp_dir("shards-differ");
+    let text = std::fs::read_to_string(workspace_root().join("experiments/seed000-fig02.toml"))
+        .unwrap()
+        .replace(
+            r#"set = { early_retransmit = "packets" }"#,
+            r#"set = { early_retransmit = "off" }"#,
+        )
+        .replace("replications = 3", "replications = 1");
+    let file = dir.join("fig02-no-er.toml");
+    std::fs::write(&file, text).unwrap();
+    let shards = run_shards(&file, 2, &dir);
+    let output = brisk(
+        &[
+            "merge",
+            &shards[1],
+            &shards[0],
+            "--out",
+            dir.join("out").to_str().unwrap(),
+        ],
+        &workspace_root(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(
+        stdout(&output).contains("seed000-fig02: Early Retransmit: mean reduction [differs]"),
+        "{output:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_shard_spec_is_refused_with_what_was_expected() {
+    for (spec, why) in [
+        ("3/2", "--shard 3/2: K must be from 1 to N = 2"),
+        ("0/4", "--shard 0/4: K must be from 1 to N = 4"),
+        ("1/0", "--shard 1/0: N must be at least 1"),
+        ("two", "--shard two: expected K/N, e.g. 2/7"),
+    ] {
+        let output = brisk(
+            &["run", "experiments/seed000-fig02.toml", "--shard", spec],
+            &workspace_root(),
+        );
+        assert_eq!(output.status.code(), Some(2), "{spec}: {output:?}");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(err.contains(why), "{spec}: {err}");
+    }
+    // Merge needs at least one directory, and a shard directory.
+    let output = brisk(&["merge"], &workspace_root());
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let output = brisk(&["merge", "experiments"], &workspace_root());
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("experiments/manifest.json: missing: not a shard directory"),
+        "{err}"
+    );
+}
