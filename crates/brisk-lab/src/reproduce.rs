@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::experiment::Experiment;
 use crate::figures;
 use crate::output::{SummaryRow, summarize, write_csv, write_json};
-use crate::report::{Report, write_report};
+use crate::report::{Report, Table, write_report};
 use crate::runner::{self, Record, RunTotals};
 
 /// Name of the directory that holds the experiment files.
@@ -92,6 +92,10 @@ pub struct ExperimentSummary {
     /// Each `[[reference]]` check: label and outcome (`agrees`, `known gap`,
     /// `differs`, `awaits WHAT`, or `not available: WHY`).
     pub checks: Vec<(String, String)>,
+    /// The report's table of the paper's numbers beside ours: one row per
+    /// `[[reference]]` (quantity, paper, ours, check).
+    #[serde(skip)]
+    pub comparison: Table,
     pub summary: Vec<SummaryRow>,
 }
 
@@ -155,23 +159,33 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
             .context("cannot determine the current directory for the report")?
             .join(DEFAULT_OUT_DIR),
     };
-    fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    // Named in full at the end of the run, wherever the command ran from.
-    let out = fs::canonicalize(&out).with_context(|| format!("resolving {}", out.display()))?;
     let jobs = opts
         .jobs
         .map(NonZeroUsize::get)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
-
-    let total: u64 = experiments
-        .iter()
-        .map(|e| runner::expand(e).len() as u64)
-        .sum();
     let bar = if opts.progress {
-        ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+        ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
     } else {
         ProgressBar::hidden()
     };
+    run_experiments(&experiments, &out, jobs, &bar, started)
+}
+
+/// Runs loaded experiments on `jobs` threads and writes their report to `out`
+/// (`runs.csv`, `summary.csv`, `summary.json`, charts, `index.html`), counting
+/// runs on `bar` (its length is the number of runs): what `brisk run` and
+/// `brisk reproduce` do once the files are read, and what the Python
+/// package calls, so that both write the same report.
+pub fn run_experiments(
+    experiments: &[Experiment],
+    out: &Path,
+    jobs: usize,
+    bar: &ProgressBar,
+    started: Instant,
+) -> Result<SuiteSummary> {
+    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    // Named in full at the end of the run, wherever the command ran from.
+    let out = fs::canonicalize(out).with_context(|| format!("resolving {}", out.display()))?;
     bar.set_length(0);
     if let Ok(style) = ProgressStyle::with_template("{msg:28} {wide_bar} {pos}/{len} runs ({eta})")
     {
@@ -190,20 +204,19 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         let plan = brisk_emu::accuracy::Plan::default();
         match brisk_emu::accuracy::measure_until(&plan, &crate::emu_runner::interrupted) {
             Ok(acc) => sections.push(crate::emu_report::accuracy_section(&acc)),
-            Err(brisk_emu::EmuError::Interrupted) => crate::emu_runner::exit_interrupted(&bar),
+            Err(brisk_emu::EmuError::Interrupted) => crate::emu_runner::exit_interrupted(bar),
             Err(e) => bail!("brisk reproduce: measuring the emulator's accuracy: {e}"),
         }
     }
     let mut summaries = Vec::new();
     let mut totals_all = RunTotals::default();
-    for exp in &experiments {
+    for exp in experiments {
         bar.set_message(exp.name.clone());
         let t0 = Instant::now();
-        let (records, totals) = runner::run(exp, jobs, &bar);
+        let (records, totals) = runner::run(exp, jobs, bar);
         let summary = summarize(exp, &records);
         let pending = None;
         let (section, checks) = figures::section_and_checks(exp, &records, &totals, pending);
-        sections.push(section);
         let checks = checks
             .into_iter()
             .map(|(label, r)| {
@@ -222,8 +235,10 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
             virtual_seconds: totals.virtual_time.as_secs_f64(),
             wall_seconds: t0.elapsed().as_secs_f64(),
             checks,
+            comparison: section.comparison.clone(),
             summary: summary.clone(),
         });
+        sections.push(section);
         totals_all.runs += totals.runs;
         totals_all.sim_events += totals.sim_events;
         all_summary.extend(summary);
