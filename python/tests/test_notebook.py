@@ -20,3 +20,10 @@ def test_example_notebook_runs_and_plots():
     assert not [o for o in outputs if o.output_type == "error"]
     # The plot cell drew a PNG.
     assert any("image/png" in o.get("data", {}) for o in outputs)
+    # exp.run showed tqdm's Jupyter widget, and the runner's counter took it
+    # to every run of the reduced sweep (1210).
+    run_cell = next(c for c in nb.cells if c.cell_type == "code" and "exp.run(" in c.source)
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in run_cell.outputs)
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    bars = [m["state"] for m in state.values() if m["model_name"] in ("FloatProgressModel", "IntProgressModel")]
+    assert any(b.get("value") == b.get("max") == 1210 for b in bars), bars
