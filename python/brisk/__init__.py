@@ -159,6 +159,12 @@ class Result:
         return (self._dir / name).read_text()
 
     @property
+    def experiments(self) -> pd.DataFrame:
+        """Per experiment: name, file, runs, simulated events, virtual and wall seconds."""
+        cols = ["name", "file", "runs", "sim_events", "virtual_seconds", "wall_seconds"]
+        return pd.DataFrame([{c: e[c] for c in cols} for e in self._suite["experiments"]], columns=cols)
+
+    @property
     def text(self) -> str:
         """The summary `brisk run` prints."""
         return self._suite["text"]

@@ -44,6 +44,8 @@ def test_checks_list_each_reference_with_the_clis_outcome(py_result, cli_report,
     assert all(checked["ours"].str.len() > 0)
     assert spec.name == "seed000-fig02"
     assert not py_result.failed
+    assert list(py_result.experiments["runs"]) == [121]
+    assert f"{(checks['outcome'] == 'agrees').sum()} agree" in py_result.text
 
 
 def test_report_writes_the_directory_the_cli_writes(py_result, cli_report, tmp_path):
