@@ -216,6 +216,23 @@ class Simulation:
         self.messages: pd.DataFrame = result.runs
         self.packets: pd.DataFrame = packets
 
+    @property
+    def per_message(self) -> pd.DataFrame:
+        """One row per message (index: flow, message number from 1), one
+        column per per-message metric (``mtt_ms``, ...)."""
+        m = self.messages[self.messages["tsn"].notna()]
+        wide = m.pivot_table(index=["flow", "tsn"], columns="metric", values="value", aggfunc="first")
+        wide.index = wide.index.set_levels(wide.index.levels[1].astype(int), level=1)
+        wide.columns.name = None
+        return wide
+
+    @property
+    def totals(self) -> pd.Series:
+        """The run's per-flow figures (retransmissions by cause, packets sent,
+        goodput, ...) of the first flow, by metric name."""
+        m = self.messages[self.messages["tsn"].isna() & (self.messages["flow"] == 0)]
+        return pd.Series(m["value"].to_numpy(), index=m["metric"].to_numpy(), name="value")
+
     def __repr__(self) -> str:
         return f"Simulation({len(self.messages)} records, {len(self.packets)} packets)"
 

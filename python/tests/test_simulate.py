@@ -33,6 +33,11 @@ def test_simulate_drop_pattern_drops_that_packet_and_its_data_is_retransmitted()
     # or fast retransmit, either way longer than the others.
     mtt = sim.messages[sim.messages["metric"] == "mtt_ms"]["value"]
     assert mtt.max() > 2 * mtt.median()
+    # The same figures, one row per message and the run's totals.
+    assert list(sim.per_message.index.get_level_values("tsn")) == list(range(1, 21))
+    assert sim.per_message["mtt_ms"].max() == mtt.max()
+    assert sim.totals["lost_chunks"] == 1
+    assert sim.totals["packets_sent"] == len(sim.packets)
 
 
 def test_simulate_takes_a_config_with_overrides_and_set():
