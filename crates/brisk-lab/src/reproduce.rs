@@ -173,7 +173,7 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
 
 /// Runs loaded experiments on `jobs` threads and writes their report to `out`
 /// (`runs.csv`, `summary.csv`, `summary.json`, charts, `index.html`), counting
-/// runs on `bar` (its length is the number of runs): what `brisk run` and
+/// runs on `bar` (its length grows to the number of runs): what `brisk run` and
 /// `brisk reproduce` do once the files are read, and what the Python
 /// package calls, so that both write the same report.
 pub fn run_experiments(
