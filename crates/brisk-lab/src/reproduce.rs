@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::experiment::Experiment;
 use crate::figures;
 use crate::output::{SummaryRow, summarize, write_csv, write_json};
-use crate::report::{Report, write_report};
+use crate::report::{Report, Table, write_report};
 use crate::runner::{self, Record, RunTotals};
 
 /// Name of the directory that holds the experiment files.
@@ -92,6 +92,10 @@ pub struct ExperimentSummary {
     /// Each `[[reference]]` check: label and outcome (`agrees`, `known gap`,
     /// `differs`, `awaits WHAT`, or `not available: WHY`).
     pub checks: Vec<(String, String)>,
+    /// The report's table of the paper's numbers beside ours: one row per
+    /// `[[reference]]` (quantity, paper, ours, check).
+    #[serde(skip)]
+    pub comparison: Table,
     pub summary: Vec<SummaryRow>,
 }
 
@@ -160,12 +164,28 @@ pub fn run_files(files: &[PathBuf], dir: &Path, opts: &Options) -> Result<SuiteS
         .map(|e| runner::expand(e).len() as u64)
         .sum();
     let bar = progress_bar(opts.progress, total);
-    let accuracy = emulator_accuracy(&experiments, &bar)?;
+    run_experiments(&experiments, &out, jobs, &bar, started)
+}
+
+/// Runs loaded experiments on `jobs` threads and writes their report to `out`
+/// (`runs.csv`, `summary.csv`, `summary.json`, charts, `index.html`), counting
+/// runs on `bar` (its length grows to the number of runs): what `brisk run`
+/// and `brisk reproduce` do once the files are read, and what the Python
+/// package calls, so that both write the same report.
+pub fn run_experiments(
+    experiments: &[Experiment],
+    out: &Path,
+    jobs: usize,
+    bar: &ProgressBar,
+    started: Instant,
+) -> Result<SuiteSummary> {
+    let out = prepare_out(Some(out))?;
+    let accuracy = emulator_accuracy(experiments, bar)?;
     let mut results = Vec::new();
-    for exp in &experiments {
+    for exp in experiments {
         bar.set_message(exp.name.clone());
         let t0 = Instant::now();
-        let (records, totals) = runner::run(exp, jobs, &bar);
+        let (records, totals) = runner::run(exp, jobs, bar);
         results.push(ExperimentResult {
             exp,
             records,
@@ -259,6 +279,7 @@ pub fn write_results(
         let summary = summarize(exp, &records);
         let pending = None;
         let (section, checks) = figures::section_and_checks(exp, &records, &totals, pending);
+        let comparison = section.comparison.clone();
         sections.push(section);
         let checks = checks
             .into_iter()
@@ -278,6 +299,7 @@ pub fn write_results(
             virtual_seconds: totals.virtual_time.as_secs_f64(),
             wall_seconds,
             checks,
+            comparison,
             summary: summary.clone(),
         });
         totals_all.runs += totals.runs;
