@@ -1,0 +1,162 @@
+"""Sweeps sharded over a Ray cluster.
+
+    >>> import brisk, brisk.ray
+    >>> exp = brisk.Experiment.load("experiments/seed000-fig07.toml")
+    >>> result = brisk.ray.run(exp, address="ray://head:10001")
+
+The sweep is cut into N shards (``brisk run --shard K/N``: every N-th run
+from the K-th). Each shard is one Ray task: a worker process parses the
+experiment from its TOML text (sent with the task, so the nodes need not
+share a filesystem, but each needs this ``brisk`` package installed, the same
+version) and runs its shard with the Rust runner in-process, through the
+bindings, returning the shard's output as bytes. This process (the driver)
+gathers them as they finish, then merges them and writes the report with
+the same code as ``brisk merge``: ``runs.csv`` and ``summary.csv`` are byte
+for byte those of ``brisk run``. Ray retries a task whose worker died or
+whose node was lost (``max_retries``); a shard still missing at the merge
+raises ``ValueError`` naming it.
+
+Ray is an optional extra: ``pip install ./python[ray]``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+from . import _brisk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import Experiment, Result
+
+__all__ = ["run", "run_shards", "default_shards", "SHARDS_PER_CPU"]
+
+#: Shards per CPU of the cluster by default: a few, so that a slow or retried
+#: shard does not hold the others up, while each shard's fixed cost (a task,
+#: parsing the experiment, expanding the sweep) stays small beside its runs.
+SHARDS_PER_CPU = 4
+
+_INSTALL_HINT = "brisk.ray needs Ray, an optional extra: pip install ./python[ray] (or pip install 'ray>=2.9')"
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError(f"{_INSTALL_HINT} ({e})") from e
+    return ray
+
+
+def _connect(ray: Any, address: Optional[str]) -> bool:
+    """Connects this process to a cluster unless it is already; whether it
+    connected (and so should disconnect)."""
+    if ray.is_initialized():
+        return False
+    ray.init(address=address, log_to_driver=False, configure_logging=False)
+    return True
+
+
+def _shard_task(path: str, text: str, k: int, n: int, jobs: int) -> bytes:
+    # In a Ray worker process: the lab's parser and runner, in-process.
+    return _brisk._Experiment.parse(path, text).run_shard(k, n, jobs)
+
+
+def default_shards(cpus: float, run_count: int) -> int:
+    """The default number of shards: ``SHARDS_PER_CPU`` per CPU of the
+    cluster, at least 1 and at most one per run."""
+    return max(1, min(run_count, int(cpus) * SHARDS_PER_CPU))
+
+
+def _shard_runs(run_count: int, k: int, n: int) -> int:
+    # Shard k of n owns the runs i (0-based) with i % n == k - 1.
+    return len(range(k - 1, run_count, n))
+
+
+def run_shards(
+    exp: "Experiment",
+    address: Optional[str] = None,
+    shards: Optional[int] = None,
+    progress: bool = True,
+    jobs_per_shard: int = 1,
+    max_retries: int = 3,
+) -> list[bytes]:
+    """Runs the ``shards`` shards of ``exp`` as Ray tasks and returns their
+    outputs (``Experiment.run_shard``'s bytes), shard 1 first; what
+    :func:`run` merges. The arguments are :func:`run`'s."""
+    ray = _ray()
+    connected = _connect(ray, address)
+    try:
+        if shards is None:
+            shards = default_shards(ray.cluster_resources().get("CPU", 1), exp.run_count)
+        if shards < 1:
+            raise ValueError(f"shards={shards}: expected at least 1")
+        if jobs_per_shard < 1:
+            raise ValueError(f"jobs_per_shard={jobs_per_shard}: expected at least 1")
+        task = ray.remote(_shard_task).options(
+            num_cpus=jobs_per_shard, max_retries=max_retries, name="brisk-shard"
+        )
+        path, text = str(exp.file), exp.toml_text
+        text_ref = ray.put(text)
+        refs = {
+            task.remote(path, text_ref, k, shards, jobs_per_shard): k for k in range(1, shards + 1)
+        }
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=exp.run_count, desc=f"{exp.name} ({shards} shards)", unit="run")
+        out: dict[int, bytes] = {}
+        try:
+            pending = list(refs)
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                for ref in ready:
+                    k = refs[ref]
+                    out[k] = ray.get(ref)
+                    if bar is not None:
+                        bar.update(_shard_runs(exp.run_count, k, shards))
+        except BaseException:
+            for ref in refs:
+                ray.cancel(ref, force=True)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        return [out[k] for k in sorted(out)]
+    finally:
+        if connected:
+            ray.shutdown()
+
+
+def run(
+    exp: "Experiment",
+    address: Optional[str] = None,
+    shards: Optional[int] = None,
+    progress: bool = True,
+    jobs_per_shard: int = 1,
+    max_retries: int = 3,
+) -> "Result":
+    """Runs ``exp``'s sweep on a Ray cluster and returns what
+    :meth:`Experiment.run` returns (byte-identical ``runs.csv`` and
+    ``summary.csv``).
+
+    ``address``: passed to ``ray.init``. ``None`` follows Ray's rules: the
+    cluster in ``RAY_ADDRESS`` if set, else one started with ``ray start`` on
+    this machine, else a new local one-off cluster for the call. A cluster's
+    GCS address (``"10.0.0.5:6379"``) connects this process to it as a
+    driver, which needs this machine on the cluster's network; a Ray Client
+    address (``"ray://head:10001"``) drives it from outside. If this process
+    is already connected (``ray.init`` called), that connection is used and
+    kept; otherwise it is closed at the end.
+
+    ``shards``: how many tasks (default: ``SHARDS_PER_CPU`` per CPU of the
+    cluster). Each asks for ``jobs_per_shard`` CPUs and runs as many runs at
+    once. Ray retries a task whose worker or node died, up to ``max_retries``
+    times. ``progress`` shows a tqdm bar counting runs as shards finish.
+    Raises ``ImportError`` if Ray is not installed.
+    """
+    from . import merge_shards
+
+    started = time.monotonic()
+    outputs = run_shards(exp, address, shards, progress, jobs_per_shard, max_retries)
+    return merge_shards(exp, outputs, wall_seconds=time.monotonic() - started)
