@@ -153,6 +153,25 @@ def test_default_shards_follow_the_cluster_and_a_missing_one_is_named(ray_cluste
         brisk.merge_shards(exp, shards[:2] + shards[3:])
 
 
+def test_a_task_whose_worker_dies_is_retried(ray_cluster, small_file, cli_report, monkeypatch):
+    marker = Path(ray_cluster.temp_dir) / "shard-2-died"
+    real_task = brisk.ray._shard_task
+
+    # A local function, so Ray (cloudpickle) ships it by value: its worker
+    # process dies the first time it runs shard 2, as a lost node's would.
+    def dies_once(path, text, k, n, jobs):
+        if k == 2 and not marker.exists():
+            marker.touch()
+            os._exit(1)
+        return real_task(path, text, k, n, jobs)
+
+    monkeypatch.setattr(brisk.ray, "_shard_task", dies_once)
+    exp = brisk.Experiment.load(small_file)
+    result = brisk.ray.run(exp, address=ray_cluster.address, shards=3, progress=False)
+    assert marker.exists(), "shard 2's first attempt did not run"
+    assert result.csv_text("runs.csv") == (cli_report / "runs.csv").read_text()
+
+
 def test_without_ray_import_error_names_the_extra(small_file, monkeypatch):
     # `import brisk` and `import brisk.ray` need no Ray; running does.
     proc = subprocess.run(
