@@ -6,9 +6,9 @@
 
 The sweep is cut into N shards (``brisk run --shard K/N``: every N-th run
 from the K-th). Each shard is one Ray task: a worker process parses the
-experiment from its TOML text (sent with the task, so the nodes need not
-share a filesystem, but each needs this ``brisk`` package installed, the same
-version) and runs its shard with the Rust runner in-process, through the
+experiment from its TOML text (sent with the task, with the trace file a
+``kind = "trace"`` traffic names, so the nodes need not share a filesystem;
+but each needs this ``brisk`` package installed, the same version) and runs its shard with the Rust runner in-process, through the
 bindings, returning the shard's output as bytes. This process (the driver)
 gathers them as they finish, then merges them and writes the report with
 the same code as ``brisk merge``: ``runs.csv`` and ``summary.csv`` are byte
@@ -21,7 +21,12 @@ Ray is an optional extra: ``pip install ./python[ray]``.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import tempfile
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import _brisk
@@ -56,9 +61,39 @@ def _connect(ray: Any, address: Optional[str]) -> bool:
     return True
 
 
-def _shard_task(path: str, text: str, k: int, n: int, jobs: int) -> bytes:
+def _payload(exp: "Experiment") -> tuple[str, str, dict[str, str]]:
+    """What a task needs to parse the experiment anywhere: its path (which
+    names it in errors), its text, and the files the parser reads next to
+    it (a `kind = "trace"` traffic's file), by their name in the file."""
+    text = exp.toml_text
+    traffic = json.loads(_brisk.toml_to_json(text)).get("traffic")
+    files = {}
+    if isinstance(traffic, dict) and traffic.get("kind") == "trace":
+        name = traffic.get("file")
+        # An absolute path is read where it is, on every node.
+        if isinstance(name, str) and not os.path.isabs(name):
+            files[name] = (exp.file.parent / name).read_text()
+    return str(exp.file), text, files
+
+
+def _shard_task(path: str, text: str, files: dict[str, str], k: int, n: int, jobs: int) -> bytes:
     # In a Ray worker process: the lab's parser and runner, in-process.
-    return _brisk._Experiment.parse(path, text).run_shard(k, n, jobs)
+    if not files:
+        return _brisk._Experiment.parse(path, text).run_shard(k, n, jobs)
+    # The experiment's files as they lay beside it, in a directory of
+    # this worker's own (its filesystem need not be the driver's).
+    tmp = tempfile.mkdtemp(prefix="brisk-shard-")
+    try:
+        for name, content in files.items():
+            dest = Path(tmp, name)
+            if os.path.commonpath([tmp, os.path.normpath(dest)]) != tmp:
+                raise ValueError(f"{path}: {name}: a file outside the experiment's directory")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(content)
+        here = os.path.join(tmp, os.path.basename(path))
+        return _brisk._Experiment.parse(here, text).run_shard(k, n, jobs)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def default_shards(cpus: float, run_count: int) -> int:
@@ -95,10 +130,11 @@ def run_shards(
         task = ray.remote(_shard_task).options(
             num_cpus=jobs_per_shard, max_retries=max_retries, name="brisk-shard"
         )
-        path, text = str(exp.file), exp.toml_text
-        text_ref = ray.put(text)
+        path, text, files = _payload(exp)
+        text_ref, files_ref = ray.put(text), ray.put(files)
         refs = {
-            task.remote(path, text_ref, k, shards, jobs_per_shard): k for k in range(1, shards + 1)
+            task.remote(path, text_ref, files_ref, k, shards, jobs_per_shard): k
+            for k in range(1, shards + 1)
         }
         bar = None
         if progress:

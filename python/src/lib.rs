@@ -193,6 +193,14 @@ fn json_to_toml(json: &str) -> PyResult<String> {
     toml::to_string(&value).map_err(value_error)
 }
 
+/// The text of a TOML file as JSON (a bad file raises `ValueError`), for
+/// the Python side to read an experiment's keys on any Python version.
+#[pyfunction]
+fn toml_to_json(text: &str) -> PyResult<String> {
+    let value: toml::Value = toml::from_str(text).map_err(value_error)?;
+    serde_json::to_string(&value).map_err(value_error)
+}
+
 /// Runs `experiments` with the lab's runner on `jobs` threads (default: every
 /// core) and writes the report `brisk run --out` writes into `out`. Calls
 /// `progress(done, total)` about ten times a second from the calling thread;
@@ -476,6 +484,7 @@ fn _brisk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExperiment>()?;
     m.add_class::<PyConfig>()?;
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(merge_shards, m)?)?;
     m.add_function(wrap_pyfunction!(knob_rows, m)?)?;

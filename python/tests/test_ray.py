@@ -159,11 +159,11 @@ def test_a_task_whose_worker_dies_is_retried(ray_cluster, small_file, cli_report
 
     # A local function, so Ray (cloudpickle) ships it by value: its worker
     # process dies the first time it runs shard 2, as a lost node's would.
-    def dies_once(path, text, k, n, jobs):
+    def dies_once(path, text, files, k, n, jobs):
         if k == 2 and not marker.exists():
             marker.touch()
             os._exit(1)
-        return real_task(path, text, k, n, jobs)
+        return real_task(path, text, files, k, n, jobs)
 
     monkeypatch.setattr(brisk.ray, "_shard_task", dies_once)
     exp = brisk.Experiment.load(small_file)
@@ -183,3 +183,25 @@ def test_without_ray_import_error_names_the_extra(small_file, monkeypatch):
     exp = brisk.Experiment.load(small_file)
     with pytest.raises(ImportError, match=r"pip install \./python\[ray\]"):
         brisk.ray.run(exp)
+
+
+def test_a_task_needs_no_shared_filesystem_even_with_a_trace_file(tmp_path):
+    # hol-idata's traffic is a trace file next to the experiment: the task
+    # gets both as text, so it runs where neither is (here: deleted).
+    from conftest import EXPERIMENTS
+    import shutil
+
+    where = tmp_path / "exp"
+    where.mkdir()
+    for name in ("hol-idata.toml", "hol-idata.trace"):
+        shutil.copy(EXPERIMENTS / name, where / name)
+    exp = brisk.Experiment.load(where / "hol-idata.toml")
+    path, text, files = brisk.ray._payload(exp)
+    assert list(files) == ["hol-idata.trace"]
+    shutil.rmtree(where)
+    shards = [brisk.ray._shard_task(path, text, files, k, 2, 1) for k in (1, 2)]
+    merged = brisk.merge_shards(exp, shards)
+    assert merged.csv_text("runs.csv") == exp.run(jobs=1, progress=False).csv_text("runs.csv")
+    # Without the trace file, the parser says which file it could not read.
+    with pytest.raises(ValueError, match="hol-idata.trace"):
+        brisk.ray._shard_task(path, text, {}, 1, 2, 1)
