@@ -152,8 +152,12 @@ def run_shards(
                     if bar is not None:
                         bar.update(_shard_runs(exp.run_count, k, shards))
         except BaseException:
+            # Interrupted, or a shard failed for good: stop the others.
             for ref in refs:
-                ray.cancel(ref, force=True)
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # already finished, or its node is gone
+                    pass
             raise
         finally:
             if bar is not None:
