@@ -27,7 +27,9 @@ import pandas as pd
 from . import _brisk
 from ._brisk import Config
 
-__all__ = ["Config", "Experiment", "Result", "Simulation", "knobs", "presets", "simulate"]
+__all__ = [
+    "Config", "Experiment", "Result", "Simulation", "knobs", "merge_shards", "presets", "simulate",
+]
 __version__: str = _brisk.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -41,13 +43,18 @@ class Experiment:
     key and what was expected, with the Rust parser's own message.
     """
 
-    def __init__(self, inner: "_brisk._Experiment") -> None:
+    def __init__(self, inner: "_brisk._Experiment", text: Optional[str] = None) -> None:
         self._inner = inner
+        # The TOML text it was parsed from: what travels to other machines
+        # (brisk.ray), which need not share this one's filesystem.
+        self._text = text
 
     @classmethod
     def load(cls, path: PathLike) -> "Experiment":
         """Reads and validates an experiment file (TOML)."""
-        return cls(_brisk._Experiment.load(os.fspath(path)))
+        path = os.fspath(path)
+        inner = _brisk._Experiment.load(path)
+        return cls(inner, Path(path).read_text())
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any], path: Optional[PathLike] = None) -> "Experiment":
@@ -66,7 +73,21 @@ class Experiment:
             raise ValueError(f"an experiment: expected values TOML can hold: {e}") from None
         toml_text = _brisk.json_to_toml(text)
         where = os.fspath(path) if path is not None else os.path.join(os.getcwd(), "<dict>.toml")
-        return cls(_brisk._Experiment.parse(where, toml_text))
+        return cls(_brisk._Experiment.parse(where, toml_text), toml_text)
+
+    @classmethod
+    def parse(cls, path: PathLike, text: str) -> "Experiment":
+        """Validates the text of an experiment file; ``path`` names it in
+        errors and anchors relative paths (trace files). What a Ray worker
+        does with :attr:`toml_text` and :attr:`file`."""
+        return cls(_brisk._Experiment.parse(os.fspath(path), text), text)
+
+    @property
+    def toml_text(self) -> str:
+        """The experiment file's text (for a dict, the TOML it was written as)."""
+        if self._text is None:
+            self._text = self.file.read_text()
+        return self._text
 
     @property
     def name(self) -> str:
@@ -102,6 +123,14 @@ class Experiment:
         """
         return _run([self], jobs=jobs, progress=progress)
 
+    def run_shard(self, k: int, n: int, jobs: Optional[int] = None) -> bytes:
+        """Runs shard ``k`` of ``n`` (``1 <= k <= n``), as ``brisk run --shard
+        K/N``: every n-th run of the sweep from the k-th, on ``jobs`` threads
+        (default 1), the GIL released. Returns the shard's output encoded,
+        for :func:`merge_shards`. A bad ``k``/``n`` raises ``ValueError``.
+        """
+        return self._inner.run_shard(k, n, jobs)
+
     def __repr__(self) -> str:
         return f"Experiment({self.name!r}, {self.run_count} runs, variants={self.variants})"
 
@@ -132,6 +161,30 @@ def _run(experiments: Sequence[Experiment], jobs: Optional[int], progress: bool)
     finally:
         if bar is not None:
             bar.close()
+    return Result(out, json.loads(text))
+
+
+def merge_shards(
+    experiment: Experiment,
+    shards: Sequence[bytes],
+    wall_seconds: float = 0.0,
+) -> "Result":
+    """Merges the outputs of :meth:`Experiment.run_shard` (all ``n`` of one
+    split, in any order) into the :class:`Result` :meth:`Experiment.run`
+    returns: the report is written by the same code, and ``runs.csv`` and
+    ``summary.csv`` are byte for byte those of an unsharded run.
+
+    A missing shard, one given twice, one of another split or of another
+    experiment (or brisk version) raises ``ValueError`` naming it (``missing
+    shard 2 of 4``; a shard in the list is ``shards[i]``). ``wall_seconds``
+    (the time the sharded run took) goes into the summary's wall time.
+    """
+    out = tempfile.mkdtemp(prefix="brisk-report-")
+    try:
+        text = _brisk.merge_shards(experiment._inner, [bytes(s) for s in shards], out, wall_seconds)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
     return Result(out, json.loads(text))
 
 

@@ -22,6 +22,10 @@ class _Experiment:
     @property
     def variants(self) -> list[str]: ...
     def packet_log(self) -> str: ...
+    def run_shard(self, k: int, n: int, jobs: Optional[int] = None) -> bytes:
+        """Shard k of n (1 <= k <= n) run on `jobs` threads (default 1), the
+        GIL released; its output encoded (brisk_lab::shard::ShardOutput)."""
+        ...
 
 class Config:
     """A protocol configuration: a preset, then knobs set by name.
@@ -45,11 +49,22 @@ class Config:
     def copy(self) -> "Config": ...
 
 def json_to_toml(json: str) -> str: ...
+def toml_to_json(text: str) -> str: ...
 def run(
     experiments: Sequence[_Experiment],
     out: str,
     jobs: Optional[int] = None,
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> str: ...
+def merge_shards(
+    experiment: _Experiment,
+    shards: Sequence[bytes],
+    out: str,
+    wall_seconds: float = 0.0,
+) -> str:
+    """Decodes and merges `run_shard`'s outputs and writes the report into
+    `out`; the suite summary as JSON. ValueError names a missing, duplicate
+    or foreign shard."""
+    ...
 def knob_rows() -> str: ...
 def preset_rows() -> list[tuple[str, str]]: ...

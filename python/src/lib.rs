@@ -8,12 +8,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use brisk_lab::experiment::{Experiment, LAB_PRESETS, preset as lab_preset};
+use brisk_lab::shard::{self, Shard, ShardOutput};
 use brisk_lab::{reproduce, runner};
 use brisk_proto::config::{KNOB_TABLE, PRESET_TABLE};
 use indicatif::ProgressBar;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 use serde_json::json;
 
 /// A parsed, validated experiment (`brisk_lab::experiment::Experiment`).
@@ -70,6 +71,27 @@ impl PyExperiment {
     #[getter]
     fn variants(&self) -> Vec<String> {
         self.inner.variants.iter().map(|v| v.name.clone()).collect()
+    }
+
+    /// Runs shard `k` of `n` (1 <= k <= n: every n-th run of the sweep,
+    /// starting at the k-th; `brisk run --shard K/N`) on `jobs` threads
+    /// (default 1) with the GIL released, and returns the shard's output
+    /// encoded (`ShardOutput::encode`), for `merge_shards`.
+    #[pyo3(signature = (k, n, jobs=None))]
+    fn run_shard<'py>(
+        &self,
+        py: Python<'py>,
+        k: u32,
+        n: u32,
+        jobs: Option<usize>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let shard = Shard::new(k, n).map_err(value_error)?;
+        let jobs = jobs.filter(|&j| j > 0).unwrap_or(1);
+        let exp = &self.inner;
+        let bytes = py
+            .allow_threads(|| runner::run_shard(exp, shard, jobs, &ProgressBar::hidden()).encode())
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(PyBytes::new(py, &bytes))
     }
 
     /// The packet log of the sweep's first run, traced again: every packet
@@ -171,6 +193,14 @@ fn json_to_toml(json: &str) -> PyResult<String> {
     toml::to_string(&value).map_err(value_error)
 }
 
+/// The text of a TOML file as JSON (a bad file raises `ValueError`), for
+/// the Python side to read an experiment's keys on any Python version.
+#[pyfunction]
+fn toml_to_json(text: &str) -> PyResult<String> {
+    let value: toml::Value = toml::from_str(text).map_err(value_error)?;
+    serde_json::to_string(&value).map_err(value_error)
+}
+
 /// Runs `experiments` with the lab's runner on `jobs` threads (default: every
 /// core) and writes the report `brisk run --out` writes into `out`. Calls
 /// `progress(done, total)` about ten times a second from the calling thread;
@@ -217,6 +247,51 @@ fn run(
             }
         }
     }
+}
+
+/// Decodes the encoded shards (`_Experiment.run_shard`'s bytes; errors name
+/// one as `shards[i]`, its place in the list), merges them into the records
+/// of an unsharded run, and writes the report `brisk run --out` writes into
+/// `out`, with the GIL released. A missing, duplicate or foreign shard raises
+/// `ValueError` with the merge's own message. `wall_seconds`, the time the
+/// sharded run took, is the experiment's wall time in the summary. Returns
+/// the suite summary as JSON, as `run` does.
+#[pyfunction]
+#[pyo3(signature = (experiment, shards, out, wall_seconds=0.0))]
+fn merge_shards(
+    py: Python<'_>,
+    experiment: PyRef<'_, PyExperiment>,
+    shards: Vec<Vec<u8>>,
+    out: PathBuf,
+    wall_seconds: f64,
+) -> PyResult<String> {
+    let exp = &experiment.inner;
+    let started = Instant::now()
+        .checked_sub(Duration::from_secs_f64(wall_seconds.max(0.0)))
+        .unwrap_or_else(Instant::now);
+    py.allow_threads(|| {
+        let decoded = shards
+            .iter()
+            .enumerate()
+            .map(|(i, b)| ShardOutput::decode(b, &format!("shards[{i}]")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(value_error)?;
+        let (records, totals) = shard::merge(exp, decoded).map_err(value_error)?;
+        let runtime = |e: anyhow::Error| PyRuntimeError::new_err(format!("{e:#}"));
+        let out = reproduce::prepare_out(Some(&out)).map_err(runtime)?;
+        let experiments = std::slice::from_ref(exp);
+        let accuracy =
+            reproduce::emulator_accuracy(experiments, &ProgressBar::hidden()).map_err(runtime)?;
+        let result = reproduce::ExperimentResult {
+            exp,
+            records,
+            totals,
+            wall_seconds: started.elapsed().as_secs_f64(),
+        };
+        reproduce::write_results(&out, accuracy, vec![result], started)
+            .map(|suite| summary_json(&suite))
+            .map_err(runtime)
+    })
 }
 
 fn summary_json(suite: &reproduce::SuiteSummary) -> String {
@@ -409,7 +484,9 @@ fn _brisk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExperiment>()?;
     m.add_class::<PyConfig>()?;
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_shards, m)?)?;
     m.add_function(wrap_pyfunction!(knob_rows, m)?)?;
     m.add_function(wrap_pyfunction!(preset_rows, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,207 @@
+"""brisk.ray on a real Ray cluster that the test starts and stops: a head
+node and a worker node, each its own `ray start` with one CPU, as separate
+processes on this machine. The merged results must be byte for byte the
+CLI's unsharded run. Ray missing fails (scripts/test installs it)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import brisk
+import brisk.ray
+
+RAY_CLI = Path(sys.executable).parent / "ray"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pids_mentioning(marker: str) -> list[int]:
+    """Processes whose command line names `marker` (our cluster's temp dir)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+class Cluster:
+    """A head and a worker node started with `ray start`, each in its own
+    session (process group), and everything they started."""
+
+    def __init__(self) -> None:
+        # Short: Ray's Unix sockets live under it (108-byte path limit).
+        self.temp_dir = tempfile.mkdtemp(prefix="brisk-ray-", dir="/tmp")
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.groups: list[int] = []
+        self.env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+        self.env.pop("RAY_ADDRESS", None)
+
+    def _start(self, args: list[str]) -> None:
+        proc = subprocess.Popen(
+            [str(RAY_CLI), "start", *args, "--num-cpus=1", "--object-store-memory=100000000",
+             "--disable-usage-stats"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.env, start_new_session=True,
+        )
+        self.groups.append(proc.pid)
+        out, _ = proc.communicate(timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"ray start {' '.join(args)} failed:\n{out}")
+
+    def start(self) -> None:
+        self._start(["--head", f"--port={self.port}", "--include-dashboard=false",
+                     f"--temp-dir={self.temp_dir}"])
+        self._start([f"--address={self.address}"])
+
+    def processes(self) -> list[int]:
+        pids = set(_pids_mentioning(self.temp_dir))
+        for pgid in self.groups:
+            for entry in Path("/proc").iterdir():
+                if entry.name.isdigit():
+                    try:
+                        if os.getpgid(int(entry.name)) == pgid:
+                            pids.add(int(entry.name))
+                    except OSError:
+                        pass
+        pids.discard(os.getpid())
+        return sorted(pids)
+
+    def stop(self) -> list[int]:
+        """Kills every process of the cluster (by its process group and by
+        its temp dir, never by name); returns those still alive after."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in self.processes():
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+            deadline = time.monotonic() + (3 if sig == signal.SIGTERM else 10)
+            while self.processes() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        return self.processes()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    if not RAY_CLI.is_file():
+        pytest.fail(f"Ray is not installed ({RAY_CLI} missing): pip install ./python[ray]")
+    import ray  # noqa: F401  (fails the test, naming the module, if missing)
+
+    cluster = Cluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        left = cluster.stop()
+        import shutil
+
+        shutil.rmtree(cluster.temp_dir, ignore_errors=True)
+        assert not left, f"Ray processes left running: {left}"
+
+
+def test_the_cluster_has_two_nodes_of_one_cpu(ray_cluster):
+    import ray
+
+    ray.init(address=ray_cluster.address, log_to_driver=False, configure_logging=False)
+    try:
+        nodes = [n for n in ray.nodes() if n["Alive"]]
+        assert len(nodes) == 2
+        assert ray.cluster_resources()["CPU"] == 2
+    finally:
+        ray.shutdown()
+
+
+def test_sharded_over_ray_is_byte_identical_to_the_cli(ray_cluster, small_file, cli_report):
+    exp = brisk.Experiment.load(small_file)
+    result = brisk.ray.run(exp, address=ray_cluster.address, shards=4, progress=True)
+    for name in ("runs.csv", "summary.csv"):
+        assert result.csv_text(name) == (cli_report / name).read_text(), name
+    assert list(result.experiments["runs"]) == [exp.run_count]
+    assert not result.checks.empty
+
+
+def test_default_shards_follow_the_cluster_and_a_missing_one_is_named(ray_cluster, small_file, cli_report):
+    exp = brisk.Experiment.load(small_file)
+    shards = brisk.ray.run_shards(exp, address=ray_cluster.address, progress=False)
+    # Two CPUs in the cluster.
+    assert len(shards) == 2 * brisk.ray.SHARDS_PER_CPU
+    merged = brisk.merge_shards(exp, shards)
+    assert merged.csv_text("runs.csv") == (cli_report / "runs.csv").read_text()
+    with pytest.raises(ValueError, match=r"missing shard 3 of 8"):
+        brisk.merge_shards(exp, shards[:2] + shards[3:])
+
+
+def test_a_task_whose_worker_dies_is_retried(ray_cluster, small_file, cli_report, monkeypatch):
+    marker = Path(ray_cluster.temp_dir) / "shard-2-died"
+    real_task = brisk.ray._shard_task
+
+    # A local function, so Ray (cloudpickle) ships it by value: its worker
+    # process dies the first time it runs shard 2, as a lost node's would.
+    def dies_once(path, text, files, k, n, jobs):
+        if k == 2 and not marker.exists():
+            marker.touch()
+            os._exit(1)
+        return real_task(path, text, files, k, n, jobs)
+
+    monkeypatch.setattr(brisk.ray, "_shard_task", dies_once)
+    exp = brisk.Experiment.load(small_file)
+    result = brisk.ray.run(exp, address=ray_cluster.address, shards=3, progress=False)
+    assert marker.exists(), "shard 2's first attempt did not run"
+    assert result.csv_text("runs.csv") == (cli_report / "runs.csv").read_text()
+
+
+def test_without_ray_import_error_names_the_extra(small_file, monkeypatch):
+    # `import brisk` and `import brisk.ray` need no Ray; running does.
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['ray'] = None; import brisk, brisk.ray"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    monkeypatch.setitem(sys.modules, "ray", None)
+    exp = brisk.Experiment.load(small_file)
+    with pytest.raises(ImportError, match=r"pip install \./python\[ray\]"):
+        brisk.ray.run(exp)
+
+
+def test_a_task_needs_no_shared_filesystem_even_with_a_trace_file(tmp_path):
+    # hol-idata's traffic is a trace file next to the experiment: the task
+    # gets both as text, so it runs where neither is (here: deleted).
+    from conftest import EXPERIMENTS
+    import shutil
+
+    where = tmp_path / "exp"
+    where.mkdir()
+    for name in ("hol-idata.toml", "hol-idata.trace"):
+        shutil.copy(EXPERIMENTS / name, where / name)
+    exp = brisk.Experiment.load(where / "hol-idata.toml")
+    path, text, files = brisk.ray._payload(exp)
+    assert list(files) == ["hol-idata.trace"]
+    shutil.rmtree(where)
+    shards = [brisk.ray._shard_task(path, text, files, k, 2, 1) for k in (1, 2)]
+    merged = brisk.merge_shards(exp, shards)
+    assert merged.csv_text("runs.csv") == exp.run(jobs=1, progress=False).csv_text("runs.csv")
+    # Without the trace file, the parser says which file it could not read.
+    with pytest.raises(ValueError, match="hol-idata.trace"):
+        brisk.ray._shard_task(path, text, {}, 1, 2, 1)
