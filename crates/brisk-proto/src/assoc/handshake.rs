@@ -466,7 +466,7 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
         State::CookieWait => {
             // 5.1: an unanswered INIT goes to the next address given.
             let next = (timed_out.index() + 1) % a.paths.len().max(1);
-            a.handshake.to = PathId(u8::try_from(next).unwrap_or(0));
+            a.handshake.to = PathId::from_index(next);
             a.handshake
                 .init
                 .clone()

@@ -144,7 +144,7 @@ pub(super) fn on_timer(a: &mut Association, now: Time, rng: &mut dyn RngCore) {
         .iter()
         .enumerate()
         .filter(|(_, b)| b.due.is_some_and(|d| d <= now))
-        .map(|(i, _)| PathId(u8::try_from(i).unwrap_or(u8::MAX)))
+        .map(|(i, _)| PathId::from_index(i))
         .collect();
     for id in due {
         if !on_path_timer(a, now, id, rng) {
@@ -241,7 +241,7 @@ pub(super) fn on_heartbeat_ack(a: &mut Association, now: Time, ack: &HeartbeatAc
     }) else {
         return;
     };
-    let id = PathId(u8::try_from(index).unwrap_or(u8::MAX));
+    let id = PathId::from_index(index);
     a.heartbeats.beat(id).pending = None;
     a.paths.get_mut(id).rto.on_measurement(now.since(sent));
     a.clear_errors();

@@ -180,13 +180,10 @@ impl Association {
     /// Chunks last sent to the destinations in `mask` (a bit each) were
     /// acknowledged: each of them answered (8.2).
     pub(super) fn on_paths_acked(&mut self, now: Time, mask: u32) {
-        let ids: Vec<PathId> = self
-            .paths
-            .iter()
-            .filter(|(id, _)| mask & (1 << id.index()) != 0)
-            .map(|(id, _)| id)
-            .collect();
-        for id in ids {
+        // On every SACK: no allocation, and nothing to do for a destination
+        // that is active without errors.
+        for i in (0..self.paths.len()).filter(|i| mask & (1 << i) != 0) {
+            let id = PathId::from_index(i);
             let p = self.paths.get(id);
             if p.errors > 0 || p.state != PathState::Active {
                 self.on_path_reachable(now, id, false);

@@ -26,6 +26,11 @@ impl PathId {
     pub fn index(self) -> usize {
         usize::from(self.0)
     }
+
+    /// The id of the path at `index` (a set holds at most `MAX_PATHS`).
+    pub fn from_index(index: usize) -> Self {
+        PathId(u8::try_from(index).unwrap_or(u8::MAX))
+    }
 }
 
 /// Whether a destination is reachable (RFC 9260 8.2; RFC 7829 5.1 adds

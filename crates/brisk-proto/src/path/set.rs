@@ -49,34 +49,37 @@ impl Paths {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (PathId, &Path)> + '_ {
-        self.paths.iter().enumerate().map(|(i, p)| (id_of(i), p))
+        self.paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (PathId::from_index(i), p))
     }
 
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (PathId, &mut Path)> + '_ {
         self.paths
             .iter_mut()
             .enumerate()
-            .map(|(i, p)| (id_of(i), p))
+            .map(|(i, p)| (PathId::from_index(i), p))
     }
 
     /// The path `id`: the first path for an id out of range (ids come from
     /// this set, so that does not happen).
     pub fn get(&self, id: PathId) -> &Path {
-        let i = if id.index() < self.paths.len() {
-            id.index()
-        } else {
-            0
-        };
-        &self.paths[i]
+        &self.paths[self.slot(id)]
     }
 
     pub fn get_mut(&mut self, id: PathId) -> &mut Path {
-        let i = if id.index() < self.paths.len() {
+        let i = self.slot(id);
+        &mut self.paths[i]
+    }
+
+    /// Where `id` is held: its index, or the first path's if out of range.
+    fn slot(&self, id: PathId) -> usize {
+        if id.index() < self.paths.len() {
             id.index()
         } else {
             0
-        };
-        &mut self.paths[i]
+        }
     }
 
     /// The path of a transport address (an IPv4 address and its
@@ -85,7 +88,7 @@ impl Paths {
         self.paths
             .iter()
             .position(|p| same_address(p.remote, addr))
-            .map(id_of)
+            .map(PathId::from_index)
     }
 
     /// Adds a destination the peer listed, unless it is known already or the
@@ -95,7 +98,7 @@ impl Paths {
             return None;
         }
         self.paths.push(path);
-        Some(id_of(self.paths.len() - 1))
+        Some(PathId::from_index(self.paths.len() - 1))
     }
 
     /// Replaces every path's congestion state after the handshake, keeping
@@ -180,14 +183,10 @@ impl Paths {
         }
         let n = self.paths.len();
         (1..n)
-            .map(|k| id_of((last.index() + k) % n))
+            .map(|k| PathId::from_index((last.index() + k) % n))
             .find(|id| self.get(*id).usable())
             .unwrap_or(last)
     }
-}
-
-fn id_of(i: usize) -> PathId {
-    PathId(u8::try_from(i).unwrap_or(u8::MAX))
 }
 
 /// Two transport addresses are the same destination: same port, and the
