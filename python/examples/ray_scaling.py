@@ -21,6 +21,7 @@ import argparse
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,7 +112,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--shards", type=int, default=None, help="[default: brisk.ray's, 4 per CPU]")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each setting; the best is reported")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each setting; the best and the median are reported")
     args = ap.parse_args()
     cli = Path(args.cli or Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release/brisk")
     exp = brisk.Experiment.load(args.experiment)
@@ -121,9 +122,9 @@ def main() -> None:
         reference = None
         for jobs in args.jobs:
             out = Path(tmp) / f"cli-{jobs}"
-            best = min(time_cli(cli, Path(args.experiment), jobs, out) for _ in range(args.repeat))
+            times = [time_cli(cli, Path(args.experiment), jobs, out) for _ in range(args.repeat)]
             reference = reference or (out / "runs.csv").read_text()
-            rows.append((f"brisk run --jobs {jobs}", best))
+            rows.append((f"brisk run --jobs {jobs}", times))
         for workers in args.workers:
             import ray
 
@@ -148,16 +149,18 @@ def main() -> None:
                         assert result.csv_text("runs.csv") == reference, "runs.csv differs from the CLI's"
                 finally:
                     ray.shutdown()
-                rows.append((f"brisk.ray.run, {workers} worker node(s)", min(times)))
+                rows.append((f"brisk.ray.run, {workers} worker node(s)", times))
                 print(f"({workers} worker node(s), {len(shards)} shards: ray.init took {connect:.2f} s; "
                       f"runs {', '.join(phases)} s)")
-    print(f"{exp.name}: {n} runs, best of {args.repeat}")
-    for label, secs in rows:
-        print(f"  {label:36} {secs:7.2f} s  {n / secs:9.0f} runs/s")
-    ray_rows = {label: secs for label, secs in rows if label.startswith("brisk.ray")}
+    print(f"{exp.name}: {n} runs, {args.repeat} times each; best (median)")
+    for label, times in rows:
+        best, med = min(times), statistics.median(times)
+        print(f"  {label:36} {best:6.2f} s ({med:5.2f})  {n / best:7.0f} runs/s ({n / med:5.0f})")
+    ray_rows = {label: times for label, times in rows if label.startswith("brisk.ray")}
     if len(ray_rows) >= 2:
         (l1, t1), (l2, t2) = list(ray_rows.items())[:2]
-        print(f"  speed-up, {l2.split(', ')[1]} over {l1.split(', ')[1]}: {t1 / t2:.2f}x")
+        print(f"  speed-up, {l2.split(', ')[1]} over {l1.split(', ')[1]}: "
+              f"{min(t1) / min(t2):.2f}x best, {statistics.median(t1) / statistics.median(t2):.2f}x median")
 
 
 if __name__ == "__main__":

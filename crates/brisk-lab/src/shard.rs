@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -587,11 +588,29 @@ pub fn merge_dirs(
     exp: &Experiment,
     dirs: &[PathBuf],
 ) -> Result<(Vec<Record>, RunTotals), ShardError> {
-    let shards = dirs
-        .iter()
-        .map(|d| ShardOutput::read(d))
-        .collect::<Result<Vec<_>, _>>()?;
+    let shards = first_error(dirs.par_iter().map(|d| ShardOutput::read(d)).collect())?;
     merge(exp, shards)
+}
+
+/// Decodes the buffers [`ShardOutput::encode`] made, on every core (they are
+/// the serial end of a sharded run); errors name a buffer `shards[i]`, its
+/// place in the list.
+pub fn decode_all<B: AsRef<[u8]> + Sync>(buffers: &[B]) -> Result<Vec<ShardOutput>, ShardError> {
+    first_error(
+        buffers
+            .par_iter()
+            .enumerate()
+            .map(|(i, b)| ShardOutput::decode(b.as_ref(), &format!("shards[{i}]")))
+            .collect(),
+    )
+}
+
+/// The outputs, or the error of the first in the list that failed (not of
+/// the first thread to fail: the message does not depend on timing).
+fn first_error(
+    outputs: Vec<Result<ShardOutput, ShardError>>,
+) -> Result<Vec<ShardOutput>, ShardError> {
+    outputs.into_iter().collect()
 }
 
 /// Merges the N shards of `exp` into the records and counters of an
