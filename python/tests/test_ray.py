@@ -52,6 +52,10 @@ class Cluster:
         self.temp_dir = tempfile.mkdtemp(prefix="brisk-ray-", dir="/tmp")
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
+        # The head's Ray Client server: how a driver outside the cluster
+        # connects (ray://head:10001 on a real one).
+        self.client_port = _free_port()
+        self.client_address = f"ray://127.0.0.1:{self.client_port}"
         self.groups: list[int] = []
         self.env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
         self.env.pop("RAY_ADDRESS", None)
@@ -69,8 +73,8 @@ class Cluster:
             raise RuntimeError(f"ray start {' '.join(args)} failed:\n{out}")
 
     def start(self) -> None:
-        self._start(["--head", f"--port={self.port}", "--include-dashboard=false",
-                     f"--temp-dir={self.temp_dir}"])
+        self._start(["--head", f"--port={self.port}", f"--ray-client-server-port={self.client_port}",
+                     "--include-dashboard=false", f"--temp-dir={self.temp_dir}"])
         self._start([f"--address={self.address}"])
 
     def processes(self) -> list[int]:
@@ -140,6 +144,18 @@ def test_sharded_over_ray_is_byte_identical_to_the_cli(ray_cluster, small_file, 
         assert result.csv_text(name) == (cli_report / name).read_text(), name
     assert list(result.experiments["runs"]) == [exp.run_count]
     assert not result.checks.empty
+
+
+def test_a_ray_client_address_drives_the_cluster_from_outside(ray_cluster, small_file, cli_report):
+    # ray://: this process is a Ray Client, not a driver on the cluster's
+    # network; the tasks still run on the cluster's workers.
+    exp = brisk.Experiment.load(small_file)
+    result = brisk.ray.run(exp, address=ray_cluster.client_address, shards=3, progress=False)
+    import ray
+
+    assert not ray.is_initialized(), "brisk.ray.run left its client connection open"
+    for name in ("runs.csv", "summary.csv"):
+        assert result.csv_text(name) == (cli_report / name).read_text(), name
 
 
 def test_default_shards_follow_the_cluster_and_a_missing_one_is_named(ray_cluster, small_file, cli_report):
