@@ -793,6 +793,22 @@ mod tests {
     }
 
     #[test]
+    fn parallel_decode_names_the_first_bad_buffer_in_the_list() {
+        // A small bad buffer is refused at once, a long one after its first
+        // line: whichever thread fails first, the error is the list's first.
+        let long_bad = [b"brisk-shard 1\n".as_slice(), &vec![b'x'; 1 << 20]].concat();
+        for _ in 0..20 {
+            let buffers: Vec<&[u8]> = vec![&long_bad, b"?", b"?"];
+            let e = decode_all(&buffers).err().map(|e| e.to_string());
+            assert!(
+                e.as_deref().is_some_and(|e| e.starts_with("shards[0]")),
+                "{e:?}"
+            );
+        }
+        assert!(matches!(decode_all::<&[u8]>(&[]), Ok(v) if v.is_empty()));
+    }
+
+    #[test]
     fn round_robin_deals_every_run_to_exactly_one_shard() {
         for n in [1u32, 2, 3, 7] {
             let shards: Vec<Shard> = (1..=n).map(|k| Shard::new(k, n).unwrap()).collect();
