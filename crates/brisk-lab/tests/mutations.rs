@@ -4,30 +4,14 @@
 //! configuration would, runs it, and asserts that at least one check
 //! "differs"; the same subset unmutated agrees (or is a known gap).
 
-use std::path::{Path, PathBuf};
+#[allow(dead_code)] // each test file uses some of it
+mod common;
 
 use brisk_lab::experiment::Experiment;
 use brisk_lab::figures::{self, Outcome};
 use brisk_lab::runner;
+use common::{experiment_path, mutated};
 use indicatif::ProgressBar;
-
-fn experiment_path(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../experiments")
-        .join(file)
-}
-
-/// The file's text with each `(from, to)` replaced once; every `from` must
-/// be there, so that a changed file cannot make a mutation a no-op.
-fn mutated(file: &str, edits: &[(&str, &str)]) -> Experiment {
-    let path = experiment_path(file);
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    for (from, to) in edits {
-        assert!(text.contains(from), "{file}: `{from}` not found");
-        text = text.replacen(from, to, 1);
-    }
-    Experiment::parse(&path, &text).unwrap()
-}
 
 /// Runs the experiment and evaluates its checks.
 fn outcomes(exp: &Experiment) -> Vec<(String, Result<Outcome, String>)> {

@@ -1,6 +1,7 @@
 //! Seed 000's baseline through the library: the Standard (lksctp 2.6.15 with
 //! the signaling parameters) series against the numbers the paper states.
 
+#[allow(dead_code)] // each test file uses some of it
 mod common;
 
 use brisk_lab::experiment::Experiment;

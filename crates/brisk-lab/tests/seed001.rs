@@ -1,6 +1,7 @@
 //! Seeds 001 and 002 through the library: every check of the thin-stream
 //! tables and of the Nagle study, as `brisk reproduce` evaluates them.
 
+#[allow(dead_code)] // each test file uses some of it
 mod common;
 
 use common::{assert_checks_pass, run};

@@ -2,6 +2,9 @@
 //! unsharded run byte for byte, whatever N; a set of shards that is not one
 //! whole split of one experiment is refused, naming the shard at fault.
 
+#[allow(dead_code)] // each test file uses some of it
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -9,24 +12,8 @@ use brisk_lab::experiment::Experiment;
 use brisk_lab::reproduce::{self, ExperimentResult};
 use brisk_lab::runner;
 use brisk_lab::shard::{self, Shard, ShardError, ShardOutput};
+use common::{experiment_path, mutated};
 use indicatif::ProgressBar;
-
-fn experiment_path(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../experiments")
-        .join(file)
-}
-
-/// The file's text with each `(from, to)` replaced once (each must be there).
-fn mutated(file: &str, edits: &[(&str, &str)]) -> Experiment {
-    let path = experiment_path(file);
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    for (from, to) in edits {
-        assert!(text.contains(from), "{file}: `{from}` not found");
-        text = text.replacen(from, to, 1);
-    }
-    Experiment::parse(&path, &text).unwrap()
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("brisk-shards-{tag}-{}", std::process::id()));

@@ -13,6 +13,19 @@ pub fn experiment_path(file: &str) -> PathBuf {
         .join(file)
 }
 
+/// A file of `experiments/` with each `(from, to)` replaced once; every
+/// `from` must be there, so that a changed file cannot make a mutation a
+/// no-op.
+pub fn mutated(file: &str, edits: &[(&str, &str)]) -> Experiment {
+    let path = experiment_path(file);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{file}: `{from}` not found");
+        text = text.replacen(from, to, 1);
+    }
+    Experiment::parse(&path, &text).unwrap()
+}
+
 /// Runs an experiment on 2 threads; every run must deliver every message.
 pub fn run_experiment(exp: &Experiment) -> Vec<runner::Record> {
     let (records, totals) = runner::run(exp, 2, &ProgressBar::hidden());
