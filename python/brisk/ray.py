@@ -34,12 +34,17 @@ from . import _brisk
 if TYPE_CHECKING:  # pragma: no cover
     from . import Experiment, Result
 
-__all__ = ["run", "run_shards", "default_shards", "SHARDS_PER_CPU"]
+__all__ = ["run", "run_shards", "default_shards", "SHARDS_PER_CPU", "CLIENT_HANDSHAKE_ATTEMPTS"]
 
 #: Shards per CPU of the cluster by default: a few, so that a slow or retried
 #: shard does not hold the others up, while each shard's fixed cost (a task,
 #: parsing the experiment, expanding the sweep) stays small beside its runs.
 SHARDS_PER_CPU = 4
+
+#: Ray Client handshakes tried before giving up when the server aborts one
+#: (see ``_connect``). At a few percent per handshake, three make a failure
+#: rare; each retry costs at most Ray's own connection timeout.
+CLIENT_HANDSHAKE_ATTEMPTS = 3
 
 _INSTALL_HINT = "brisk.ray needs Ray, an optional extra: pip install ./python[ray] (or pip install 'ray>=2.9')"
 
@@ -52,13 +57,43 @@ def _ray() -> Any:
     return ray
 
 
+def _is_client_address(address: Optional[str]) -> bool:
+    # ray.init(address=None) follows RAY_ADDRESS.
+    target = address if address is not None else os.environ.get("RAY_ADDRESS", "")
+    return target.startswith("ray://")
+
+
 def _connect(ray: Any, address: Optional[str]) -> bool:
     """Connects this process to a cluster unless it is already; whether it
-    connected (and so should disconnect)."""
+    connected (and so should disconnect).
+
+    A Ray Client handshake the server aborts (``ConnectionAbortedError``:
+    the head could not start this client's session server) is tried again,
+    up to ``CLIENT_HANDSHAKE_ATTEMPTS`` times. Ray forks that server from a
+    process with gRPC threads, and the child now and then dies at birth
+    (ray-project/ray#63202, open in Ray 2.60); a fresh handshake starts a
+    fresh one. Any other failure is raised as it is. Either way Ray is shut
+    down first: a failed ``ray.init`` leaves Ray's client mode on, and the
+    next ``ray.init`` in this process would fail."""
     if ray.is_initialized():
         return False
-    ray.init(address=address, log_to_driver=False, configure_logging=False)
-    return True
+    attempts = CLIENT_HANDSHAKE_ATTEMPTS if _is_client_address(address) else 1
+    attempt = 1
+    while True:
+        try:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+            return True
+        except ConnectionAbortedError as e:
+            ray.shutdown()
+            if attempt == attempts:
+                raise ConnectionAbortedError(
+                    f"{address or os.environ.get('RAY_ADDRESS')}: the Ray Client server could not "
+                    f"start a session for this client, {attempts} times: {e}"
+                ) from e
+            attempt += 1
+        except BaseException:
+            ray.shutdown()
+            raise
 
 
 def _payload(exp: "Experiment") -> tuple[str, str, dict[str, str]]:
@@ -187,7 +222,9 @@ def run(
     driver, which needs this machine on the cluster's network; a Ray Client
     address (``"ray://head:10001"``) drives it from outside. If this process
     is already connected (``ray.init`` called), that connection is used and
-    kept; otherwise it is closed at the end.
+    kept; otherwise it is closed at the end, and also when connecting
+    fails. A Ray Client handshake that the head aborts is tried up to
+    ``CLIENT_HANDSHAKE_ATTEMPTS`` times (a Ray bug, ray-project/ray#63202).
 
     ``shards``: how many tasks (default: ``SHARDS_PER_CPU`` per CPU of the
     cluster). Each asks for ``jobs_per_shard`` CPUs and runs as many runs at

@@ -158,6 +158,31 @@ def test_a_ray_client_address_drives_the_cluster_from_outside(ray_cluster, small
         assert result.csv_text(name) == (cli_report / name).read_text(), name
 
 
+def test_a_failed_connection_leaves_this_process_able_to_run(ray_cluster, small_file, cli_report):
+    # A refused Ray Client address fails ray.init, which leaves Ray's client
+    # mode on: without brisk's shutdown, the next ray.init in this process
+    # fails too (an AssertionError deep in Ray). A fresh process, so that
+    # Ray reads the short client timeouts at import.
+    refused = f"ray://127.0.0.1:{_free_port()}"
+    script = f"""
+import sys, brisk, brisk.ray
+exp = brisk.Experiment.load({str(small_file)!r})
+try:
+    brisk.ray.run(exp, address={refused!r}, shards=2, progress=False)
+    sys.exit("connected to a refused address")
+except ConnectionError as e:
+    print("refused:", type(e).__name__)
+result = brisk.ray.run(exp, address={ray_cluster.address!r}, shards=2, progress=False)
+sys.stdout.write(result.csv_text("runs.csv"))
+"""
+    env = dict(ray_cluster.env, RAY_CLIENT_INITIAL_CONNECTION_TIMEOUT_S="1", RAY_CLIENT_MAX_CONNECTION_TIMEOUT_S="1")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, _, runs = proc.stdout.partition("\n")
+    assert first == "refused: ConnectionError"
+    assert runs == (cli_report / "runs.csv").read_text()
+
+
 def test_default_shards_follow_the_cluster_and_a_missing_one_is_named(ray_cluster, small_file, cli_report):
     exp = brisk.Experiment.load(small_file)
     shards = brisk.ray.run_shards(exp, address=ray_cluster.address, progress=False)
@@ -186,6 +211,70 @@ def test_a_task_whose_worker_dies_is_retried(ray_cluster, small_file, cli_report
     result = brisk.ray.run(exp, address=ray_cluster.address, shards=3, progress=False)
     assert marker.exists(), "shard 2's first attempt did not run"
     assert result.csv_text("runs.csv") == (cli_report / "runs.csv").read_text()
+
+
+class FakeRay:
+    """Ray's connection calls, scripted: `init` raises the listed errors in
+    turn, then connects."""
+
+    def __init__(self, *errors: BaseException) -> None:
+        self.errors = list(errors)
+        self.calls: list[str] = []
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, address=None, **_kw) -> None:
+        self.calls.append(f"init {address}")
+        if self.errors:
+            raise self.errors.pop(0)
+
+    def shutdown(self) -> None:
+        self.calls.append("shutdown")
+
+
+def _aborted() -> ConnectionAbortedError:
+    return ConnectionAbortedError("Initialization failure from server: SpecificServer startup failed")
+
+
+def test_an_aborted_client_handshake_is_tried_again_after_a_shutdown():
+    ray = FakeRay(_aborted(), _aborted())
+    assert brisk.ray._connect(ray, "ray://head:10001") is True
+    assert ray.calls == ["init ray://head:10001", "shutdown"] * 2 + ["init ray://head:10001"]
+
+
+def test_a_client_handshake_aborted_every_time_fails_naming_the_address(monkeypatch):
+    attempts = brisk.ray.CLIENT_HANDSHAKE_ATTEMPTS
+    assert attempts == 3
+    ray = FakeRay(*[_aborted() for _ in range(attempts)])
+    with pytest.raises(ConnectionAbortedError, match=r"ray://head:10001: .* 3 times: Initialization failure"):
+        brisk.ray._connect(ray, "ray://head:10001")
+    assert ray.calls == ["init ray://head:10001", "shutdown"] * attempts
+    # RAY_ADDRESS stands for a missing address, as in ray.init.
+    monkeypatch.setenv("RAY_ADDRESS", "ray://env-head:10001")
+    ray = FakeRay(_aborted(), _aborted(), _aborted())
+    with pytest.raises(ConnectionAbortedError, match=r"ray://env-head:10001: "):
+        brisk.ray._connect(ray, None)
+    assert ray.calls.count("init None") == 3
+
+
+def test_other_connection_failures_are_not_retried_but_still_shut_down(monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    # A driver's GCS address: no Ray Client, so no session server to retry.
+    ray = FakeRay(_aborted())
+    with pytest.raises(ConnectionAbortedError, match="SpecificServer"):
+        brisk.ray._connect(ray, "10.0.0.5:6379")
+    assert ray.calls == ["init 10.0.0.5:6379", "shutdown"]
+    # An unreachable client address: Ray has already waited and retried.
+    ray = FakeRay(ConnectionError("ray client connection timeout"))
+    with pytest.raises(ConnectionError, match="timeout"):
+        brisk.ray._connect(ray, "ray://head:10001")
+    assert ray.calls == ["init ray://head:10001", "shutdown"]
+    # Interrupted while connecting.
+    ray = FakeRay(KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        brisk.ray._connect(ray, None)
+    assert ray.calls == ["init None", "shutdown"]
 
 
 def test_without_ray_import_error_names_the_extra(small_file, monkeypatch):
