@@ -45,10 +45,13 @@ class LocalCluster:
     """A head (num-cpus=0) and `workers` worker nodes of one CPU, each its
     own `ray start` in its own process group; stopped by group and temp dir."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, client_server: bool = False) -> None:
         self.temp_dir = tempfile.mkdtemp(prefix="brisk-ray-", dir="/tmp")
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        # With client_server, the head also serves Ray Client here.
+        self.client_port = free_port() if client_server else None
+        self.client_address = f"ray://127.0.0.1:{self.client_port}" if client_server else None
         self.workers = workers
         self.groups: list[int] = []
         self.env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
@@ -64,8 +67,9 @@ class LocalCluster:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{out}")
 
     def __enter__(self) -> "LocalCluster":
+        client = [f"--ray-client-server-port={self.client_port}"] if self.client_port else []
         self._start(["--head", f"--port={self.port}", "--num-cpus=0", "--include-dashboard=false",
-                     f"--temp-dir={self.temp_dir}"])
+                     f"--temp-dir={self.temp_dir}", *client])
         for _ in range(self.workers):
             self._start([f"--address={self.address}", "--num-cpus=1"])
         return self
