@@ -41,9 +41,10 @@ __all__ = ["run", "run_shards", "default_shards", "SHARDS_PER_CPU", "CLIENT_HAND
 #: parsing the experiment, expanding the sweep) stays small beside its runs.
 SHARDS_PER_CPU = 4
 
-#: Ray Client handshakes tried before giving up when the server aborts one
-#: (see ``_connect``). At a few percent per handshake, three make a failure
-#: rare; each retry costs at most Ray's own connection timeout.
+#: Ray Client handshakes tried before giving up when the head aborts one (see
+#: ``_connect``). On a 2-core machine Ray aborted the first handshake to 7 of
+#: 20 fresh clusters and none of the later ones; every second try got
+#: through. An aborted one costs Ray's own timeouts, 30 to 41 s there.
 CLIENT_HANDSHAKE_ATTEMPTS = 3
 
 _INSTALL_HINT = "brisk.ray needs Ray, an optional extra: pip install ./python[ray] (or pip install 'ray>=2.9')"
@@ -57,10 +58,11 @@ def _ray() -> Any:
     return ray
 
 
-def _is_client_address(address: Optional[str]) -> bool:
-    # ray.init(address=None) follows RAY_ADDRESS.
+def _client_address(address: Optional[str]) -> Optional[str]:
+    """The Ray Client address ``ray.init(address)`` connects to, if it is one
+    (``None`` follows ``RAY_ADDRESS``, as in ``ray.init``)."""
     target = address if address is not None else os.environ.get("RAY_ADDRESS", "")
-    return target.startswith("ray://")
+    return target if target.startswith("ray://") else None
 
 
 def _connect(ray: Any, address: Optional[str]) -> bool:
@@ -77,23 +79,23 @@ def _connect(ray: Any, address: Optional[str]) -> bool:
     next ``ray.init`` in this process would fail."""
     if ray.is_initialized():
         return False
-    attempts = CLIENT_HANDSHAKE_ATTEMPTS if _is_client_address(address) else 1
-    attempt = 1
-    while True:
+    client = _client_address(address)
+    for _ in range(CLIENT_HANDSHAKE_ATTEMPTS):
         try:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
             return True
         except ConnectionAbortedError as e:
             ray.shutdown()
-            if attempt == attempts:
-                raise ConnectionAbortedError(
-                    f"{address or os.environ.get('RAY_ADDRESS')}: the Ray Client server could not "
-                    f"start a session for this client, {attempts} times: {e}"
-                ) from e
-            attempt += 1
+            if not client:
+                raise
+            aborted = e
         except BaseException:
             ray.shutdown()
             raise
+    raise ConnectionAbortedError(
+        f"{client}: the Ray Client server could not start a session for this client, "
+        f"{CLIENT_HANDSHAKE_ATTEMPTS} times: {aborted}"
+    ) from aborted
 
 
 def _payload(exp: "Experiment") -> tuple[str, str, dict[str, str]]:
