@@ -81,8 +81,11 @@ fn main() {
     // endpoint allocated before the region too, but its growth counts: drop it.
     drop(client);
     let change = region.change();
-    let live = change.bytes_allocated as i64 - change.bytes_deallocated as i64
-        + change.bytes_reallocated as i64;
+    // stats_alloc counts a realloc's growth in bytes_allocated (and its
+    // shrinking in bytes_deallocated) as well as in bytes_reallocated: the
+    // live heap is the first minus the second. (Adding bytes_reallocated, as
+    // this bench did until 2026-11-27, counted every regrown buffer twice.)
+    let live = change.bytes_allocated as i64 - change.bytes_deallocated as i64;
     let per = live as f64 / f64::from(ASSOCIATIONS);
     println!(
         "memory: {ASSOCIATIONS} idle established associations in one endpoint: \
