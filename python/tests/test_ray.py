@@ -6,123 +6,20 @@ CLI's unsharded run. Ray missing fails (scripts/test installs it)."""
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 import brisk
 import brisk.ray
-
-RAY_CLI = Path(sys.executable).parent / "ray"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _pids_mentioning(marker: str) -> list[int]:
-    """Processes whose command line names `marker` (our cluster's temp dir)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            pids.append(int(entry.name))
-    return pids
-
-
-class Cluster:
-    """A head and a worker node started with `ray start`, each in its own
-    session (process group), and everything they started."""
-
-    def __init__(self) -> None:
-        # Short: Ray's Unix sockets live under it (108-byte path limit).
-        self.temp_dir = tempfile.mkdtemp(prefix="brisk-ray-", dir="/tmp")
-        self.port = _free_port()
-        self.address = f"127.0.0.1:{self.port}"
-        # The head's Ray Client server: how a driver outside the cluster
-        # connects (ray://head:10001 on a real one).
-        self.client_port = _free_port()
-        self.client_address = f"ray://127.0.0.1:{self.client_port}"
-        self.groups: list[int] = []
-        self.env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
-        self.env.pop("RAY_ADDRESS", None)
-
-    def _start(self, args: list[str]) -> None:
-        proc = subprocess.Popen(
-            [str(RAY_CLI), "start", *args, "--num-cpus=1", "--object-store-memory=100000000",
-             "--disable-usage-stats"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=self.env, start_new_session=True,
-        )
-        self.groups.append(proc.pid)
-        out, _ = proc.communicate(timeout=120)
-        if proc.returncode != 0:
-            raise RuntimeError(f"ray start {' '.join(args)} failed:\n{out}")
-
-    def start(self) -> None:
-        self._start(["--head", f"--port={self.port}", f"--ray-client-server-port={self.client_port}",
-                     "--include-dashboard=false", f"--temp-dir={self.temp_dir}"])
-        self._start([f"--address={self.address}"])
-
-    def processes(self) -> list[int]:
-        pids = set(_pids_mentioning(self.temp_dir))
-        for pgid in self.groups:
-            for entry in Path("/proc").iterdir():
-                if entry.name.isdigit():
-                    try:
-                        if os.getpgid(int(entry.name)) == pgid:
-                            pids.add(int(entry.name))
-                    except OSError:
-                        pass
-        pids.discard(os.getpid())
-        return sorted(pids)
-
-    def stop(self) -> list[int]:
-        """Kills every process of the cluster (by its process group and by
-        its temp dir, never by name); returns those still alive after."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in self.processes():
-                try:
-                    os.kill(pid, sig)
-                except OSError:
-                    pass
-            deadline = time.monotonic() + (3 if sig == signal.SIGTERM else 10)
-            while self.processes() and time.monotonic() < deadline:
-                time.sleep(0.2)
-        return self.processes()
+from ray_cluster import Cluster, free_port, running_cluster
 
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    if not RAY_CLI.is_file():
-        pytest.fail(f"Ray is not installed ({RAY_CLI} missing): pip install ./python[ray]")
-    import ray  # noqa: F401  (fails the test, naming the module, if missing)
-
-    cluster = Cluster()
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        left = cluster.stop()
-        import shutil
-
-        shutil.rmtree(cluster.temp_dir, ignore_errors=True)
-        assert not left, f"Ray processes left running: {left}"
+    yield from running_cluster(Cluster())
 
 
 def test_the_cluster_has_two_nodes_of_one_cpu(ray_cluster):
@@ -163,7 +60,7 @@ def test_a_failed_connection_leaves_this_process_able_to_run(ray_cluster, small_
     # mode on: without brisk's shutdown, the next ray.init in this process
     # fails too (an AssertionError deep in Ray). A fresh process, so that
     # Ray reads the short client timeouts at import.
-    refused = f"ray://127.0.0.1:{_free_port()}"
+    refused = f"ray://127.0.0.1:{free_port()}"
     script = f"""
 import sys, brisk, brisk.ray
 exp = brisk.Experiment.load({str(small_file)!r})
