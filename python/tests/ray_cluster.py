@@ -45,7 +45,7 @@ def _pids_mentioning(marker: str) -> list[int]:
 class Cluster:
     """A head and a worker node started with `ray start`, each in its own
     session (process group), and everything they started. With `netns`,
-    both run inside that network namespace, on its address `node_ip`."""
+    both run inside that network namespace, on its address (`netns.inside`)."""
 
     def __init__(self, netns: Optional["Netns"] = None) -> None:
         # Short: Ray's Unix sockets live under it (108-byte path limit).
