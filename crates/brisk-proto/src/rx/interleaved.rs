@@ -28,6 +28,7 @@ use crate::time::Time;
 use crate::wire::chunk::DataFlags;
 
 use super::Delivery;
+use super::fsn_map::FsnMap;
 use super::reassembly::ReassemblyError;
 
 /// One I-DATA chunk's user data, as taken off the wire.
@@ -64,7 +65,7 @@ pub struct IReassembled {
 #[derive(Debug, Clone, Default)]
 struct Partial {
     /// Payload by FSN, with the fragment's unwrapped TSN.
-    fragments: BTreeMap<u32, (u64, Bytes)>,
+    fragments: FsnMap,
     /// From the first fragment (FSN 0), once held.
     ppid: Option<u32>,
     first_tsn: u32,
@@ -129,7 +130,7 @@ impl IReassembly {
             return Err(violation("a fragment with FSN 0 but without the B flag"));
         }
         if let Some(p) = self.partials.get(&key) {
-            if p.fragments.contains_key(&f.fsn) {
+            if p.fragments.contains(f.fsn) {
                 return Err(violation("two fragments of one message with the same FSN"));
             }
             if f.flags.ending && p.last_fsn.is_some() {
@@ -141,13 +142,7 @@ impl IReassembly {
             } else {
                 p.last_fsn
             };
-            let top = p
-                .fragments
-                .keys()
-                .next_back()
-                .copied()
-                .unwrap_or(0)
-                .max(f.fsn);
+            let top = p.fragments.last_fsn().unwrap_or(0).max(f.fsn);
             if last.is_some_and(|last| top > last) {
                 return Err(violation("a fragment beyond the message's last one"));
             }
@@ -210,7 +205,7 @@ impl IReassembly {
             let len = self
                 .partials
                 .get(&key)
-                .and_then(|p| p.fragments.get(&fsn))
+                .and_then(|p| p.fragments.get(fsn))
                 .map_or(0, |(_, b)| b.len());
             freed = freed.saturating_add(charge(len));
             if freed >= need {
@@ -232,7 +227,7 @@ impl IReassembly {
         self.by_tsn.remove(&tsn);
         let mut len = 0;
         if let Some(p) = self.partials.get_mut(&key) {
-            if let Some((_, b)) = p.fragments.remove(&fsn) {
+            if let Some((_, b)) = p.fragments.remove(fsn) {
                 len = b.len();
             }
             p.bytes = p.bytes.saturating_sub(len);
@@ -341,7 +336,7 @@ impl IReassembly {
             .values()
             .filter_map(|&(key, fsn)| {
                 let p = partials.get(&key)?;
-                let (tsn, payload) = p.fragments.get(&fsn)?;
+                let (tsn, payload) = p.fragments.get(fsn)?;
                 let beginning = fsn == 0;
                 Some(IFragment {
                     tsn: crate::serial::wrap(*tsn),

@@ -24,6 +24,7 @@
 //! classified, not trusted.
 
 pub mod delivery;
+mod fsn_map;
 pub mod interleaved;
 pub mod reassembly;
 pub mod tracker;
