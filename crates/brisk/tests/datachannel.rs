@@ -65,10 +65,16 @@ const ACK: &[u8] = &[0x02];
 
 /// A DATA_CHANNEL_OPEN, reliable and ordered, with `label`.
 fn open_bytes(label: &str) -> Vec<u8> {
+    open_bytes_with(label, "")
+}
+
+/// A DATA_CHANNEL_OPEN, reliable and ordered, with `label` and `protocol`.
+fn open_bytes_with(label: &str, protocol: &str) -> Vec<u8> {
     let mut b = vec![0x03, 0x00, 0x01, 0x00, 0, 0, 0, 0];
     b.extend_from_slice(&(label.len() as u16).to_be_bytes());
-    b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(&(protocol.len() as u16).to_be_bytes());
     b.extend_from_slice(label.as_bytes());
+    b.extend_from_slice(protocol.as_bytes());
     b
 }
 
@@ -327,6 +333,7 @@ async fn a_hostile_peer_is_refused_counted_and_bounded() {
         max_pending_accepts: 8,
         receive_queue_messages: 16,
         receive_queue_bytes: 4096,
+        ..DataChannelConfig::default()
     };
     let victim = DataChannels::with_config(a, Role::Client, cfg);
     // 2000 OPENs on the peer's (odd) ids: the first 8 wait for accept, the
@@ -554,4 +561,90 @@ async fn refusals_are_stream_resets_both_ways() {
     }
     assert!(raw.try_recv().is_none(), "no ACK");
     assert_eq!(client.stats().opens_refused, 1);
+}
+
+/// The next stream event of `assoc` that is a reset.
+async fn next_reset(assoc: &Association) -> (ResetDirection, Vec<u16>) {
+    loop {
+        if let StreamEvent::Reset { direction, streams } =
+            within(assoc.stream_event()).await.unwrap()
+        {
+            return (direction, streams);
+        }
+    }
+}
+
+/// A peer opens channels with the longest labels and protocols RFC 8832
+/// allows, in a loop, while the application accepts them all: an OPEN over
+/// a bound is refused (no ACK, its stream is reset, RFC 8831 6.7) and
+/// counted, and the labels and protocols held stay within the
+/// association's metadata budget.
+#[tokio::test]
+async fn an_open_flood_with_maximum_labels_stays_within_the_metadata_budget() {
+    let (a, raw, _ea, _eb) = pair().await;
+    let cfg = DataChannelConfig {
+        max_channels: 4096,
+        max_pending_accepts: 4096,
+        ..DataChannelConfig::default()
+    };
+    let budget = cfg.metadata_budget_bytes;
+    let victim = DataChannels::with_config(a, Role::Client, cfg);
+    // A 65535-byte label: refused by a reset of its stream, never ACKed.
+    raw.send(1, open_bytes(&"l".repeat(65_535)), dcep())
+        .await
+        .unwrap();
+    assert_eq!(next_reset(&raw).await, (ResetDirection::Incoming, vec![1]));
+    assert!(raw.try_recv().is_none(), "an ACK for an oversized OPEN");
+    // Then 2,000 OPENs with a label and a protocol of 1,024 bytes each
+    // (the default bounds) and a few at RFC 8832's maximum.
+    let n = 2000u16;
+    for i in 1..=n {
+        let (label, protocol) = if i % 100 == 0 {
+            ("m".repeat(65_535), "p".repeat(65_535))
+        } else {
+            ("l".repeat(1024), "p".repeat(1024))
+        };
+        raw.send(2 * i + 1, open_bytes_with(&label, &protocol), dcep())
+            .await
+            .unwrap();
+    }
+    within(async {
+        while victim.stats().opens_received < u64::from(n) + 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let fit = budget / 2048;
+    let mut held = Vec::new();
+    for _ in 0..fit {
+        held.push(within(victim.accept()).await.unwrap());
+    }
+    assert!(held.iter().all(|c| c.label().len() == 1024));
+    let st = victim.stats();
+    assert!(st.metadata_bytes <= budget, "{st:?}");
+    assert_eq!(st.metadata_bytes, fit * 2048, "{st:?}");
+    let refused = u64::from(n) + 1 - fit as u64;
+    assert_eq!(st.opens_refused, refused, "{st:?}");
+    assert_eq!(st.opens_refused_metadata, refused, "{st:?}");
+    // Closing channels frees their share of the budget for new ones.
+    let first = held.remove(0);
+    let freed_id = first.stream_id();
+    drop(first);
+    raw.reset_streams(&[freed_id]).unwrap();
+    within(async {
+        while victim.stats().metadata_bytes > budget - 2048 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    raw.send(
+        4093,
+        open_bytes_with(&"l".repeat(1024), &"p".repeat(1024)),
+        dcep(),
+    )
+    .await
+    .unwrap();
+    let again = within(victim.accept()).await.unwrap();
+    assert_eq!(again.stream_id(), 4093);
+    assert_eq!(victim.stats().metadata_bytes, fit * 2048);
 }

@@ -7,6 +7,7 @@ use tokio::sync::Notify;
 
 use super::message::Message;
 use super::options::ChannelOptions;
+use super::registry::Meta;
 use super::shared::Guard;
 use super::{CloseReason, Error};
 
@@ -15,39 +16,32 @@ pub struct DataChannel {
     guard: Arc<Guard>,
     stream: u16,
     generation: u64,
-    label: String,
-    options: ChannelOptions,
+    /// The label and options, shared with the channel table.
+    meta: Arc<Meta>,
 }
 
 impl std::fmt::Debug for DataChannel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DataChannel")
             .field("stream", &self.stream)
-            .field("label", &self.label)
-            .field("options", &self.options)
+            .field("label", &self.meta.label)
+            .field("options", &self.meta.options)
             .finish()
     }
 }
 
 impl DataChannel {
-    pub(crate) fn new(
-        guard: Arc<Guard>,
-        stream: u16,
-        generation: u64,
-        label: String,
-        options: ChannelOptions,
-    ) -> Self {
+    pub(crate) fn new(guard: Arc<Guard>, stream: u16, generation: u64, meta: Arc<Meta>) -> Self {
         Self {
             guard,
             stream,
             generation,
-            label,
-            options,
+            meta,
         }
     }
 
     pub fn label(&self) -> &str {
-        &self.label
+        &self.meta.label
     }
 
     /// The SCTP stream id, the same in both directions.
@@ -56,12 +50,12 @@ impl DataChannel {
     }
 
     pub fn options(&self) -> &ChannelOptions {
-        &self.options
+        &self.meta.options
     }
 
     /// The sub-protocol (RFC 8832 5.1).
     pub fn protocol(&self) -> &str {
-        &self.options.protocol
+        &self.meta.options.protocol
     }
 
     /// Whether the DATA_CHANNEL_ACK has arrived (always, for channels the
@@ -130,7 +124,7 @@ impl DataChannel {
             ch.acked
         };
         let (ppid, payload) = msg.to_wire();
-        let opts = self.options.send_options(ppid, acked);
+        let opts = self.meta.options.send_options(ppid, acked);
         self.guard
             .shared
             .assoc

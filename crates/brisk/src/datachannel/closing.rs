@@ -104,10 +104,12 @@ impl Registry {
         if !done {
             return;
         }
-        if let Some(ch) = self.channels.remove(&stream)
-            && !ch.detached
-        {
-            self.retired.insert(ch.generation, ch);
+        match self.channels.remove(&stream) {
+            Some(ch) if !ch.detached => {
+                self.retired.insert(ch.generation, ch);
+            }
+            Some(ch) => self.forget(&ch),
+            None => {}
         }
     }
 }

@@ -130,14 +130,15 @@ impl Guard {
             open.encode()?;
         }
         let streams = sh.streams()?;
-        let (stream, generation) = {
+        let (stream, generation, meta) = {
             let mut reg = sh.lock();
             let stream = match options.negotiated {
                 Some(id) => id,
                 None => reg.allocate(streams)?,
             };
-            let generation = reg.add_local(stream, streams, label, options.clone())?;
-            (stream, generation)
+            let generation = reg.add_local(stream, streams, label, options)?;
+            let meta = reg.get(stream, generation).map(|c| c.meta.clone());
+            (stream, generation, meta)
         };
         if let Some(open) = &open
             && let Err(e) = sh.send_dcep(stream, open).await
@@ -145,13 +146,8 @@ impl Guard {
             sh.lock().remove(stream, generation);
             return Err(e);
         }
-        Ok(DataChannel::new(
-            self.clone(),
-            stream,
-            generation,
-            label.to_owned(),
-            options,
-        ))
+        let meta = meta.ok_or(Error::Closed(CloseReason::Local))?;
+        Ok(DataChannel::new(self.clone(), stream, generation, meta))
     }
 
     pub async fn accept(self: &Arc<Self>) -> Result<DataChannel, Error> {
@@ -163,8 +159,7 @@ impl Guard {
                         self.clone(),
                         stream,
                         ch.generation,
-                        ch.label.clone(),
-                        ch.options.clone(),
+                        ch.meta.clone(),
                     )));
                 }
             }
