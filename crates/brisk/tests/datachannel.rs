@@ -18,6 +18,12 @@ use bytes::Bytes;
 mod endpoints;
 use endpoints::{associate, client_endpoint, open_accepted, server_endpoint, within};
 
+// The close tests use part of the interop tests' relay.
+#[allow(dead_code)]
+#[path = "../../../tests/interop/relay.rs"]
+mod relay;
+use relay::{Relay, Rule, Side};
+
 fn config() -> Config {
     Config {
         rto_initial: Duration::from_millis(50),
@@ -647,4 +653,102 @@ async fn an_open_flood_with_maximum_labels_stays_within_the_metadata_budget() {
     let again = within(victim.accept()).await.unwrap();
     assert_eq!(again.stream_id(), 4093);
     assert_eq!(victim.stats().metadata_bytes, fit * 2048);
+}
+
+/// Data channels of ours (the client's) over an association with `raw`, a
+/// peer without a data channel layer, that never resets its streams of its
+/// own accord. `close_timeout` bounds our closes.
+fn closing_config(close_timeout: Duration) -> DataChannelConfig {
+    DataChannelConfig {
+        close_timeout,
+        ..DataChannelConfig::default()
+    }
+}
+
+/// Our channel on stream 0, acknowledged by the raw peer.
+async fn raw_acked_channel(
+    ours: &DataChannels,
+    raw: &Association,
+) -> brisk::datachannel::DataChannel {
+    let ch = ours
+        .open_unacked("c", ChannelOptions::default())
+        .await
+        .unwrap();
+    let open = raw_recv(raw).await;
+    assert_eq!((open.stream_id, open.ppid), (0, 50));
+    raw.send(0, ACK, dcep()).await.unwrap();
+    within(ch.wait_acked()).await.unwrap();
+    ch
+}
+
+/// RFC 8831 6.7: the peer should reset its outgoing stream when ours is
+/// reset; one that does not (as a peer whose own request was answered "in
+/// progress" and never asked again) is asked to, with an Incoming SSN Reset
+/// Request (RFC 6525 5.1.3), half way through the close's bound; `close`
+/// then completes and the stream id is free again.
+#[tokio::test]
+async fn a_close_the_peer_does_not_answer_asks_for_its_incoming_reset() {
+    let (a, raw, _ea, _eb) = pair().await;
+    let ours = DataChannels::with_config(a, Role::Client, closing_config(Duration::from_secs(4)));
+    let ch = raw_acked_channel(&ours, &raw).await;
+    within(ch.close()).await.unwrap();
+    // The raw peer saw our reset, and then reset its own only when asked.
+    assert_eq!(next_reset(&raw).await, (ResetDirection::Incoming, vec![0]));
+    assert_eq!(next_reset(&raw).await, (ResetDirection::Outgoing, vec![0]));
+    let st = ours.stats();
+    assert_eq!((st.incoming_resets_requested, st.closes_timed_out), (1, 0));
+    let again = ours
+        .open_unacked("again", ChannelOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        again.stream_id(),
+        0,
+        "both directions reset: the id is free"
+    );
+}
+
+/// A peer that answers no stream reconfiguration at all: `close` gives up
+/// after its bound with `CloseTimedOut`, counted; the channel is closed,
+/// and its stream id is not given to a new channel while it is not clean.
+#[tokio::test]
+async fn a_close_the_peer_never_completes_gives_up_after_its_bound() {
+    // The relay drops every RE-CONFIG chunk the peer (side B) sends.
+    let rule = Rule::transmissions(Side::B, &[], 0).and_chunks(130, u32::MAX);
+    let server = server_endpoint(config()).await;
+    let client = client_endpoint().await;
+    let relay = Relay::start(client.local_addr(), server.local_addr(), rule);
+    // Our RE-CONFIG goes unanswered, retransmitted: the association's error
+    // count must not end it first.
+    let cfg = Config {
+        assoc_max_retrans: 1000,
+        path_max_retrans: 1000,
+        ..config()
+    };
+    let a = client.connect(relay.addr(), cfg).await.unwrap();
+    let raw = server.accept().await.unwrap();
+    let bound = Duration::from_millis(400);
+    let ours = DataChannels::with_config(a, Role::Client, closing_config(bound));
+    let ch = raw_acked_channel(&ours, &raw).await;
+    let closed = within(ch.close()).await;
+    assert!(
+        matches!(closed, Err(DcError::CloseTimedOut { stream: 0, after }) if after == bound),
+        "{closed:?}"
+    );
+    let st = ours.stats();
+    assert_eq!((st.incoming_resets_requested, st.closes_timed_out), (1, 1));
+    assert!(matches!(
+        ch.send_text("late").await,
+        Err(DcError::Closed(CloseReason::Local))
+    ));
+    assert!(matches!(
+        ch.try_recv(),
+        Some(Err(DcError::Closed(CloseReason::Local)))
+    ));
+    let next = ours
+        .open_unacked("next", ChannelOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(next.stream_id(), 2, "stream 0 is not clean");
+    assert!(relay.chunk_drops() > 0);
 }

@@ -156,6 +156,13 @@ impl DataChannel {
     /// is then free for a new channel. Messages the peer sent before its
     /// reset can still be read with `recv`. Needs `Config::stream_reconfig`
     /// on both ends.
+    ///
+    /// The wait is bounded by `DataChannelConfig::close_timeout`: half way,
+    /// if the peer has not reset its side, we ask it to (RFC 6525 5.1.3
+    /// Incoming SSN Reset Request); at the end `close` fails with
+    /// [`Error::CloseTimedOut`] (counted in `DataChannelStats`). The
+    /// channel is closed either way, and its stream id is not given to a
+    /// new channel until both directions are reset.
     pub async fn close(&self) -> Result<(), Error> {
         let sh = &self.guard.shared;
         if !sh.assoc.stream_reconfig() {
@@ -165,11 +172,7 @@ impl DataChannel {
         if sh.lock().begin_close(self.stream, self.generation) {
             sh.reset(&[self.stream]);
         }
-        sh.wait(&notify, |reg| {
-            reg.close_outcome(self.stream, self.generation)
-        })
-        .await
-        .map_err(Error::Closed)
+        sh.finish_close(self.stream, self.generation, &notify).await
     }
 
     /// A message if one is queued, without waiting.

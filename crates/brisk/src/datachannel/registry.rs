@@ -81,6 +81,8 @@ pub(crate) struct ResetState {
     pub incoming: bool,
     /// The peer refused or could not perform our request.
     pub failed: bool,
+    /// We asked the peer to reset its outgoing stream (RFC 6525 5.1.3).
+    pub incoming_requested: bool,
 }
 
 /// What to do with a DATA_CHANNEL_OPEN (or an unreadable DCEP message).

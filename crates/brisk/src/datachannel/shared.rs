@@ -79,6 +79,37 @@ impl Shared {
         }
     }
 
+    /// Waits, at most `DataChannelConfig::close_timeout`, for the close of
+    /// a channel to complete: both directions of its stream reset (RFC 8831
+    /// 6.7). Half way, if the peer has not reset its outgoing stream in
+    /// answer to ours, asks it to (RFC 6525 5.1.3); at the end gives up.
+    pub async fn finish_close(
+        &self,
+        stream: u16,
+        generation: u64,
+        notify: &Notify,
+    ) -> Result<(), Error> {
+        let bound = self.lock().config.close_timeout;
+        let first = bound / 2;
+        let outcome = |reg: &mut Registry| reg.close_outcome(stream, generation);
+        if let Ok(done) = tokio::time::timeout(first, self.wait(notify, outcome)).await {
+            return done.map_err(Error::Closed);
+        }
+        // A request that cannot be made (the association ending) changes
+        // nothing: the end, or the bound, completes the close.
+        if self.lock().begin_incoming_request(stream, generation) {
+            let _ = self.assoc.request_incoming_reset(&[stream]);
+        }
+        if let Ok(done) = tokio::time::timeout(bound - first, self.wait(notify, outcome)).await {
+            return done.map_err(Error::Closed);
+        }
+        self.lock().close_timed_out(stream, generation);
+        Err(Error::CloseTimedOut {
+            stream,
+            after: bound,
+        })
+    }
+
     /// Sends one DCEP message on `stream`: ordered and reliable (RFC 8832 6).
     pub async fn send_dcep(&self, stream: u16, msg: &dcep::Message) -> Result<(), Error> {
         let bytes = msg.encode()?;
