@@ -752,3 +752,311 @@ async fn a_close_the_peer_never_completes_gives_up_after_its_bound() {
     assert_eq!(next.stream_id(), 2, "stream 0 is not clean");
     assert!(relay.chunk_drops() > 0);
 }
+
+// The OPEN flood world: a raw peer and our data channels under random
+// steps, with a model of what the channel table must hold.
+
+/// Bounds of the world's channel table, small so that random steps reach them.
+fn world_config() -> DataChannelConfig {
+    DataChannelConfig {
+        max_channels: 24,
+        max_pending_accepts: 64,
+        max_label_bytes: 300,
+        max_protocol_bytes: 100,
+        metadata_budget_bytes: 2000,
+        close_timeout: Duration::from_millis(300),
+        ..DataChannelConfig::default()
+    }
+}
+
+/// An open channel of the world: our handle and what it is charged.
+struct Live {
+    ch: brisk::datachannel::DataChannel,
+    bytes: usize,
+}
+
+/// What our channel table must hold, step after step.
+struct World {
+    rng: rand::rngs::StdRng,
+    ours: DataChannels,
+    raw: Association,
+    cfg: DataChannelConfig,
+    /// Open channels by stream id.
+    live: std::collections::BTreeMap<u16, Live>,
+    /// Channels we dropped that the peer did not close: their ids stay
+    /// taken, and their metadata charged, until it does.
+    closing: std::collections::BTreeMap<u16, usize>,
+    /// Messages sent each way, each with a unique text.
+    sent: u64,
+    opens_received: u64,
+}
+
+/// Whether `ev` is a reset of `streams` in `direction`.
+fn is_reset(ev: &StreamEvent, dir: ResetDirection, stream: u16) -> bool {
+    matches!(ev, StreamEvent::Reset { direction, streams } if *direction == dir && streams.contains(&stream))
+}
+
+impl World {
+    fn charged(&self) -> usize {
+        self.live.values().map(|l| l.bytes).sum::<usize>() + self.closing.values().sum::<usize>()
+    }
+
+    fn in_table(&self) -> usize {
+        self.live.len() + self.closing.len()
+    }
+
+    fn used(&self, s: u16) -> bool {
+        self.live.contains_key(&s) || self.closing.contains_key(&s)
+    }
+
+    /// A label or protocol of a random size: mostly short, sometimes near
+    /// the bound, rarely RFC 8832's maximum.
+    fn text(&mut self, bound: usize, min: usize) -> String {
+        use rand::Rng;
+        let len = match self.rng.random_range(0..50) {
+            0 => 65_535,
+            1..=8 => self.rng.random_range(bound - 20..bound + 20),
+            _ => self.rng.random_range(min..40),
+        };
+        "x".repeat(len)
+    }
+
+    /// Waits for the raw peer's reset of `stream` in `dir`, skipping others.
+    async fn raw_reset(&self, dir: ResetDirection, stream: u16) {
+        while !is_reset(&within(self.raw.stream_event()).await.unwrap(), dir, stream) {}
+    }
+
+    /// The invariants, once what the last step set going has settled:
+    /// the metadata held is what the model says and within the budget.
+    async fn check(&self) {
+        let want = self.charged();
+        within(async {
+            while self.ours.stats().metadata_bytes != want {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await;
+        let st = self.ours.stats();
+        assert!(
+            st.metadata_bytes <= self.cfg.metadata_budget_bytes,
+            "{st:?}"
+        );
+        assert_eq!(st.opens_received, self.opens_received, "{st:?}");
+    }
+
+    /// The peer opens a channel: with a random label and protocol, on one
+    /// of its free ids or (refused) one of ours.
+    async fn peer_open(&mut self) {
+        use rand::Rng;
+        let wrong_parity = self.rng.random_bool(0.1);
+        let s = if wrong_parity {
+            // Above the ids we allocate, so the refusal's reset cannot
+            // meet a channel of ours.
+            2 * self.rng.random_range(50..100)
+        } else {
+            2 * self.rng.random_range(0..32) + 1
+        };
+        if self.used(s) {
+            return;
+        }
+        let (label, protocol) = (self.text(300, 1), self.text(100, 0));
+        let bytes = label.len() + protocol.len();
+        let fits = label.len() <= self.cfg.max_label_bytes
+            && protocol.len() <= self.cfg.max_protocol_bytes
+            && self.charged() + bytes <= self.cfg.metadata_budget_bytes;
+        let ack = !wrong_parity && fits && self.in_table() < self.cfg.max_channels;
+        self.raw
+            .send(s, open_bytes_with(&label, &protocol), dcep())
+            .await
+            .unwrap();
+        self.opens_received += 1;
+        if !ack {
+            // RFC 8832 6: refused by a reset of the stream, no ACK.
+            return self.raw_reset(ResetDirection::Incoming, s).await;
+        }
+        let m = raw_recv(&self.raw).await;
+        assert_eq!((m.stream_id, m.ppid, &m.payload[..]), (s, 50, ACK));
+        let ch = within(self.ours.accept()).await.unwrap();
+        assert_eq!((ch.stream_id(), ch.label()), (s, &label[..]));
+        self.live.insert(s, Live { ch, bytes });
+    }
+
+    /// We open a channel; the peer ACKs it, or refuses it by a reset.
+    async fn our_open(&mut self) {
+        use rand::Rng;
+        let (label, protocol) = (self.text(300, 1), self.text(100, 0));
+        let bytes = label.len() + protocol.len();
+        let options = ChannelOptions {
+            protocol,
+            ..ChannelOptions::default()
+        };
+        let opened = self.ours.open_unacked(&label, options).await;
+        let Ok(ch) = opened else {
+            let fits = label.len() <= self.cfg.max_label_bytes
+                && bytes - label.len() <= self.cfg.max_protocol_bytes
+                && self.charged() + bytes <= self.cfg.metadata_budget_bytes;
+            assert!(
+                !fits || self.in_table() >= self.cfg.max_channels,
+                "{opened:?}"
+            );
+            return;
+        };
+        // RFC 8832 6: the lowest free id of our parity; never one in use.
+        let s = ch.stream_id();
+        let lowest = (0..).step_by(2).find(|&i| !self.used(i));
+        assert_eq!(Some(s), lowest);
+        let m = raw_recv(&self.raw).await;
+        assert_eq!((m.stream_id, m.ppid, m.payload[0]), (s, 50, 0x03));
+        if self.rng.random_bool(0.8) {
+            self.raw.send(s, ACK, dcep()).await.unwrap();
+            within(ch.wait_acked()).await.unwrap();
+            self.live.insert(s, Live { ch, bytes });
+            return;
+        }
+        self.raw.reset_streams(&[s]).unwrap();
+        assert!(matches!(
+            within(ch.wait_acked()).await,
+            Err(DcError::Closed(CloseReason::Refused))
+        ));
+        // We reset ours in turn (RFC 8831 6.7).
+        self.raw_reset(ResetDirection::Outgoing, s).await;
+        self.raw_reset(ResetDirection::Incoming, s).await;
+    }
+
+    fn pick_live(&mut self) -> Option<u16> {
+        use rand::seq::IteratorRandom;
+        self.live.keys().copied().choose(&mut self.rng)
+    }
+
+    /// A message each way on an open channel: each delivered once, in order.
+    async fn data(&mut self) {
+        let Some(s) = self.pick_live() else { return };
+        self.sent += 1;
+        let text = format!("m{}", self.sent);
+        let opts = SendOptions {
+            ppid: 51,
+            ..SendOptions::default()
+        };
+        self.raw
+            .send(s, text.clone().into_bytes(), opts)
+            .await
+            .unwrap();
+        let ch = &self.live[&s].ch;
+        assert_eq!(
+            within(ch.recv()).await.unwrap(),
+            Message::Text(text.clone())
+        );
+        ch.send_text(&text).await.unwrap();
+        let m = raw_recv(&self.raw).await;
+        assert_eq!(
+            (m.stream_id, m.ppid, &m.payload[..]),
+            (s, 51, text.as_bytes())
+        );
+    }
+
+    /// The peer closes a channel (RFC 8831 6.7): we reset ours in turn.
+    async fn peer_close(&mut self) {
+        let Some(s) = self.pick_live() else { return };
+        let Live { ch, .. } = self.live.remove(&s).unwrap();
+        self.raw.reset_streams(&[s]).unwrap();
+        assert!(matches!(
+            within(ch.recv()).await,
+            Err(DcError::Closed(CloseReason::PeerClosed))
+        ));
+        self.raw_reset(ResetDirection::Outgoing, s).await;
+        self.raw_reset(ResetDirection::Incoming, s).await;
+    }
+
+    /// We close a channel; the peer answers with its reset, or stays
+    /// silent and is asked for it (RFC 6525 5.1.3).
+    async fn our_close(&mut self) {
+        use rand::Rng;
+        let Some(s) = self.pick_live() else { return };
+        let Live { ch, .. } = self.live.remove(&s).unwrap();
+        let asked = self.ours.stats().incoming_resets_requested;
+        if self.rng.random_bool(0.7) {
+            let closing = tokio::spawn(async move { ch.close().await });
+            self.raw_reset(ResetDirection::Incoming, s).await;
+            self.raw.reset_streams(&[s]).unwrap();
+            within(closing).await.unwrap().unwrap();
+            self.raw_reset(ResetDirection::Outgoing, s).await;
+            assert_eq!(self.ours.stats().incoming_resets_requested, asked);
+        } else {
+            within(ch.close()).await.unwrap();
+            assert_eq!(self.ours.stats().incoming_resets_requested, asked + 1);
+            self.raw_reset(ResetDirection::Incoming, s).await;
+            self.raw_reset(ResetDirection::Outgoing, s).await;
+        }
+    }
+
+    /// We drop a channel's handle; the peer may never answer: the id then
+    /// stays taken until it does (`peer_finishes`).
+    async fn our_drop(&mut self) {
+        use rand::Rng;
+        let Some(s) = self.pick_live() else { return };
+        let Live { ch, bytes } = self.live.remove(&s).unwrap();
+        drop(ch);
+        self.raw_reset(ResetDirection::Incoming, s).await;
+        if self.rng.random_bool(0.5) {
+            self.closing.insert(s, bytes);
+            return;
+        }
+        self.raw.reset_streams(&[s]).unwrap();
+        self.raw_reset(ResetDirection::Outgoing, s).await;
+    }
+
+    /// The peer finally resets its side of a channel we dropped.
+    async fn peer_finishes(&mut self) {
+        use rand::seq::IteratorRandom;
+        let Some(s) = self.closing.keys().copied().choose(&mut self.rng) else {
+            return;
+        };
+        self.closing.remove(&s);
+        self.raw.reset_streams(&[s]).unwrap();
+        self.raw_reset(ResetDirection::Outgoing, s).await;
+    }
+}
+
+/// Random OPENs (labels and protocols of random sizes, some over the
+/// bounds, some with our parity), random closes from either side, and a
+/// peer that ACKs, refuses, answers our resets or stays silent. After every
+/// step: the metadata held is what the open channels are charged and within
+/// the budget, no stream id carries two channels (a new channel takes the
+/// lowest id no live or closing channel holds), and every message on an
+/// open channel is delivered once.
+#[tokio::test]
+async fn an_open_flood_world_keeps_the_channel_table_invariants() {
+    use rand::{Rng, SeedableRng};
+    for seed in 0..5u64 {
+        let (a, raw, _ea, _eb) = pair().await;
+        let cfg = world_config();
+        let mut w = World {
+            rng: rand::rngs::StdRng::seed_from_u64(seed),
+            ours: DataChannels::with_config(a, Role::Client, cfg.clone()),
+            raw,
+            cfg,
+            live: Default::default(),
+            closing: Default::default(),
+            sent: 0,
+            opens_received: 0,
+        };
+        for _ in 0..200 {
+            match w.rng.random_range(0..20) {
+                0..=6 => w.peer_open().await,
+                7..=9 => w.our_open().await,
+                10..=13 => w.data().await,
+                14..=15 => w.peer_close().await,
+                16 => w.our_close().await,
+                17 => w.our_drop().await,
+                _ => w.peer_finishes().await,
+            }
+            w.check().await;
+        }
+        for l in w.live.values() {
+            assert!(l.ch.try_recv().is_none(), "a message delivered twice");
+        }
+        assert!(w.raw.try_recv().is_none(), "a message delivered twice");
+        let st = w.ours.stats();
+        assert!(st.opens_refused_metadata > 0, "seed {seed}: {st:?}");
+    }
+}
