@@ -181,9 +181,12 @@ impl DataChannel {
     }
 }
 
-/// Dropping a channel closes it (as `close`, without waiting) and discards
-/// what arrives on it from then on. Without stream reconfiguration it cannot
-/// be closed: its stream id then stays taken for the association's life.
+/// Dropping a channel closes it (as `close`, without waiting: half way
+/// through `DataChannelConfig::close_timeout` the peer is asked to reset its
+/// side if it has not) and discards what arrives on it from then on. Its
+/// stream id is free again once both directions are reset. Without stream
+/// reconfiguration it cannot be closed: its stream id then stays taken for
+/// the association's life.
 impl Drop for DataChannel {
     fn drop(&mut self) {
         let sh = &self.guard.shared;
@@ -198,6 +201,7 @@ impl Drop for DataChannel {
         };
         if reset && sh.assoc.stream_reconfig() {
             let _ = sh.assoc.reset_streams(&[self.stream]);
+            sh.ask_incoming_later(self.stream, self.generation);
         }
     }
 }

@@ -110,6 +110,27 @@ impl Shared {
         })
     }
 
+    /// The close of a dropped channel: as `finish_close`, without a waiter.
+    /// If the peer has not reset its side half way through the bound, it is
+    /// asked to (RFC 6525 5.1.3). The task holds the table weakly, so it does
+    /// not keep the association alive.
+    pub fn ask_incoming_later(self: &Arc<Self>, stream: u16, generation: u64) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let after = self.lock().config.close_timeout / 2;
+        let weak = Arc::downgrade(self);
+        rt.spawn(async move {
+            tokio::time::sleep(after).await;
+            let Some(sh) = weak.upgrade() else {
+                return;
+            };
+            if sh.lock().begin_incoming_request(stream, generation) {
+                let _ = sh.assoc.request_incoming_reset(&[stream]);
+            }
+        });
+    }
+
     /// Sends one DCEP message on `stream`: ordered and reliable (RFC 8832 6).
     pub async fn send_dcep(&self, stream: u16, msg: &dcep::Message) -> Result<(), Error> {
         let bytes = msg.encode()?;
