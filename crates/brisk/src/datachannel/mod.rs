@@ -33,7 +33,19 @@
 //! stream reconfiguration (RFC 6525, `Config::stream_reconfig`) on both
 //! ends. Without it channels open and carry messages but cannot be closed
 //! (`close` fails with [`Error::StreamResetNotNegotiated`]); OPENs that RFC
-//! 8832 6 says to refuse then get no ACK and nothing more.
+//! 8832 6 says to refuse then get no ACK and nothing more. A close is
+//! bounded by [`DataChannelConfig::close_timeout`]: a peer that does not
+//! reset its side is asked to (RFC 6525 5.1.3), then `close` gives up with
+//! [`Error::CloseTimedOut`]; the stream id is reused only once both
+//! directions are reset.
+//!
+//! **Metadata.** RFC 8832 lets a peer send a 65,535-byte label and protocol
+//! with each OPEN. Each is bounded
+//! ([`max_label_bytes`](DataChannelConfig::max_label_bytes),
+//! [`max_protocol_bytes`](DataChannelConfig::max_protocol_bytes)), and all
+//! channels' together by
+//! [`metadata_budget_bytes`](DataChannelConfig::metadata_budget_bytes): an
+//! OPEN over a bound is refused (RFC 8832 6) and counted.
 
 mod channel;
 mod closing;
