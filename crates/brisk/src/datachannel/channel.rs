@@ -7,6 +7,7 @@ use tokio::sync::Notify;
 
 use super::message::Message;
 use super::options::ChannelOptions;
+use super::registry::Meta;
 use super::shared::Guard;
 use super::{CloseReason, Error};
 
@@ -15,39 +16,32 @@ pub struct DataChannel {
     guard: Arc<Guard>,
     stream: u16,
     generation: u64,
-    label: String,
-    options: ChannelOptions,
+    /// The label and options, shared with the channel table.
+    meta: Arc<Meta>,
 }
 
 impl std::fmt::Debug for DataChannel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DataChannel")
             .field("stream", &self.stream)
-            .field("label", &self.label)
-            .field("options", &self.options)
+            .field("label", &self.meta.label)
+            .field("options", &self.meta.options)
             .finish()
     }
 }
 
 impl DataChannel {
-    pub(crate) fn new(
-        guard: Arc<Guard>,
-        stream: u16,
-        generation: u64,
-        label: String,
-        options: ChannelOptions,
-    ) -> Self {
+    pub(crate) fn new(guard: Arc<Guard>, stream: u16, generation: u64, meta: Arc<Meta>) -> Self {
         Self {
             guard,
             stream,
             generation,
-            label,
-            options,
+            meta,
         }
     }
 
     pub fn label(&self) -> &str {
-        &self.label
+        &self.meta.label
     }
 
     /// The SCTP stream id, the same in both directions.
@@ -56,12 +50,12 @@ impl DataChannel {
     }
 
     pub fn options(&self) -> &ChannelOptions {
-        &self.options
+        &self.meta.options
     }
 
     /// The sub-protocol (RFC 8832 5.1).
     pub fn protocol(&self) -> &str {
-        &self.options.protocol
+        &self.meta.options.protocol
     }
 
     /// Whether the DATA_CHANNEL_ACK has arrived (always, for channels the
@@ -130,7 +124,7 @@ impl DataChannel {
             ch.acked
         };
         let (ppid, payload) = msg.to_wire();
-        let opts = self.options.send_options(ppid, acked);
+        let opts = self.meta.options.send_options(ppid, acked);
         self.guard
             .shared
             .assoc
@@ -162,6 +156,13 @@ impl DataChannel {
     /// is then free for a new channel. Messages the peer sent before its
     /// reset can still be read with `recv`. Needs `Config::stream_reconfig`
     /// on both ends.
+    ///
+    /// The wait is bounded by `DataChannelConfig::close_timeout`: half way,
+    /// if the peer has not reset its side, we ask it to (RFC 6525 5.1.3
+    /// Incoming SSN Reset Request); at the end `close` fails with
+    /// [`Error::CloseTimedOut`] (counted in `DataChannelStats`). The
+    /// channel is closed either way, and its stream id is not given to a
+    /// new channel until both directions are reset.
     pub async fn close(&self) -> Result<(), Error> {
         let sh = &self.guard.shared;
         if !sh.assoc.stream_reconfig() {
@@ -171,11 +172,7 @@ impl DataChannel {
         if sh.lock().begin_close(self.stream, self.generation) {
             sh.reset(&[self.stream]);
         }
-        sh.wait(&notify, |reg| {
-            reg.close_outcome(self.stream, self.generation)
-        })
-        .await
-        .map_err(Error::Closed)
+        sh.finish_close(self.stream, self.generation, &notify).await
     }
 
     /// A message if one is queued, without waiting.
@@ -184,9 +181,12 @@ impl DataChannel {
     }
 }
 
-/// Dropping a channel closes it (as `close`, without waiting) and discards
-/// what arrives on it from then on. Without stream reconfiguration it cannot
-/// be closed: its stream id then stays taken for the association's life.
+/// Dropping a channel closes it (as `close`, without waiting: half way
+/// through `DataChannelConfig::close_timeout` the peer is asked to reset its
+/// side if it has not) and discards what arrives on it from then on. Its
+/// stream id is free again once both directions are reset. Without stream
+/// reconfiguration it cannot be closed: its stream id then stays taken for
+/// the association's life.
 impl Drop for DataChannel {
     fn drop(&mut self) {
         let sh = &self.guard.shared;
@@ -201,6 +201,7 @@ impl Drop for DataChannel {
         };
         if reset && sh.assoc.stream_reconfig() {
             let _ = sh.assoc.reset_streams(&[self.stream]);
+            sh.ask_incoming_later(self.stream, self.generation);
         }
     }
 }

@@ -62,6 +62,34 @@ impl Registry {
         }
     }
 
+    /// Half of the close's bound passed and the peer has not reset its
+    /// outgoing stream (RFC 8831 6.7 says it should, in answer to ours).
+    /// Returns true when we are to ask it to (RFC 6525 5.1.3 Incoming SSN
+    /// Reset Request): once a channel, and only while that half is missing.
+    pub fn begin_incoming_request(&mut self, stream: u16, generation: u64) -> bool {
+        let Some(ch) = self.get(stream, generation) else {
+            return false;
+        };
+        let r = &mut ch.reset;
+        if r.incoming || r.failed || r.incoming_requested {
+            return false;
+        }
+        r.incoming_requested = true;
+        self.stats.incoming_resets_requested += 1;
+        true
+    }
+
+    /// The close did not complete within its bound: counted, and the channel
+    /// is closed for the application. It stays in the table, its stream id
+    /// out of use, until both directions are reset.
+    pub fn close_timed_out(&mut self, stream: u16, generation: u64) {
+        if let Some(ch) = self.get(stream, generation) {
+            ch.closed.get_or_insert(CloseReason::Local);
+            ch.notify.notify_waiters();
+        }
+        self.stats.closes_timed_out += 1;
+    }
+
     /// The peer refused or failed our reset of these streams: the channels
     /// cannot be closed as RFC 8831 6.7 says, nor used.
     pub fn on_reset_failed(&mut self, streams: &[u16]) {
@@ -104,10 +132,12 @@ impl Registry {
         if !done {
             return;
         }
-        if let Some(ch) = self.channels.remove(&stream)
-            && !ch.detached
-        {
-            self.retired.insert(ch.generation, ch);
+        match self.channels.remove(&stream) {
+            Some(ch) if !ch.detached => {
+                self.retired.insert(ch.generation, ch);
+            }
+            Some(ch) => self.forget(&ch),
+            None => {}
         }
     }
 }
@@ -195,5 +225,38 @@ mod tests {
         r.on_outgoing_reset(&[5]);
         r.on_reset_failed(&[7]);
         assert_eq!(r.channels.len(), 1);
+    }
+
+    #[test]
+    fn the_incoming_reset_is_asked_for_once_and_only_while_missing() {
+        let (mut r, g) = reg_with_channel();
+        r.begin_close(0, g);
+        assert!(r.begin_incoming_request(0, g));
+        assert!(!r.begin_incoming_request(0, g), "asked once");
+        assert_eq!(r.stats().incoming_resets_requested, 1);
+        r.on_outgoing_reset(&[0]);
+        r.on_incoming_reset(&[0]);
+        assert_eq!(r.close_outcome(0, g), Some(Ok(())));
+
+        let g2 = r.add_local(0, 16, "b", ChannelOptions::default()).unwrap();
+        r.begin_close(0, g2);
+        r.on_incoming_reset(&[0]);
+        assert!(!r.begin_incoming_request(0, g2), "already reset");
+    }
+
+    #[test]
+    fn a_timed_out_close_keeps_the_stream_id_until_both_directions_are_reset() {
+        let (mut r, g) = reg_with_channel();
+        r.begin_close(0, g);
+        r.on_outgoing_reset(&[0]);
+        r.close_timed_out(0, g);
+        assert_eq!(r.stats().closes_timed_out, 1);
+        assert!(matches!(
+            r.pop(0, g),
+            Some(Err(Error::Closed(CloseReason::Local)))
+        ));
+        assert!(matches!(r.allocate(16), Ok(2)), "stream 0 is not clean");
+        r.on_incoming_reset(&[0]);
+        assert!(matches!(r.allocate(16), Ok(0)), "both directions reset");
     }
 }

@@ -33,7 +33,19 @@
 //! stream reconfiguration (RFC 6525, `Config::stream_reconfig`) on both
 //! ends. Without it channels open and carry messages but cannot be closed
 //! (`close` fails with [`Error::StreamResetNotNegotiated`]); OPENs that RFC
-//! 8832 6 says to refuse then get no ACK and nothing more.
+//! 8832 6 says to refuse then get no ACK and nothing more. A close is
+//! bounded by [`DataChannelConfig::close_timeout`]: a peer that does not
+//! reset its side is asked to (RFC 6525 5.1.3), then `close` gives up with
+//! [`Error::CloseTimedOut`]; the stream id is reused only once both
+//! directions are reset.
+//!
+//! **Metadata.** RFC 8832 lets a peer send a 65,535-byte label and protocol
+//! with each OPEN. Each is bounded
+//! ([`max_label_bytes`](DataChannelConfig::max_label_bytes),
+//! [`max_protocol_bytes`](DataChannelConfig::max_protocol_bytes)), and all
+//! channels' together by
+//! [`metadata_budget_bytes`](DataChannelConfig::metadata_budget_bytes): an
+//! OPEN over a bound is refused (RFC 8832 6) and counted.
 
 mod channel;
 mod closing;
@@ -45,6 +57,7 @@ mod registry;
 mod shared;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::association::Association;
 
@@ -81,6 +94,18 @@ pub struct DataChannelConfig {
     /// Bytes a channel's receive queue holds (one larger message is still
     /// taken into an empty queue).
     pub receive_queue_bytes: usize,
+    /// Bytes of a channel's label at most. RFC 8832 5.1 allows 65535; an
+    /// OPEN with a longer label is refused, `open` fails.
+    pub max_label_bytes: usize,
+    /// Bytes of a channel's sub-protocol at most, as `max_label_bytes`.
+    pub max_protocol_bytes: usize,
+    /// Bytes of labels and protocols held for the association's channels,
+    /// all together: an OPEN that would exceed it is refused.
+    pub metadata_budget_bytes: usize,
+    /// How long `close` waits for both directions of the channel's stream
+    /// to be reset. Half way, it asks the peer to reset its outgoing stream
+    /// (RFC 6525 5.1.3); at the end it gives up ([`Error::CloseTimedOut`]).
+    pub close_timeout: Duration,
 }
 
 impl Default for DataChannelConfig {
@@ -90,6 +115,10 @@ impl Default for DataChannelConfig {
             max_pending_accepts: 64,
             receive_queue_messages: 1024,
             receive_queue_bytes: 1 << 20,
+            max_label_bytes: 1024,
+            max_protocol_bytes: 1024,
+            metadata_budget_bytes: 128 << 10,
+            close_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -113,6 +142,18 @@ pub struct DataChannelStats {
     /// channel's (or a deprecated one), text that is not UTF-8, or a
     /// channel whose handle was dropped or that was closed.
     pub messages_discarded: u64,
+    /// Of `opens_refused`: OPENs whose label or protocol was over its limit,
+    /// or would have exceeded the metadata budget.
+    pub opens_refused_metadata: u64,
+    /// Bytes of labels and protocols held now, within
+    /// [`DataChannelConfig::metadata_budget_bytes`].
+    pub metadata_bytes: usize,
+    /// Requests to the peer to reset its outgoing stream of a channel we
+    /// close, when its reset did not come (RFC 6525 5.1.3).
+    pub incoming_resets_requested: u64,
+    /// Closes given up after [`DataChannelConfig::close_timeout`]: their
+    /// stream ids stay out of use until both directions are reset.
+    pub closes_timed_out: u64,
 }
 
 /// Why a channel is closed.
@@ -174,6 +215,20 @@ pub enum Error {
     /// set `Config::stream_reconfig`.
     #[error("stream reconfiguration (RFC 6525) was not negotiated: channels cannot be closed")]
     StreamResetNotNegotiated,
+    /// The label or protocol is over its configured limit, or the channel
+    /// would exceed the association's metadata budget.
+    #[error("the channel's {what} of {len} bytes exceeds the limit of {max}")]
+    MetadataTooLarge {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
+    /// The close did not complete within
+    /// [`DataChannelConfig::close_timeout`]: the peer did not reset its
+    /// side. The channel is closed; its stream id stays out of use until
+    /// both directions are reset.
+    #[error("the close of stream {stream} did not complete in {after:?}")]
+    CloseTimedOut { stream: u16, after: Duration },
     /// The label or protocol is too long for DATA_CHANNEL_OPEN.
     #[error(transparent)]
     Encode(#[from] dcep::EncodeError),
@@ -234,7 +289,7 @@ impl DataChannels {
 
     /// Counters of what the peer sent.
     pub fn stats(&self) -> DataChannelStats {
-        self.guard.shared.lock().stats.clone()
+        self.guard.shared.lock().stats()
     }
 
     /// The role this end plays.

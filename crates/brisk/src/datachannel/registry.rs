@@ -13,13 +13,27 @@ use super::message::Message;
 use super::options::ChannelOptions;
 use super::{CloseReason, DataChannelConfig, DataChannelStats, Error, Role};
 
+/// What a channel is: its label and options. Shared with its handle, so
+/// the label and protocol are held once.
+#[derive(Debug)]
+pub(crate) struct Meta {
+    pub label: String,
+    pub options: ChannelOptions,
+}
+
+impl Meta {
+    /// The bytes charged to the metadata budget.
+    pub fn bytes(&self) -> usize {
+        self.label.len() + self.options.protocol.len()
+    }
+}
+
 /// One channel's state.
 #[derive(Debug)]
 pub(crate) struct Channel {
     /// Tells this channel from a later one on the same stream id.
     pub generation: u64,
-    pub label: String,
-    pub options: ChannelOptions,
+    pub meta: Arc<Meta>,
     /// We sent the DATA_CHANNEL_OPEN (or agreed it out of band).
     pub opener: bool,
     /// RFC 8832 6: the DATA_CHANNEL_ACK arrived (always true for channels
@@ -39,17 +53,10 @@ pub(crate) struct Channel {
 }
 
 impl Channel {
-    fn new(
-        generation: u64,
-        label: String,
-        options: ChannelOptions,
-        opener: bool,
-        acked: bool,
-    ) -> Self {
+    fn new(generation: u64, meta: Meta, opener: bool, acked: bool) -> Self {
         Self {
             generation,
-            label,
-            options,
+            meta: Arc::new(meta),
             opener,
             acked,
             queue: VecDeque::new(),
@@ -74,6 +81,8 @@ pub(crate) struct ResetState {
     pub incoming: bool,
     /// The peer refused or could not perform our request.
     pub failed: bool,
+    /// We asked the peer to reset its outgoing stream (RFC 6525 5.1.3).
+    pub incoming_requested: bool,
 }
 
 /// What to do with a DATA_CHANNEL_OPEN (or an unreadable DCEP message).
@@ -112,6 +121,9 @@ pub(crate) struct Registry {
     /// the stream table (the id is free again), kept so the handle can drain
     /// its queue and learn why. At most one per live handle.
     pub retired: HashMap<u64, Channel>,
+    /// Bytes of labels and protocols of the channels in `channels` and
+    /// `retired`: at most `config.metadata_budget_bytes`.
+    metadata_bytes: usize,
 }
 
 impl Registry {
@@ -125,20 +137,46 @@ impl Registry {
             stats: DataChannelStats::default(),
             next_generation: 0,
             retired: HashMap::new(),
+            metadata_bytes: 0,
         }
     }
 
-    fn insert(
-        &mut self,
-        stream: u16,
-        label: String,
-        options: ChannelOptions,
-        opener: bool,
-        acked: bool,
-    ) {
+    /// The counters, with the metadata held now.
+    pub fn stats(&self) -> DataChannelStats {
+        DataChannelStats {
+            metadata_bytes: self.metadata_bytes,
+            ..self.stats.clone()
+        }
+    }
+
+    /// Whether a channel with this label and protocol may be held: each
+    /// within its bound, and all channels' together within the budget.
+    pub fn check_metadata(&self, label: &str, protocol: &str) -> Result<(), Error> {
+        let c = &self.config;
+        let too_large = |what, len, max| Err(Error::MetadataTooLarge { what, len, max });
+        if label.len() > c.max_label_bytes {
+            return too_large("label", label.len(), c.max_label_bytes);
+        }
+        if protocol.len() > c.max_protocol_bytes {
+            return too_large("protocol", protocol.len(), c.max_protocol_bytes);
+        }
+        let total = self.metadata_bytes + label.len() + protocol.len();
+        if total > c.metadata_budget_bytes {
+            return too_large("metadata budget", total, c.metadata_budget_bytes);
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, stream: u16, meta: Meta, opener: bool, acked: bool) {
         self.next_generation += 1;
-        let ch = Channel::new(self.next_generation, label, options, opener, acked);
+        self.metadata_bytes += meta.bytes();
+        let ch = Channel::new(self.next_generation, meta, opener, acked);
         self.channels.insert(stream, ch);
+    }
+
+    /// A channel leaves the registry: its metadata is no longer charged.
+    pub(crate) fn forget(&mut self, ch: &Channel) {
+        self.metadata_bytes = self.metadata_bytes.saturating_sub(ch.meta.bytes());
     }
 
     /// The channel a handle (`stream`, `generation`) refers to, if it is
@@ -152,8 +190,10 @@ impl Registry {
 
     /// Forgets a channel we failed to open.
     pub fn remove(&mut self, stream: u16, generation: u64) {
-        if self.get(stream, generation).is_some() {
-            self.channels.remove(&stream);
+        if self.get(stream, generation).is_some()
+            && let Some(ch) = self.channels.remove(&stream)
+        {
+            self.forget(&ch);
         }
     }
 
@@ -199,8 +239,13 @@ impl Registry {
         if self.channels.contains_key(&stream) {
             return Err(Error::StreamInUse(stream));
         }
+        self.check_metadata(label, &options.protocol)?;
         let acked = options.negotiated.is_some();
-        self.insert(stream, label.to_owned(), options, true, acked);
+        let meta = Meta {
+            label: label.to_owned(),
+            options,
+        };
+        self.insert(stream, meta, true, acked);
         Ok(self.next_generation)
     }
 
@@ -208,7 +253,8 @@ impl Registry {
     /// unused, its id has the peer's parity, and every parameter is valid
     /// (`open` is `Err` for a message that did not parse). We also refuse what
     /// we could not answer (a stream we cannot send on) or hold (the channel
-    /// and accept-queue limits).
+    /// and accept-queue limits, and the label, protocol and metadata bounds:
+    /// RFC 8832 sets none, so a peer could make us hold 128 KiB a channel).
     pub fn on_open(&mut self, stream: u16, streams: u16, open: Result<Open, ()>) -> OpenVerdict {
         self.stats.opens_received += 1;
         let refuse = |reg: &mut Self| {
@@ -238,8 +284,16 @@ impl Registry {
         {
             return refuse(self);
         }
+        if self.check_metadata(&open.label, &open.protocol).is_err() {
+            self.stats.opens_refused_metadata += 1;
+            return refuse(self);
+        }
         let options = ChannelOptions::from_open(&open);
-        self.insert(stream, open.label, options, false, true);
+        let meta = Meta {
+            label: open.label,
+            options,
+        };
+        self.insert(stream, meta, false, true);
         self.incoming.push_back(stream);
         OpenVerdict::Ack
     }
@@ -329,7 +383,8 @@ impl Registry {
 
     /// The application dropped a channel's handle.
     pub fn detach(&mut self, stream: u16, generation: u64) {
-        if self.retired.remove(&generation).is_some() {
+        if let Some(ch) = self.retired.remove(&generation) {
+            self.forget(&ch);
             return;
         }
         if let Some(ch) = self.get(stream, generation) {
@@ -350,12 +405,16 @@ mod tests {
     use bytes::Bytes;
 
     fn open(label: &str) -> Result<Open, ()> {
+        open_with(label, "")
+    }
+
+    fn open_with(label: &str, protocol: &str) -> Result<Open, ()> {
         Ok(Open {
             channel_type: ChannelType::Reliable,
             priority: 256,
             reliability: 0,
             label: label.into(),
-            protocol: String::new(),
+            protocol: protocol.into(),
         })
     }
 
@@ -500,5 +559,70 @@ mod tests {
             r.pop(0, 1),
             Some(Err(Error::Closed(CloseReason::AssociationEnded(why)))) if why == "peer aborted"
         ));
+    }
+
+    #[test]
+    fn an_open_with_a_label_or_protocol_over_its_bound_is_refused_and_counted() {
+        let mut r = reg(Role::Client);
+        let max = DataChannelConfig::default().max_label_bytes;
+        assert_eq!(
+            r.on_open(1, 16, open(&"l".repeat(max + 1))),
+            OpenVerdict::Refuse { existing: false }
+        );
+        assert_eq!(
+            r.on_open(3, 16, open_with("", &"p".repeat(65_535))),
+            OpenVerdict::Refuse { existing: false }
+        );
+        assert_eq!(r.on_open(5, 16, open(&"l".repeat(max))), OpenVerdict::Ack);
+        let st = r.stats();
+        assert_eq!((st.opens_refused, st.opens_refused_metadata), (2, 2));
+        assert_eq!(st.metadata_bytes, max);
+        assert!(!r.channels.contains_key(&1) && !r.channels.contains_key(&3));
+    }
+
+    #[test]
+    fn channels_are_charged_to_the_metadata_budget_until_they_leave() {
+        let mut r = Registry::new(
+            Role::Client,
+            DataChannelConfig {
+                metadata_budget_bytes: 100,
+                ..DataChannelConfig::default()
+            },
+        );
+        assert_eq!(
+            r.on_open(1, 16, open_with(&"a".repeat(40), "p")),
+            OpenVerdict::Ack
+        );
+        let g = r
+            .add_local(0, 16, &"b".repeat(50), ChannelOptions::default())
+            .unwrap();
+        assert_eq!(r.stats().metadata_bytes, 91);
+        // Ten more bytes would exceed the budget, nine fit.
+        assert_eq!(
+            r.on_open(3, 16, open(&"c".repeat(10))),
+            OpenVerdict::Refuse { existing: false }
+        );
+        assert!(matches!(
+            r.add_local(2, 16, &"c".repeat(10), ChannelOptions::default()),
+            Err(Error::MetadataTooLarge { max: 100, .. })
+        ));
+        assert_eq!(r.stats().opens_refused_metadata, 1);
+        assert_eq!(r.on_open(3, 16, open(&"c".repeat(9))), OpenVerdict::Ack);
+        assert_eq!(r.stats().metadata_bytes, 100);
+        // A channel forgotten, or closed and its handle dropped, is no longer
+        // charged.
+        r.remove(0, g);
+        assert_eq!(r.stats().metadata_bytes, 50);
+        r.on_incoming_reset(&[1]);
+        r.on_outgoing_reset(&[1]);
+        assert_eq!(r.stats().metadata_bytes, 50, "retired, its handle is held");
+        let g1 = r.retired.keys().copied().next().unwrap();
+        r.detach(1, g1);
+        assert_eq!(r.stats().metadata_bytes, 9);
+        let g3 = r.channels[&3].generation;
+        r.detach(3, g3);
+        r.on_incoming_reset(&[3]);
+        r.on_outgoing_reset(&[3]);
+        assert_eq!(r.stats().metadata_bytes, 0);
     }
 }

@@ -79,6 +79,58 @@ impl Shared {
         }
     }
 
+    /// Waits, at most `DataChannelConfig::close_timeout`, for the close of
+    /// a channel to complete: both directions of its stream reset (RFC 8831
+    /// 6.7). Half way, if the peer has not reset its outgoing stream in
+    /// answer to ours, asks it to (RFC 6525 5.1.3); at the end gives up.
+    pub async fn finish_close(
+        &self,
+        stream: u16,
+        generation: u64,
+        notify: &Notify,
+    ) -> Result<(), Error> {
+        let bound = self.lock().config.close_timeout;
+        let first = bound / 2;
+        let outcome = |reg: &mut Registry| reg.close_outcome(stream, generation);
+        if let Ok(done) = tokio::time::timeout(first, self.wait(notify, outcome)).await {
+            return done.map_err(Error::Closed);
+        }
+        // A request that cannot be made (the association ending) changes
+        // nothing: the end, or the bound, completes the close.
+        if self.lock().begin_incoming_request(stream, generation) {
+            let _ = self.assoc.request_incoming_reset(&[stream]);
+        }
+        if let Ok(done) = tokio::time::timeout(bound - first, self.wait(notify, outcome)).await {
+            return done.map_err(Error::Closed);
+        }
+        self.lock().close_timed_out(stream, generation);
+        Err(Error::CloseTimedOut {
+            stream,
+            after: bound,
+        })
+    }
+
+    /// The close of a dropped channel: as `finish_close`, without a waiter.
+    /// If the peer has not reset its side half way through the bound, it is
+    /// asked to (RFC 6525 5.1.3). The task holds the table weakly, so it does
+    /// not keep the association alive.
+    pub fn ask_incoming_later(self: &Arc<Self>, stream: u16, generation: u64) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let after = self.lock().config.close_timeout / 2;
+        let weak = Arc::downgrade(self);
+        rt.spawn(async move {
+            tokio::time::sleep(after).await;
+            let Some(sh) = weak.upgrade() else {
+                return;
+            };
+            if sh.lock().begin_incoming_request(stream, generation) {
+                let _ = sh.assoc.request_incoming_reset(&[stream]);
+            }
+        });
+    }
+
     /// Sends one DCEP message on `stream`: ordered and reliable (RFC 8832 6).
     pub async fn send_dcep(&self, stream: u16, msg: &dcep::Message) -> Result<(), Error> {
         let bytes = msg.encode()?;
@@ -130,14 +182,15 @@ impl Guard {
             open.encode()?;
         }
         let streams = sh.streams()?;
-        let (stream, generation) = {
+        let (stream, generation, meta) = {
             let mut reg = sh.lock();
             let stream = match options.negotiated {
                 Some(id) => id,
                 None => reg.allocate(streams)?,
             };
-            let generation = reg.add_local(stream, streams, label, options.clone())?;
-            (stream, generation)
+            let generation = reg.add_local(stream, streams, label, options)?;
+            let meta = reg.get(stream, generation).map(|c| c.meta.clone());
+            (stream, generation, meta)
         };
         if let Some(open) = &open
             && let Err(e) = sh.send_dcep(stream, open).await
@@ -145,13 +198,8 @@ impl Guard {
             sh.lock().remove(stream, generation);
             return Err(e);
         }
-        Ok(DataChannel::new(
-            self.clone(),
-            stream,
-            generation,
-            label.to_owned(),
-            options,
-        ))
+        let meta = meta.ok_or(Error::Closed(CloseReason::Local))?;
+        Ok(DataChannel::new(self.clone(), stream, generation, meta))
     }
 
     pub async fn accept(self: &Arc<Self>) -> Result<DataChannel, Error> {
@@ -163,8 +211,7 @@ impl Guard {
                         self.clone(),
                         stream,
                         ch.generation,
-                        ch.label.clone(),
-                        ch.options.clone(),
+                        ch.meta.clone(),
                     )));
                 }
             }
