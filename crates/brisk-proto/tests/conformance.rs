@@ -1,0 +1,11 @@
+//! A conformance suite of our own: the ETSI TS 102 369 SCTP test purposes
+//! (as nplab's ETSI-SCTP-Conformance-Testsuite groups them) and nplab's
+//! FORWARD-TSN, I-DATA and RE-CONFIG scripts, each played by a tester that
+//! builds and reads packets against one Brisk endpoint, on virtual time.
+//! `conformance/README.md` tabulates what is covered.
+
+#[path = "conformance/tester.rs"]
+mod tester;
+
+#[path = "conformance/association.rs"]
+mod association;
