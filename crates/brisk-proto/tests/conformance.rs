@@ -9,3 +9,9 @@ mod tester;
 
 #[path = "conformance/association.rs"]
 mod association;
+
+#[path = "conformance/termination.rs"]
+mod termination;
+
+#[path = "conformance/duplicates.rs"]
+mod duplicates;

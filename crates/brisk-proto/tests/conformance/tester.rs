@@ -593,3 +593,50 @@ pub fn fast_rto() -> Config {
         ..Config::rfc9260()
     }
 }
+
+impl Tester {
+    /// The IUT's application tries to send `len` bytes on `stream`.
+    pub fn try_send(&mut self, stream: u16, len: usize) -> Result<(), brisk_proto::SendError> {
+        let now = self.now;
+        let r = self
+            .assoc()
+            .send(now, OutgoingMessage::new(stream, vec![0xab; len]))
+            .map(|_| ());
+        self.collect();
+        r
+    }
+
+    /// The IUT (client) is established with RTO 100 ms to 800 ms.
+    pub fn fast_client() -> Self {
+        let mut t = Tester::client();
+        t.establish_as_client_with(fast_rto(), init_ack(TESTER_TAG));
+        t
+    }
+
+    /// The IUT sends one message of `len` bytes; returns its DATA packet.
+    pub fn iut_sends(&mut self, len: usize) -> Out {
+        self.app_send(0, len);
+        let d = self.expect(types::DATA);
+        assert_eq!(d.tag(), TESTER_TAG);
+        d
+    }
+
+    /// Acknowledges every IUT TSN up to `last` (inclusive).
+    pub fn ack_up_to(&mut self, last: u32) {
+        self.send(vec![sack(last, TESTER_RWND)]);
+    }
+
+    /// After the association is gone, a packet with its old tag is out of the
+    /// blue: a HEARTBEAT gets ABORT with the T bit (RFC 9260 8.4 rule 8).
+    pub fn assert_gone(&mut self) {
+        assert_eq!(self.state(), State::Closed);
+        self.send(vec![heartbeat()]);
+        let abort = self.expect(types::ABORT);
+        assert!(abort.t_bit());
+        assert_eq!(abort.tag(), self.iut_tag);
+    }
+}
+
+pub fn heartbeat() -> Chunk<'static> {
+    Chunk::Heartbeat(brisk_proto::wire::chunk::Heartbeat::new(vec![0x11; 5]))
+}

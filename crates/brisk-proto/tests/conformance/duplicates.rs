@@ -1,0 +1,224 @@
+//! Duplicate and unexpected handshake and shutdown chunks: ETSI TS 102 369
+//! group DM (nplab `sctp-dm-tests`), RFC 9260 5.2, 8.4, 8.5.1, 9.2.
+//!
+//! Covered: DM/4/1, 4/2/1, 4/2/2, 4/3, 4/4, 4/5, 4/6/1, 4/6/2, 4/6/3,
+//! 4/7/1, 4/7/2, 4/7/3, 4/8, 4/9, 4/10.
+//!
+//! Not applicable: none.
+
+use brisk_proto::State;
+use brisk_proto::wire::Chunk;
+use brisk_proto::wire::chunk::{CookieAck, types};
+
+use crate::tester::*;
+
+/// The IUT (client) has sent its INIT and waits in COOKIE-WAIT.
+fn cookie_wait() -> Tester {
+    let mut t = Tester::client();
+    t.connect(brisk_proto::Config::rfc9260());
+    let init = t.expect(types::INIT);
+    t.learn_init(&init);
+    t
+}
+
+/// ETSI DM/4/1 (sctp-dm-o-4-1): an INIT in COOKIE-WAIT gets an INIT ACK with
+/// our original Initiate Tag, tagged with the new INIT's tag. RFC 9260 5.2.1.
+#[test]
+fn an_init_in_cookie_wait_is_answered_with_our_original_tag() {
+    let mut t = cookie_wait();
+    t.send_tagged(0, vec![Chunk::Init(init(TESTER_TAG))]);
+    let ack = t.expect(types::INIT_ACK);
+    assert_eq!(ack.tag(), TESTER_TAG);
+    assert_eq!(ack.init_fields().0, t.iut_tag);
+    assert_eq!(ack.init_fields().4, t.iut_tsn);
+}
+
+/// ETSI DM/4/2/1 (sctp-dm-o-4-2-1): a repeated INIT in ESTABLISHED gets an
+/// INIT ACK and the association carries on. RFC 9260 5.2.2.
+#[test]
+fn a_repeated_init_in_established_gets_an_init_ack_and_changes_nothing() {
+    let mut t = Tester::server();
+    t.establish();
+    t.advance(ms(100));
+    t.send_tagged(0, vec![Chunk::Init(init(TESTER_TAG))]);
+    let ack = t.expect(types::INIT_ACK);
+    assert_eq!(ack.tag(), TESTER_TAG);
+    assert_eq!(t.state(), State::Established);
+    t.send(vec![heartbeat()]);
+    assert_eq!(t.expect(types::HEARTBEAT_ACK).tag(), TESTER_TAG);
+    t.tester_shuts_down();
+}
+
+/// ETSI DM/4/2/2 (sctp-dm-o-4-2-2): an INIT in SHUTDOWN-ACK-SENT is
+/// discarded and SHUTDOWN ACK sent again. RFC 9260 9.2.
+#[test]
+fn an_init_in_shutdown_ack_sent_gets_the_shutdown_ack_again() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![shutdown(t.iut_tsn.wrapping_sub(1))]);
+    t.expect(types::SHUTDOWN_ACK);
+    t.send_tagged(0, vec![Chunk::Init(init(TESTER_TAG))]);
+    let again = t.expect(types::SHUTDOWN_ACK);
+    assert_eq!(again.tag(), TESTER_TAG);
+    t.send(vec![shutdown_complete(false)]);
+    assert_eq!(t.state(), State::Closed);
+}
+
+/// ETSI DM/4/3 (sctp-dm-o-4-3): an INIT ACK in COOKIE-ECHOED is discarded.
+/// RFC 9260 5.2.3.
+#[test]
+fn an_init_ack_in_cookie_echoed_is_discarded() {
+    let mut t = cookie_wait();
+    t.send(vec![Chunk::InitAck(init_ack(TESTER_TAG))]);
+    t.expect(types::COOKIE_ECHO);
+    t.send(vec![Chunk::InitAck(init_ack(TESTER_TAG))]);
+    assert_eq!(t.state(), State::CookieEchoed);
+    if let Some(out) = t.poll() {
+        assert_first(&out, types::COOKIE_ECHO);
+    }
+    t.send(vec![Chunk::CookieAck(CookieAck)]);
+    assert_eq!(t.state(), State::Established);
+}
+
+/// ETSI DM/4/4 (sctp-dm-o-4-4): a COOKIE ACK in ESTABLISHED is discarded.
+/// RFC 9260 5.2.5.
+#[test]
+fn a_cookie_ack_in_established_is_discarded() {
+    let mut t = Tester::fast_client();
+    t.send(vec![Chunk::CookieAck(CookieAck)]);
+    t.silent();
+    assert_eq!(t.state(), State::Established);
+    let d = t.iut_sends(1000);
+    t.ack_up_to(d.tsns()[0]);
+    t.iut_shuts_down();
+}
+
+/// ETSI DM/4/5 and DM/4/6/3 (sctp-dm-o-4-5, sctp-dm-o-4-6-3): a SHUTDOWN in
+/// SHUTDOWN-SENT is answered with SHUTDOWN ACK at once, and T2 restarts for
+/// it. RFC 9260 9.2.
+#[test]
+fn a_shutdown_in_shutdown_sent_is_answered_with_shutdown_ack_and_t2_restarts() {
+    let mut t = Tester::fast_client();
+    t.app_shutdown();
+    t.expect(types::SHUTDOWN);
+    t.advance(ms(50));
+    t.send(vec![shutdown(t.iut_tsn.wrapping_sub(1))]);
+    let ack = t.expect(types::SHUTDOWN_ACK);
+    assert_eq!(t.state(), State::ShutdownAckSent);
+    let again = t.wait_for(types::SHUTDOWN_ACK, secs(1));
+    assert_eq!(
+        again.at - ack.at,
+        ms(100),
+        "T2 restarted at the SHUTDOWN ACK"
+    );
+    t.send(vec![shutdown_complete(false)]);
+    assert_eq!(t.state(), State::Closed);
+}
+
+/// ETSI DM/4/6/1 (sctp-dm-o-4-6-1): a SHUTDOWN in COOKIE-WAIT is discarded;
+/// the INIT is retransmitted and setup completes. RFC 9260 8.5.1, 5.1.
+#[test]
+fn a_shutdown_in_cookie_wait_is_discarded() {
+    let mut t = cookie_wait();
+    t.send(vec![shutdown(0)]);
+    t.silent();
+    assert_eq!(t.state(), State::CookieWait);
+    t.wait_for(types::INIT, secs(2));
+    t.send(vec![Chunk::InitAck(init_ack(TESTER_TAG))]);
+    t.expect(types::COOKIE_ECHO);
+    t.send(vec![Chunk::CookieAck(CookieAck)]);
+    assert_eq!(t.state(), State::Established);
+}
+
+/// ETSI DM/4/6/2 (sctp-dm-o-4-6-2): an out-of-the-blue SHUTDOWN gets ABORT
+/// with the T bit and the received tag. RFC 9260 8.4 rule 8.
+#[test]
+fn an_out_of_the_blue_shutdown_gets_an_abort_with_the_t_bit() {
+    let mut t = Tester::server();
+    t.send_tagged(1, vec![shutdown(0)]);
+    let abort = t.expect(types::ABORT);
+    assert!(abort.t_bit());
+    assert_eq!(abort.tag(), 1);
+}
+
+/// ETSI DM/4/7/1 (sctp-dm-o-4-7-1): a SHUTDOWN ACK in COOKIE-WAIT is
+/// answered with SHUTDOWN COMPLETE, T bit set. RFC 9260 8.5.1 E, 8.4 rule 5.
+#[test]
+fn a_shutdown_ack_in_cookie_wait_gets_shutdown_complete_with_the_t_bit() {
+    let mut t = cookie_wait();
+    t.send(vec![shutdown_ack()]);
+    let c = t.expect(types::SHUTDOWN_COMPLETE);
+    assert!(c.t_bit());
+    assert_eq!(c.tag(), t.iut_tag);
+}
+
+/// ETSI DM/4/7/2 (sctp-dm-o-4-7-2): a SHUTDOWN ACK in ESTABLISHED is
+/// discarded; the association carries on. RFC 9260 9.2.
+#[test]
+fn a_shutdown_ack_in_established_is_discarded() {
+    let mut t = Tester::fast_client();
+    t.send(vec![shutdown_ack()]);
+    assert_eq!(t.state(), State::Established);
+    t.advance(secs(1));
+    t.send(vec![heartbeat()]);
+    t.expect(types::HEARTBEAT_ACK);
+    t.iut_shuts_down();
+}
+
+/// ETSI DM/4/7/3 (sctp-dm-o-4-7-3): a SHUTDOWN ACK in SHUTDOWN-ACK-SENT is
+/// answered with SHUTDOWN COMPLETE and ends the association. RFC 9260 9.2.
+#[test]
+fn a_shutdown_ack_in_shutdown_ack_sent_completes_the_close() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![shutdown(t.iut_tsn.wrapping_sub(1))]);
+    t.expect(types::SHUTDOWN_ACK);
+    t.send(vec![shutdown_ack()]);
+    let c = t.expect(types::SHUTDOWN_COMPLETE);
+    assert!(!c.t_bit());
+    assert_eq!(c.tag(), TESTER_TAG);
+    assert_eq!(t.state(), State::Closed);
+}
+
+/// ETSI DM/4/8 (sctp-dm-o-4-8): a COOKIE ECHO with a bad MAC in ESTABLISHED
+/// is discarded. RFC 9260 5.1.5.
+#[test]
+fn a_cookie_echo_with_a_bad_mac_in_established_is_discarded() {
+    let mut t = Tester::fast_client();
+    t.send(vec![cookie_echo(vec![
+        1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    ])]);
+    t.silent();
+    assert_eq!(t.state(), State::Established);
+    t.send(vec![heartbeat()]);
+    t.expect(types::HEARTBEAT_ACK);
+    t.iut_shuts_down();
+}
+
+/// ETSI DM/4/9 (sctp-dm-o-4-9): a SHUTDOWN COMPLETE in COOKIE-WAIT is
+/// discarded; INIT is retransmitted. RFC 9260 8.5.1 C.
+#[test]
+fn a_shutdown_complete_in_cookie_wait_is_discarded() {
+    let mut t = cookie_wait();
+    t.send(vec![shutdown_complete(false)]);
+    t.silent();
+    assert_eq!(t.state(), State::CookieWait);
+    t.wait_for(types::INIT, secs(2));
+}
+
+/// ETSI DM/4/10 (sctp-dm-o-4-10): DATA in SHUTDOWN-ACK-SENT is not
+/// acknowledged; the SHUTDOWN ACK is repeated and the close completes. RFC 9260 9.2.
+#[test]
+fn data_in_shutdown_ack_sent_does_not_stop_the_close() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![shutdown(t.iut_tsn.wrapping_sub(1))]);
+    t.expect(types::SHUTDOWN_ACK);
+    t.advance(ms(200));
+    let c = t.next_data(1000);
+    t.send(vec![c]);
+    let next = t.next_packet(secs(5)).expect("SHUTDOWN ACK again");
+    assert!(next.has(types::SHUTDOWN_ACK), "{:?}", names(&next.types()));
+    t.send(vec![shutdown_complete(false)]);
+    assert_eq!(t.state(), State::Closed);
+}
