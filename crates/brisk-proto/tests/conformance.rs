@@ -15,3 +15,15 @@ mod termination;
 
 #[path = "conformance/duplicates.rs"]
 mod duplicates;
+
+#[path = "conformance/ootb.rs"]
+mod ootb;
+
+#[path = "conformance/errors.rs"]
+mod errors;
+
+#[path = "conformance/heartbeat.rs"]
+mod heartbeat;
+
+#[path = "conformance/timers.rs"]
+mod timers;

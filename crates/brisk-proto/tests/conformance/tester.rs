@@ -640,3 +640,18 @@ impl Tester {
 pub fn heartbeat() -> Chunk<'static> {
     Chunk::Heartbeat(brisk_proto::wire::chunk::Heartbeat::new(vec![0x11; 5]))
 }
+
+/// A packet with the chunk area `chunks` taken as raw bytes, and a correct checksum.
+pub fn raw_packet(tag: u32, chunks: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    CommonHeader {
+        src_port: PORT,
+        dst_port: PORT,
+        verification_tag: tag,
+        checksum: 0,
+    }
+    .encode(&mut out);
+    out.extend_from_slice(chunks);
+    brisk_proto::wire::seal(&mut out).expect("seals");
+    out
+}

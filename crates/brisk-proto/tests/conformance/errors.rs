@@ -1,0 +1,162 @@
+//! Error handling: ETSI TS 102 369 group E (nplab `sctp-e-tests`), RFC 9260
+//! 3.3.10, 5.2.6, 6.5, 3.2.1.
+//!
+//! Covered: E/6/1 to 6/6.
+//!
+//! Not applicable: none.
+
+use brisk_proto::wire::chunk::{CookieAck, OperationError, types};
+use brisk_proto::wire::{Chunk, ErrorCause, Param};
+use brisk_proto::{Config, State};
+
+use crate::tester::*;
+
+fn stale_cookie() -> Chunk<'static> {
+    Chunk::Error(OperationError {
+        causes: vec![ErrorCause::StaleCookie {
+            staleness_us: 1_000_000,
+        }],
+    })
+}
+
+/// ETSI E/6/1 (sctp-e-o-6-1): a Stale Cookie ERROR in COOKIE-ECHOED makes the
+/// IUT start again with a new INIT. RFC 9260 5.2.6.
+#[test]
+fn a_stale_cookie_error_in_cookie_echoed_restarts_with_init() {
+    let mut t = Tester::client();
+    t.connect(Config::rfc9260());
+    let init = t.expect(types::INIT);
+    t.learn_init(&init);
+    t.advance(ms(500));
+    t.send(vec![Chunk::InitAck(init_ack(TESTER_TAG))]);
+    t.expect(types::COOKIE_ECHO);
+    t.advance(ms(500));
+    t.send(vec![stale_cookie()]);
+    let again = t.expect(types::INIT);
+    assert_eq!(again.tag(), 0);
+    assert_eq!(t.state(), State::CookieWait);
+}
+
+/// ETSI E/6/2 (sctp-e-o-6-2): a Stale Cookie ERROR outside COOKIE-ECHOED is
+/// ignored; data still flows. RFC 9260 5.2.6.
+#[test]
+fn a_stale_cookie_error_in_established_is_ignored() {
+    let mut t = Tester::client();
+    t.establish_as_client();
+    t.send(vec![stale_cookie()]);
+    assert_eq!(t.state(), State::Established);
+    t.advance(ms(100));
+    let c = t.next_data(1000);
+    t.send(vec![c]);
+    let s = t.wait_for(types::SACK, ms(500));
+    assert_eq!(s.sack().expect("SACK").cum_tsn_ack, TESTER_TSN);
+    assert_eq!(t.app_recv(), vec![(0, 1000)]);
+}
+
+/// ETSI E/6/3 (sctp-e-i-6-3): DATA on a stream that does not exist gets an
+/// ERROR (Invalid Stream Identifier) and its TSN is acknowledged. RFC 9260 6.5.
+#[test]
+fn data_on_a_missing_stream_gets_an_invalid_stream_error() {
+    let mut t = Tester::client();
+    let cfg = Config {
+        outbound_streams: 1,
+        max_inbound_streams: 1,
+        ..Config::rfc9260()
+    };
+    t.establish_as_client_with(cfg, init_ack(TESTER_TAG));
+    t.advance(ms(100));
+    t.send(vec![data(TESTER_TSN, 1, 0, 1000)]);
+    t.tsn += 1;
+    let mut reported = false;
+    while let Some(out) = t.next_packet(ms(500)) {
+        let p = out.packet();
+        if let Some(Chunk::Error(e)) = p.chunks.iter().find(|c| c.chunk_type() == types::ERROR) {
+            assert_eq!(
+                e.causes,
+                vec![ErrorCause::InvalidStreamIdentifier { stream_id: 1 }]
+            );
+            reported = true;
+            break;
+        }
+    }
+    assert!(reported, "an ERROR chunk");
+    assert!(t.app_recv().is_empty());
+    t.iut_shuts_down();
+}
+
+/// ETSI E/6/4 (sctp-e-i-6-4): an INIT ACK without a State Cookie gets ABORT
+/// (Missing Mandatory Parameter: State Cookie). RFC 9260 3.3.3, 3.3.10.2.
+#[test]
+fn an_init_ack_without_a_cookie_is_aborted_as_missing_a_mandatory_parameter() {
+    let mut t = Tester::client();
+    t.connect(Config::rfc9260());
+    let init = t.expect(types::INIT);
+    t.learn_init(&init);
+    let mut ack = init_ack(TESTER_TAG);
+    ack.params.clear();
+    t.send(vec![Chunk::InitAck(ack)]);
+    let abort = t.expect(types::ABORT);
+    let p = abort.packet();
+    let Some(Chunk::Abort(a)) = p.chunks.first() else {
+        unreachable!()
+    };
+    assert_eq!(
+        a.causes,
+        vec![ErrorCause::MissingMandatoryParameter {
+            types: vec![Param::STATE_COOKIE]
+        }]
+    );
+    assert_eq!(t.state(), State::Closed);
+}
+
+/// ETSI E/6/5 (sctp-e-i-6-5): an unknown INIT ACK parameter with high bits
+/// 11 is reported in an ERROR bundled with the COOKIE ECHO. RFC 9260 3.2.1.
+#[test]
+fn an_unknown_init_ack_parameter_is_reported_with_the_cookie_echo() {
+    let mut t = Tester::client();
+    t.connect(Config::rfc9260());
+    let init = t.expect(types::INIT);
+    t.learn_init(&init);
+    let mut ack = init_ack(TESTER_TAG);
+    ack.params.insert(
+        0,
+        Param::Unknown {
+            typ: 0xc00c,
+            value: vec![1].into(),
+        },
+    );
+    t.send(vec![Chunk::InitAck(ack)]);
+    let echo = t.expect(types::COOKIE_ECHO);
+    assert_eq!(echo.types(), vec![types::COOKIE_ECHO, types::ERROR]);
+    let p = echo.packet();
+    let Some(Chunk::Error(e)) = p.chunks.get(1) else {
+        unreachable!()
+    };
+    let Some(ErrorCause::UnrecognizedParameters(raw)) = e.causes.first() else {
+        panic!("Unrecognized Parameters, got {:?}", e.causes);
+    };
+    assert_eq!(&raw[..5], &[0xc0, 0x0c, 0, 5, 1]);
+    t.send(vec![Chunk::CookieAck(CookieAck)]);
+    assert_eq!(t.state(), State::Established);
+}
+
+/// ETSI E/6/6 (sctp-e-i-6-6): a COOKIE ECHO bundled with an ERROR
+/// (Unrecognized Parameters) sets up the association. RFC 9260 5.1 (D), 6.10.
+#[test]
+fn a_cookie_echo_bundled_with_an_error_sets_up_the_association() {
+    let mut t = Tester::server();
+    t.send_tagged(0, vec![Chunk::Init(init(TESTER_TAG))]);
+    let ack = t.expect(types::INIT_ACK);
+    t.iut_tag = ack.init_fields().0;
+    t.iut_tsn = ack.init_fields().4;
+    let err = Chunk::Error(OperationError {
+        causes: vec![ErrorCause::UnrecognizedParameters(
+            vec![0xc0, 0x00, 0x00, 0x04].into(),
+        )],
+    });
+    t.send(vec![cookie_echo(ack.cookie()), err]);
+    t.expect(types::COOKIE_ACK);
+    assert_eq!(t.state(), State::Established);
+    t.advance(secs(1));
+    t.tester_shuts_down();
+}
