@@ -27,3 +27,9 @@ mod heartbeat;
 
 #[path = "conformance/timers.rs"]
 mod timers;
+
+#[path = "conformance/sack.rs"]
+mod sack;
+
+#[path = "conformance/bundling.rs"]
+mod bundling;

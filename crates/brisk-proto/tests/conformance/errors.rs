@@ -160,3 +160,83 @@ fn a_cookie_echo_bundled_with_an_error_sets_up_the_association() {
     t.advance(secs(1));
     t.tester_shuts_down();
 }
+
+/// Sends DATA bundled after an unknown chunk of type `typ` (value one byte).
+fn unknown_then_data(typ: u8) -> Tester {
+    let mut t = Tester::client();
+    t.establish_as_client();
+    t.advance(ms(100));
+    let unknown = Chunk::Unknown(brisk_proto::wire::chunk::UnknownChunk::new(typ, 0, vec![1]));
+    let c = t.next_data(1000);
+    t.send(vec![unknown, c]);
+    t
+}
+
+/// The Unrecognized Chunk Type causes of `out`, as the chunk types they quote.
+fn unrecognized_chunks(out: &Out) -> Vec<u8> {
+    let p = out.packet();
+    p.chunks
+        .iter()
+        .flat_map(|c| match c {
+            Chunk::Error(e) => e
+                .causes
+                .iter()
+                .filter_map(|c| match c {
+                    ErrorCause::UnrecognizedChunkType(raw) => raw.first().copied(),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// ETSI M/10/1 (sctp-m-i-10-1): an unknown chunk with high bits 11 is
+/// skipped and reported; the bundled DATA is processed. RFC 9260 3.2.
+#[test]
+fn an_unknown_chunk_with_high_bits_11_is_reported_and_the_data_processed() {
+    let mut t = unknown_then_data(0xef);
+    let out = t.expect(types::ERROR);
+    assert_eq!(unrecognized_chunks(&out), vec![0xef]);
+    assert_eq!(t.app_recv(), vec![(0, 1000)]);
+    let acked = out
+        .sack()
+        .or_else(|| t.wait_for(types::SACK, ms(200)).sack());
+    assert_eq!(acked.expect("SACK").cum_tsn_ack, TESTER_TSN);
+}
+
+/// ETSI M/10/2 (sctp-m-i-10-2): an unknown chunk with high bits 00 stops
+/// processing of the packet, unreported. RFC 9260 3.2.
+#[test]
+fn an_unknown_chunk_with_high_bits_00_discards_the_packet_silently() {
+    let mut t = unknown_then_data(0x2f);
+    t.silent_for(secs(1));
+    assert!(t.app_recv().is_empty());
+    t.tsn = TESTER_TSN;
+    t.iut_shuts_down();
+}
+
+/// ETSI M/10/3 (sctp-m-i-10-3): an unknown chunk with high bits 01 stops
+/// processing of the packet, and is reported. RFC 9260 3.2.
+#[test]
+fn an_unknown_chunk_with_high_bits_01_discards_the_packet_and_is_reported() {
+    let mut t = unknown_then_data(0x6f);
+    let out = t.expect(types::ERROR);
+    assert_eq!(unrecognized_chunks(&out), vec![0x6f]);
+    assert!(!out.has(types::SACK));
+    assert!(t.app_recv().is_empty());
+    t.tsn = TESTER_TSN;
+    t.iut_shuts_down();
+}
+
+/// ETSI M/10/4 (sctp-m-i-10-4): an unknown chunk with high bits 10 is
+/// skipped, unreported; the bundled DATA is processed. RFC 9260 3.2.
+#[test]
+fn an_unknown_chunk_with_high_bits_10_is_skipped_silently() {
+    let mut t = unknown_then_data(0xaf);
+    let s = t.wait_for(types::SACK, ms(200));
+    assert!(!s.has(types::ERROR));
+    assert_eq!(s.sack().expect("SACK").cum_tsn_ack, TESTER_TSN);
+    assert_eq!(t.app_recv(), vec![(0, 1000)]);
+    t.iut_shuts_down();
+}

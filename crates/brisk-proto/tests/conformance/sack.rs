@@ -1,0 +1,66 @@
+//! Acknowledgements: ETSI TS 102 369 group A (nplab `sctp-a-tests`), RFC 9260
+//! 6.2, 6.7.
+//!
+//! Covered: A/9/1, 9/2, 9/3.
+//!
+//! Not applicable: none.
+
+use brisk_proto::wire::chunk::{GapBlock, types};
+
+use crate::tester::*;
+
+/// ETSI A/9/1 (sctp-a-v-9-1): the first DATA of an association is
+/// acknowledged at once, not after the SACK delay. RFC 9260 6.2 (5.1 note on
+/// the first DATA), 6.7.
+#[test]
+fn the_first_data_of_an_association_is_sacked_at_once() {
+    let mut t = Tester::server();
+    t.establish();
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    let s = t.expect(types::SACK);
+    assert_eq!(s.sack().expect("SACK").cum_tsn_ack, TESTER_TSN);
+    assert_eq!(t.app_recv(), vec![(0, 100)]);
+    t.tester_shuts_down();
+}
+
+/// ETSI A/9/2 (sctp-a-v-9-2): one SACK acknowledges DATA chunks bundled in
+/// one packet. RFC 9260 6.2.
+#[test]
+fn one_sack_covers_bundled_data_chunks() {
+    let mut t = Tester::server();
+    t.establish();
+    let chunks = vec![t.next_data(100), t.next_data(100), t.next_data(100)];
+    t.send(chunks);
+    let s = t.wait_for(types::SACK, ms(200));
+    let sack = s.sack().expect("SACK");
+    assert_eq!(sack.cum_tsn_ack, TESTER_TSN + 2);
+    assert!(sack.gap_blocks.is_empty());
+    assert_eq!(t.app_recv().len(), 3);
+    t.silent_for(secs(1));
+    t.tester_shuts_down();
+}
+
+/// ETSI A/9/3 (sctp-a-o-9-3): a DATA chunk past a gap is acknowledged at
+/// once with a gap report; the SACK after the gap is filled reports no gap.
+/// RFC 9260 6.7.
+#[test]
+fn data_past_a_gap_is_sacked_at_once_with_a_gap_report() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![data(TESTER_TSN, 0, 0, 100)]);
+    t.wait_for(types::SACK, ms(200));
+    t.send(vec![data(TESTER_TSN + 2, 0, 2, 100)]);
+    let s = t.expect(types::SACK);
+    let sack = s.sack().expect("SACK");
+    assert_eq!(sack.cum_tsn_ack, TESTER_TSN);
+    assert_eq!(sack.gap_blocks, vec![GapBlock { start: 2, end: 2 }]);
+    t.send(vec![data(TESTER_TSN + 1, 0, 1, 100)]);
+    let s = t.wait_for(types::SACK, ms(200));
+    let sack = s.sack().expect("SACK");
+    assert_eq!(sack.cum_tsn_ack, TESTER_TSN + 2);
+    assert!(sack.gap_blocks.is_empty());
+    assert_eq!(t.app_recv().len(), 3);
+    t.tsn = TESTER_TSN + 3;
+    t.tester_shuts_down();
+}
