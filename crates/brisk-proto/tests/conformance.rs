@@ -33,3 +33,6 @@ mod sack;
 
 #[path = "conformance/bundling.rs"]
 mod bundling;
+
+#[path = "conformance/data.rs"]
+mod data;

@@ -606,3 +606,20 @@ fn init_retransmissions_use_every_peer_address() {
     assert_eq!(first.to, me);
     assert_eq!(second.to, other);
 }
+
+/// RFC 9260 3.3.2 (a_rwnd, not an ETSI test purpose): an INIT advertising
+/// less than 1500 bytes of receiver window is not accepted: no INIT ACK
+/// (discarded, or answered with ABORT).
+#[test]
+fn an_init_with_a_receiver_window_below_1500_is_not_accepted() {
+    let mut t = Tester::server();
+    let mut i = init(TESTER_TAG);
+    i.a_rwnd = 1499;
+    t.send_tagged(0, vec![Chunk::Init(i)]);
+    if let Some(out) = t.poll() {
+        assert_first(&out, types::ABORT);
+        assert!(!out.t_bit());
+        assert_eq!(out.tag(), TESTER_TAG);
+    }
+    assert_eq!(t.iut.association_count(), 0);
+}

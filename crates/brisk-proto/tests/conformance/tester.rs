@@ -655,3 +655,14 @@ pub fn raw_packet(tag: u32, chunks: &[u8]) -> Vec<u8> {
     brisk_proto::wire::seal(&mut out).expect("seals");
     out
 }
+
+impl Tester {
+    /// The cumulative TSN of the last SACK the IUT sends within `d`.
+    pub fn last_sack_within(&mut self, d: Duration) -> Option<u32> {
+        self.advance(d)
+            .iter()
+            .filter_map(|o| o.sack())
+            .map(|s| s.cum_tsn_ack)
+            .last()
+    }
+}
