@@ -36,3 +36,12 @@ mod bundling;
 
 #[path = "conformance/data.rs"]
 mod data;
+
+#[path = "conformance/forward_tsn.rs"]
+mod forward_tsn;
+
+#[path = "conformance/idata.rs"]
+mod idata;
+
+#[path = "conformance/reconfig.rs"]
+mod reconfig;

@@ -666,3 +666,12 @@ impl Tester {
             .last()
     }
 }
+
+impl Tester {
+    /// The IUT's application sends `msg`.
+    pub fn app_send_msg(&mut self, msg: OutgoingMessage) {
+        let now = self.now;
+        self.assoc().send(now, msg).expect("send");
+        self.collect();
+    }
+}
