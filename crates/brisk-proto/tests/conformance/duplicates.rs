@@ -222,3 +222,24 @@ fn data_in_shutdown_ack_sent_does_not_stop_the_close() {
     t.send(vec![shutdown_complete(false)]);
     assert_eq!(t.state(), State::Closed);
 }
+
+/// ETSI DM/4/2/1 from the peer's second address: the INIT ACK answering an
+/// INIT in ESTABLISHED goes to the INIT's source, not to the primary path.
+/// RFC 9260 5.2.2 (and 8.4: a reply goes to the packet's source).
+#[test]
+fn an_init_ack_in_established_goes_to_the_inits_source_address() {
+    let mut t = Tester::server();
+    let mut i = init(TESTER_TAG);
+    i.params = vec![
+        brisk_proto::wire::Param::Ipv4Address("192.0.2.1".parse().expect("v4")),
+        brisk_proto::wire::Param::Ipv4Address("192.0.2.2".parse().expect("v4")),
+    ];
+    t.establish_with(i.clone());
+    let other: std::net::SocketAddr = "192.0.2.2:9899".parse().expect("address");
+    let now = t.now;
+    t.iut
+        .handle_datagram(now, other, &packet(0, vec![Chunk::Init(i)]));
+    let ack = t.expect(types::INIT_ACK);
+    assert_eq!(ack.to, other);
+    assert_eq!(ack.tag(), TESTER_TAG);
+}
