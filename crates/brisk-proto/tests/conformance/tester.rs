@@ -426,6 +426,102 @@ impl Tester {
     }
 }
 
+/// Scenarios built from the steps above: closing, the application's side.
+impl Tester {
+    /// Why the association closed, if it did.
+    pub fn closed(&self) -> Option<brisk_proto::CloseReason> {
+        self.events.iter().find_map(|(_, _, e)| match e {
+            Event::Closed(r) => Some(r.clone()),
+            _ => None,
+        })
+    }
+
+    /// The tester closes gracefully (RFC 9260 9.2): SHUTDOWN, the IUT's
+    /// SHUTDOWN ACK, SHUTDOWN COMPLETE; the association is gone.
+    pub fn tester_shuts_down(&mut self) {
+        let cum = self.iut_tsn.wrapping_sub(1);
+        self.send(vec![shutdown(cum)]);
+        let ack = self.expect(types::SHUTDOWN_ACK);
+        assert_eq!(ack.tag(), TESTER_TAG);
+        self.send(vec![shutdown_complete(false)]);
+        assert_eq!(self.state(), State::Closed);
+    }
+
+    /// The IUT's application closes gracefully: SHUTDOWN acknowledging every
+    /// tester TSN, SHUTDOWN ACK, the IUT's SHUTDOWN COMPLETE (T bit clear).
+    pub fn iut_shuts_down(&mut self) {
+        self.app_shutdown();
+        let s = self.expect(types::SHUTDOWN);
+        assert_eq!(s.tag(), TESTER_TAG);
+        match &s.packet().chunks[0] {
+            Chunk::Shutdown(sh) => assert_eq!(sh.cum_tsn_ack, self.tsn.wrapping_sub(1)),
+            _ => unreachable!(),
+        }
+        self.send(vec![shutdown_ack()]);
+        let c = self.expect(types::SHUTDOWN_COMPLETE);
+        assert_eq!(c.tag(), TESTER_TAG);
+        assert!(!c.t_bit());
+        assert_eq!(self.state(), State::Closed);
+    }
+
+    /// The IUT's application tries to send `len` bytes on `stream`.
+    pub fn try_send(&mut self, stream: u16, len: usize) -> Result<(), brisk_proto::SendError> {
+        let now = self.now;
+        let r = self
+            .assoc()
+            .send(now, OutgoingMessage::new(stream, vec![0xab; len]))
+            .map(|_| ());
+        self.collect();
+        r
+    }
+
+    /// The IUT (client) is established with RTO 100 ms to 800 ms.
+    pub fn fast_client() -> Self {
+        let mut t = Tester::client();
+        t.establish_as_client_with(fast_rto(), init_ack(TESTER_TAG));
+        t
+    }
+
+    /// The IUT sends one message of `len` bytes; returns its DATA packet.
+    pub fn iut_sends(&mut self, len: usize) -> Out {
+        self.app_send(0, len);
+        let d = self.expect(types::DATA);
+        assert_eq!(d.tag(), TESTER_TAG);
+        d
+    }
+
+    /// Acknowledges every IUT TSN up to `last` (inclusive).
+    pub fn ack_up_to(&mut self, last: u32) {
+        self.send(vec![sack(last, TESTER_RWND)]);
+    }
+
+    /// After the association is gone, a packet with its old tag is out of the
+    /// blue: a HEARTBEAT gets ABORT with the T bit (RFC 9260 8.4 rule 8).
+    pub fn assert_gone(&mut self) {
+        assert_eq!(self.state(), State::Closed);
+        self.send(vec![heartbeat()]);
+        let abort = self.expect(types::ABORT);
+        assert!(abort.t_bit());
+        assert_eq!(abort.tag(), self.iut_tag);
+    }
+
+    /// The cumulative TSN of the last SACK the IUT sends within `d`.
+    pub fn last_sack_within(&mut self, d: Duration) -> Option<u32> {
+        self.advance(d)
+            .iter()
+            .rev()
+            .find_map(|o| o.sack())
+            .map(|s| s.cum_tsn_ack)
+    }
+
+    /// The IUT's application sends `msg`.
+    pub fn app_send_msg(&mut self, msg: OutgoingMessage) {
+        let now = self.now;
+        self.assoc().send(now, msg).expect("send");
+        self.collect();
+    }
+}
+
 /// Panics unless `out`'s first chunk is `typ`.
 pub fn assert_first(out: &Out, typ: u8) {
     let got = out.types();
@@ -546,44 +642,6 @@ pub fn secs(v: u64) -> Duration {
     Duration::from_secs(v)
 }
 
-impl Tester {
-    /// Why the association closed, if it did.
-    pub fn closed(&self) -> Option<brisk_proto::CloseReason> {
-        self.events.iter().find_map(|(_, _, e)| match e {
-            Event::Closed(r) => Some(r.clone()),
-            _ => None,
-        })
-    }
-
-    /// The tester closes gracefully (RFC 9260 9.2): SHUTDOWN, the IUT's
-    /// SHUTDOWN ACK, SHUTDOWN COMPLETE; the association is gone.
-    pub fn tester_shuts_down(&mut self) {
-        let cum = self.iut_tsn.wrapping_sub(1);
-        self.send(vec![shutdown(cum)]);
-        let ack = self.expect(types::SHUTDOWN_ACK);
-        assert_eq!(ack.tag(), TESTER_TAG);
-        self.send(vec![shutdown_complete(false)]);
-        assert_eq!(self.state(), State::Closed);
-    }
-
-    /// The IUT's application closes gracefully: SHUTDOWN acknowledging every
-    /// tester TSN, SHUTDOWN ACK, the IUT's SHUTDOWN COMPLETE (T bit clear).
-    pub fn iut_shuts_down(&mut self) {
-        self.app_shutdown();
-        let s = self.expect(types::SHUTDOWN);
-        assert_eq!(s.tag(), TESTER_TAG);
-        match &s.packet().chunks[0] {
-            Chunk::Shutdown(sh) => assert_eq!(sh.cum_tsn_ack, self.tsn.wrapping_sub(1)),
-            _ => unreachable!(),
-        }
-        self.send(vec![shutdown_ack()]);
-        let c = self.expect(types::SHUTDOWN_COMPLETE);
-        assert_eq!(c.tag(), TESTER_TAG);
-        assert!(!c.t_bit());
-        assert_eq!(self.state(), State::Closed);
-    }
-}
-
 /// RTO.Initial and RTO.Min 100 ms, RTO.Max 800 ms, as nplab's scripts set them.
 pub fn fast_rto() -> Config {
     Config {
@@ -591,49 +649,6 @@ pub fn fast_rto() -> Config {
         rto_min: ms(100),
         rto_max: ms(800),
         ..Config::rfc9260()
-    }
-}
-
-impl Tester {
-    /// The IUT's application tries to send `len` bytes on `stream`.
-    pub fn try_send(&mut self, stream: u16, len: usize) -> Result<(), brisk_proto::SendError> {
-        let now = self.now;
-        let r = self
-            .assoc()
-            .send(now, OutgoingMessage::new(stream, vec![0xab; len]))
-            .map(|_| ());
-        self.collect();
-        r
-    }
-
-    /// The IUT (client) is established with RTO 100 ms to 800 ms.
-    pub fn fast_client() -> Self {
-        let mut t = Tester::client();
-        t.establish_as_client_with(fast_rto(), init_ack(TESTER_TAG));
-        t
-    }
-
-    /// The IUT sends one message of `len` bytes; returns its DATA packet.
-    pub fn iut_sends(&mut self, len: usize) -> Out {
-        self.app_send(0, len);
-        let d = self.expect(types::DATA);
-        assert_eq!(d.tag(), TESTER_TAG);
-        d
-    }
-
-    /// Acknowledges every IUT TSN up to `last` (inclusive).
-    pub fn ack_up_to(&mut self, last: u32) {
-        self.send(vec![sack(last, TESTER_RWND)]);
-    }
-
-    /// After the association is gone, a packet with its old tag is out of the
-    /// blue: a HEARTBEAT gets ABORT with the T bit (RFC 9260 8.4 rule 8).
-    pub fn assert_gone(&mut self) {
-        assert_eq!(self.state(), State::Closed);
-        self.send(vec![heartbeat()]);
-        let abort = self.expect(types::ABORT);
-        assert!(abort.t_bit());
-        assert_eq!(abort.tag(), self.iut_tag);
     }
 }
 
@@ -654,24 +669,4 @@ pub fn raw_packet(tag: u32, chunks: &[u8]) -> Vec<u8> {
     out.extend_from_slice(chunks);
     brisk_proto::wire::seal(&mut out).expect("seals");
     out
-}
-
-impl Tester {
-    /// The cumulative TSN of the last SACK the IUT sends within `d`.
-    pub fn last_sack_within(&mut self, d: Duration) -> Option<u32> {
-        self.advance(d)
-            .iter()
-            .filter_map(|o| o.sack())
-            .map(|s| s.cum_tsn_ack)
-            .last()
-    }
-}
-
-impl Tester {
-    /// The IUT's application sends `msg`.
-    pub fn app_send_msg(&mut self, msg: OutgoingMessage) {
-        let now = self.now;
-        self.assoc().send(now, msg).expect("send");
-        self.collect();
-    }
 }
