@@ -623,3 +623,36 @@ fn an_init_with_a_receiver_window_below_1500_is_not_accepted() {
     }
     assert_eq!(t.iut.association_count(), 0);
 }
+
+/// RFC 9260 3.3.2 (Number of Inbound Streams): an INIT with MIS 0 is
+/// answered with ABORT (Invalid Mandatory Parameter).
+#[test]
+fn an_init_with_zero_inbound_streams_is_aborted() {
+    let mut t = Tester::server();
+    let mut i = init(TESTER_TAG);
+    i.inbound_streams = 0;
+    t.send_tagged(0, vec![Chunk::Init(i)]);
+    let abort = t.expect(types::ABORT);
+    assert_abort_answers_init(&abort, TESTER_TAG, ErrorCause::INVALID_MANDATORY_PARAMETER);
+    assert_eq!(t.iut.association_count(), 0);
+}
+
+/// RFC 9260 3.3.3 (Number of Inbound Streams): an INIT ACK with MIS 0 is
+/// answered with ABORT (Invalid Mandatory Parameter).
+#[test]
+fn an_init_ack_with_zero_inbound_streams_is_aborted() {
+    let mut t = Tester::client();
+    t.connect(Config::rfc9260());
+    let init = t.expect(types::INIT);
+    t.learn_init(&init);
+    let mut ack = init_ack(TESTER_TAG);
+    ack.inbound_streams = 0;
+    t.send(vec![Chunk::InitAck(ack)]);
+    let abort = t.expect(types::ABORT);
+    assert!(
+        abort
+            .cause_codes()
+            .contains(&ErrorCause::INVALID_MANDATORY_PARAMETER)
+    );
+    assert_eq!(t.state(), State::Closed);
+}

@@ -327,3 +327,20 @@ fn a_message_over_the_maximum_size_is_refused() {
     );
     t.silent();
 }
+
+/// `Config::largest_message_received` (an implementation limit, RFC 9260
+/// 6.9): a message over the maximum size ends the association with ABORT.
+#[test]
+fn a_received_message_over_the_maximum_size_ends_the_association() {
+    let mut t = Tester::client();
+    t.establish_as_client_with(small_messages(), init_ack(TESTER_TAG));
+    t.send(vec![
+        data_with(B, TESTER_TSN, 0, 0, 1000),
+        data_with(M, TESTER_TSN + 1, 0, 0, 1000),
+        data_with(M, TESTER_TSN + 2, 0, 0, 1000),
+        data_with(E, TESTER_TSN + 3, 0, 0, 1000),
+    ]);
+    let abort = t.next_packet(ms(10)).expect("an ABORT");
+    assert!(abort.has(types::ABORT), "{:?}", names(&abort.types()));
+    assert_eq!(t.state(), State::Closed);
+}

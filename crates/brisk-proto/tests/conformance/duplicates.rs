@@ -243,3 +243,22 @@ fn an_init_ack_in_established_goes_to_the_inits_source_address() {
     assert_eq!(ack.to, other);
     assert_eq!(ack.tag(), TESTER_TAG);
 }
+
+/// RFC 9260 5.2.4 (case D, the COOKIE ACK was lost): a repeated COOKIE ECHO
+/// in ESTABLISHED gets a COOKIE ACK again; nothing else changes.
+#[test]
+fn a_repeated_cookie_echo_in_established_gets_a_cookie_ack_again() {
+    let mut t = Tester::server();
+    t.send_tagged(0, vec![Chunk::Init(init(TESTER_TAG))]);
+    let ack = t.expect(types::INIT_ACK);
+    t.iut_tag = ack.init_fields().0;
+    t.iut_tsn = ack.init_fields().4;
+    t.send(vec![cookie_echo(ack.cookie())]);
+    t.expect(types::COOKIE_ACK);
+    t.advance(ms(100));
+    t.send(vec![cookie_echo(ack.cookie())]);
+    let again = t.expect(types::COOKIE_ACK);
+    assert_eq!(again.tag(), TESTER_TAG);
+    assert_eq!(t.state(), State::Established);
+    assert!(!t.saw(|e| *e == brisk_proto::Event::Restarted));
+}

@@ -217,3 +217,46 @@ fn a_cookie_echo_from_a_multicast_source_is_discarded() {
     t.silent();
     assert_eq!(t.iut.association_count(), 0);
 }
+
+/// RFC 9260 8.5: DATA with a wrong verification tag is discarded: not
+/// delivered, not acknowledged.
+#[test]
+fn data_with_a_wrong_tag_is_discarded() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send_tagged(t.iut_tag ^ 0x5555, vec![data(TESTER_TSN, 0, 0, 100)]);
+    t.silent_for(secs(1));
+    assert!(t.app_recv().is_empty());
+}
+
+/// RFC 9260 8.5.1 B: an ABORT with the T bit is accepted when it carries
+/// the peer's own tag (the one the IUT puts on its packets).
+#[test]
+fn an_abort_with_the_t_bit_and_the_peers_tag_is_accepted() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send_tagged(TESTER_TAG, vec![abort(true)]);
+    assert_eq!(t.state(), State::Closed);
+}
+
+/// RFC 9260 8.5.1 B: an ABORT with the T bit and the IUT's own tag is
+/// discarded.
+#[test]
+fn an_abort_with_the_t_bit_and_the_iuts_tag_is_discarded() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![abort(true)]);
+    assert_eq!(t.state(), State::Established);
+}
+
+/// RFC 9260 8.5.1 C: a SHUTDOWN COMPLETE with the T bit and the peer's tag
+/// ends SHUTDOWN-ACK-SENT.
+#[test]
+fn a_shutdown_complete_with_the_t_bit_and_the_peers_tag_is_accepted() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![shutdown(t.iut_tsn.wrapping_sub(1))]);
+    t.expect(types::SHUTDOWN_ACK);
+    t.send_tagged(TESTER_TAG, vec![shutdown_complete(true)]);
+    assert_eq!(t.state(), State::Closed);
+}

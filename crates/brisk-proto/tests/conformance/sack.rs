@@ -64,3 +64,37 @@ fn data_past_a_gap_is_sacked_at_once_with_a_gap_report() {
     t.tsn = TESTER_TSN + 3;
     t.tester_shuts_down();
 }
+
+/// RFC 9260 6.2: a lone DATA packet (after the first) is acknowledged when
+/// the SACK delay (200 ms here) expires, not before.
+#[test]
+fn a_lone_data_packet_is_sacked_when_the_sack_delay_expires() {
+    let mut t = Tester::server();
+    t.establish();
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    t.advance(secs(1));
+    let c = t.next_data(100);
+    let sent = t.now;
+    t.send(vec![c]);
+    let s = t.wait_for(types::SACK, secs(1));
+    assert_eq!(s.at - sent, ms(200));
+    assert_eq!(s.sack().expect("SACK").cum_tsn_ack, TESTER_TSN + 1);
+}
+
+/// RFC 9260 6.2: a SACK goes at once for every second packet with DATA.
+#[test]
+fn every_second_data_packet_is_sacked_at_once() {
+    let mut t = Tester::server();
+    t.establish();
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    t.advance(secs(1));
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    t.silent();
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    let s = t.expect(types::SACK);
+    assert_eq!(s.sack().expect("SACK").cum_tsn_ack, TESTER_TSN + 2);
+}
