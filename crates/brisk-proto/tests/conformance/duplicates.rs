@@ -262,3 +262,13 @@ fn a_repeated_cookie_echo_in_established_gets_a_cookie_ack_again() {
     assert_eq!(t.state(), State::Established);
     assert!(!t.saw(|e| *e == brisk_proto::Event::Restarted));
 }
+
+/// RFC 9260 8.5.1 B, 5.1: an ABORT answering our INIT (our Initiate Tag, T
+/// bit clear) ends COOKIE-WAIT.
+#[test]
+fn an_abort_answering_our_init_ends_cookie_wait() {
+    let mut t = cookie_wait();
+    t.send(vec![abort(false)]);
+    assert_eq!(t.state(), State::Closed);
+    t.silent_for(secs(5));
+}

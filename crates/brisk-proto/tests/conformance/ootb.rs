@@ -260,3 +260,71 @@ fn a_shutdown_complete_with_the_t_bit_and_the_peers_tag_is_accepted() {
     t.send_tagged(TESTER_TAG, vec![shutdown_complete(true)]);
     assert_eq!(t.state(), State::Closed);
 }
+
+/// RFC 9260 8.4 rule 7: an out-of-the-blue COOKIE ACK is discarded.
+#[test]
+fn an_out_of_the_blue_cookie_ack_is_discarded() {
+    let mut t = Tester::server();
+    t.send_tagged(
+        1,
+        vec![Chunk::CookieAck(brisk_proto::wire::chunk::CookieAck)],
+    );
+    t.silent();
+}
+
+/// RFC 9260 8.4 rule 7: an out-of-the-blue Stale Cookie ERROR is discarded.
+#[test]
+fn an_out_of_the_blue_stale_cookie_error_is_discarded() {
+    let mut t = Tester::server();
+    let err = Chunk::Error(brisk_proto::wire::chunk::OperationError {
+        causes: vec![ErrorCause::StaleCookie { staleness_us: 1000 }],
+    });
+    t.send_tagged(1, vec![err]);
+    t.silent();
+}
+
+/// RFC 9260 8.4 rule 8: any other out-of-the-blue chunk (here SACK and INIT
+/// ACK) gets ABORT with the T bit and the packet's tag.
+#[test]
+fn other_out_of_the_blue_chunks_get_an_abort_with_the_t_bit() {
+    for chunk in [sack(5, 1500), Chunk::InitAck(init_ack(9))] {
+        let mut t = Tester::server();
+        t.send_tagged(7, vec![chunk]);
+        let abort = t.expect(types::ABORT);
+        assert!(abort.t_bit());
+        assert_eq!(abort.tag(), 7);
+    }
+}
+
+/// RFC 9260 8.4 rule 1 (and the flooding advice of its Security
+/// Considerations): out-of-the-blue INIT or DATA from a multicast or
+/// broadcast source is discarded, not answered.
+#[test]
+fn out_of_the_blue_packets_from_non_unicast_sources_are_not_answered() {
+    for source in ["224.0.0.1:9899", "255.255.255.255:9899", "[ff02::1]:9899"] {
+        let from: SocketAddr = source.parse().expect("address");
+        for (tag, chunk) in [
+            (0, Chunk::Init(init(TESTER_TAG))),
+            (1, data(TESTER_TSN, 0, 0, 100)),
+        ] {
+            let mut t = Tester::server();
+            let bytes = packet(tag, vec![chunk]);
+            let now = t.now;
+            t.iut.handle_datagram(now, from, &bytes);
+            if let Some(out) = t.poll() {
+                panic!("answered {source} with {:?}", names(&out.types()));
+            }
+        }
+    }
+}
+
+/// RFC 9260 8.5.1 A: a packet with tag 0 must carry only an INIT; a SACK
+/// with tag 0 in ESTABLISHED is discarded.
+#[test]
+fn a_non_init_packet_with_tag_zero_is_discarded() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send_tagged(0, vec![data(TESTER_TSN, 0, 0, 100)]);
+    t.silent_for(secs(1));
+    assert!(t.app_recv().is_empty());
+}
