@@ -344,3 +344,54 @@ fn a_received_message_over_the_maximum_size_ends_the_association() {
     assert!(abort.has(types::ABORT), "{:?}", names(&abort.types()));
     assert_eq!(t.state(), State::Closed);
 }
+
+/// RFC 9260 7.2.4: the third SACK reporting a TSN missing triggers its fast
+/// retransmission at once, before T3 expires.
+#[test]
+fn a_tsn_reported_missing_three_times_is_fast_retransmitted() {
+    let mut t = client_with(no_heartbeats(), 100_000);
+    let tsn = t.iut_tsn;
+    for _ in 0..5 {
+        t.app_send(0, 100);
+    }
+    let mut sent = Vec::new();
+    while let Some(o) = t.poll() {
+        sent.extend(o.tsns());
+    }
+    assert_eq!(sent, (tsn..tsn + 5).collect::<Vec<_>>());
+    for end in 2..=4u16 {
+        t.send(vec![Chunk::Sack(Sack {
+            cum_tsn_ack: tsn.wrapping_sub(1),
+            a_rwnd: 100_000,
+            gap_blocks: vec![GapBlock { start: 2, end }],
+            dup_tsns: vec![],
+        })]);
+        if end < 4 {
+            assert!(t.poll().is_none_or(|o| !o.tsns().contains(&tsn)));
+        }
+    }
+    let rtx = t.expect(types::DATA);
+    assert_eq!(rtx.tsns(), vec![tsn]);
+}
+
+/// RFC 9260 6.2.1: gap blocks take the reported TSNs out of the flight;
+/// a later cumulative ack covers the rest, and nothing is retransmitted.
+#[test]
+fn gap_reports_and_the_cumulative_ack_clear_the_flight() {
+    let mut t = client_with(no_heartbeats(), 100_000);
+    let tsn = t.iut_tsn;
+    for _ in 0..3 {
+        t.app_send(0, 100);
+    }
+    while t.poll().is_some() {}
+    t.send(vec![Chunk::Sack(Sack {
+        cum_tsn_ack: tsn.wrapping_sub(1),
+        a_rwnd: 100_000,
+        gap_blocks: vec![GapBlock { start: 2, end: 3 }],
+        dup_tsns: vec![],
+    })]);
+    t.ack_up_to(tsn + 2);
+    assert_eq!(t.assoc().flight_size(), 0);
+    let outs = t.advance(secs(3));
+    assert!(outs.iter().all(|o| !o.has(types::DATA)));
+}
