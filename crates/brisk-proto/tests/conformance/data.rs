@@ -395,3 +395,36 @@ fn gap_reports_and_the_cumulative_ack_clear_the_flight() {
     let outs = t.advance(secs(3));
     assert!(outs.iter().all(|o| !o.has(types::DATA)));
 }
+
+/// RFC 9260 6.6: an unordered message is delivered at once, past an ordered
+/// one waiting for an earlier SSN.
+#[test]
+fn an_unordered_message_is_delivered_past_an_ordered_gap() {
+    let mut t = Tester::client();
+    t.establish_as_client();
+    t.send(vec![data(TESTER_TSN, 0, 1, 100)]);
+    assert!(t.app_recv().is_empty(), "SSN 1 waits for SSN 0");
+    let unordered = DataFlags {
+        unordered: true,
+        ..DataFlags::UNFRAGMENTED
+    };
+    t.send(vec![data_with(unordered, TESTER_TSN + 1, 0, 0, 50)]);
+    assert_eq!(t.app_recv(), vec![(0, 50)]);
+    t.send(vec![data(TESTER_TSN + 2, 0, 0, 10)]);
+    assert_eq!(t.app_recv(), vec![(0, 10), (0, 100)]);
+}
+
+/// RFC 9260 6.5: each outbound stream numbers its messages from SSN 0.
+#[test]
+fn each_stream_numbers_its_messages_from_ssn_zero() {
+    let mut t = client_with(Config::rfc9260(), 100_000);
+    for stream in [0u16, 1, 0, 1, 2] {
+        t.app_send(stream, 10);
+    }
+    let mut seen = Vec::new();
+    while let Some(o) = t.poll() {
+        seen.extend(o.data().into_iter().map(|d| (d.2, d.3)));
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, vec![(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]);
+}

@@ -272,3 +272,26 @@ fn an_abort_answering_our_init_ends_cookie_wait() {
     assert_eq!(t.state(), State::Closed);
     t.silent_for(secs(5));
 }
+
+/// RFC 9260 5.2.4 A: the peer restarted (a new INIT and COOKIE ECHO with a
+/// new tag, same address): the INIT ACK carries a new Initiate Tag, the
+/// COOKIE ECHO is answered with COOKIE ACK, and the restart is reported.
+#[test]
+fn a_peer_restart_is_answered_and_reported() {
+    let mut t = Tester::server();
+    t.establish();
+    let old_tag = t.iut_tag;
+    t.advance(ms(100));
+    let new_peer_tag = TESTER_TAG + 1;
+    t.send_tagged(0, vec![Chunk::Init(init(new_peer_tag))]);
+    let ack = t.expect(types::INIT_ACK);
+    assert_eq!(ack.tag(), new_peer_tag);
+    let (tag, ..) = ack.init_fields();
+    assert_ne!(tag, old_tag, "RFC 9260 5.2.2: a new Initiate Tag");
+    t.iut_tag = tag;
+    t.send(vec![cookie_echo(ack.cookie())]);
+    let cack = t.expect(types::COOKIE_ACK);
+    assert_eq!(cack.tag(), new_peer_tag);
+    assert!(t.saw(|e| *e == brisk_proto::Event::Restarted));
+    assert_eq!(t.state(), State::Established);
+}

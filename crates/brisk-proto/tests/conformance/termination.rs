@@ -283,3 +283,25 @@ fn a_shutdown_acknowledging_everything_is_answered_at_once() {
     t.send(vec![shutdown_complete(false)]);
     assert_eq!(t.state(), State::Closed);
 }
+
+/// RFC 9260 9.1, 3.3.10.12: the application's abort sends ABORT with the
+/// peer's tag, no T bit, and a User-Initiated Abort cause carrying the reason.
+#[test]
+fn an_application_abort_sends_abort_with_the_reason() {
+    let mut t = Tester::fast_client();
+    let now = t.now;
+    t.assoc().abort(now, "bye");
+    let out = t.expect(types::ABORT);
+    assert_eq!(out.tag(), TESTER_TAG);
+    assert!(!out.t_bit());
+    let p = out.packet();
+    let Some(Chunk::Abort(a)) = p.chunks.first() else {
+        unreachable!()
+    };
+    assert_eq!(
+        a.causes,
+        vec![ErrorCause::UserInitiatedAbort(b"bye"[..].into())]
+    );
+    assert_eq!(t.state(), State::Closed);
+    t.assert_gone();
+}
