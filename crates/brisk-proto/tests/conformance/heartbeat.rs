@@ -6,8 +6,8 @@
 //! Not applicable: none.
 
 use brisk_proto::Config;
-use brisk_proto::wire::Chunk;
 use brisk_proto::wire::chunk::{Heartbeat, HeartbeatAck, types};
+use brisk_proto::wire::{Chunk, Param};
 
 use crate::tester::*;
 
@@ -53,4 +53,51 @@ fn an_idle_path_is_probed_within_rto_plus_hb_interval() {
         params: vec![brisk_proto::wire::Param::HeartbeatInfo(info.into())],
     })]);
     assert_eq!(t.state(), brisk_proto::State::Established);
+}
+
+/// RFC 9260 5.4, 8.3: a HEARTBEAT ACK whose info the IUT did not send does
+/// not confirm the address; the echoed info does.
+#[test]
+fn only_the_echoed_heartbeat_info_confirms_an_address() {
+    let mut t = Tester::server_with(Config {
+        heartbeats: false,
+        ..Config::rfc9260()
+    });
+    let other: std::net::SocketAddr = "192.0.2.2:9899".parse().expect("address");
+    let mut i = init(TESTER_TAG);
+    i.params = vec![
+        Param::Ipv4Address("192.0.2.1".parse().expect("v4")),
+        Param::Ipv4Address("192.0.2.2".parse().expect("v4")),
+    ];
+    t.establish_with(i);
+    let hb = t.wait_for(types::HEARTBEAT, secs(1));
+    assert_eq!(
+        hb.to, other,
+        "RFC 9260 5.4: the unconfirmed address is probed"
+    );
+    let p = hb.packet();
+    let Some(Chunk::Heartbeat(h)) = p.chunks.first() else {
+        unreachable!()
+    };
+    let info = h.info().expect("info").to_vec();
+    let ack = |info: Vec<u8>| {
+        Chunk::HeartbeatAck(HeartbeatAck {
+            params: vec![Param::HeartbeatInfo(info.into())],
+        })
+    };
+    let forged: Vec<u8> = info.iter().map(|b| b ^ 0xff).collect();
+    let now = t.now;
+    t.iut
+        .handle_datagram(now, other, &packet(t.iut_tag, vec![ack(forged)]));
+    let confirmed = |t: &mut Tester| {
+        t.assoc()
+            .paths()
+            .iter()
+            .find(|p| p.remote == other)
+            .map(|p| p.confirmed)
+    };
+    assert_eq!(confirmed(&mut t), Some(false));
+    t.iut
+        .handle_datagram(now, other, &packet(t.iut_tag, vec![ack(info)]));
+    assert_eq!(confirmed(&mut t), Some(true));
 }
