@@ -101,3 +101,26 @@ fn only_the_echoed_heartbeat_info_confirms_an_address() {
         .handle_datagram(now, other, &packet(t.iut_tag, vec![ack(info)]));
     assert_eq!(confirmed(&mut t), Some(true));
 }
+
+/// RFC 9260 8.3, 6.4: a HEARTBEAT from the peer's second address is
+/// answered there.
+#[test]
+fn a_heartbeat_ack_goes_to_the_heartbeats_source() {
+    let mut t = Tester::server_with(Config {
+        heartbeats: false,
+        ..Config::rfc9260()
+    });
+    let other: std::net::SocketAddr = "192.0.2.2:9899".parse().expect("address");
+    let mut i = init(TESTER_TAG);
+    i.params = vec![
+        Param::Ipv4Address("192.0.2.1".parse().expect("v4")),
+        Param::Ipv4Address("192.0.2.2".parse().expect("v4")),
+    ];
+    t.establish_with(i);
+    let now = t.now;
+    let hb = Chunk::Heartbeat(Heartbeat::new(vec![9; 8]));
+    t.iut
+        .handle_datagram(now, other, &packet(t.iut_tag, vec![hb]));
+    let ack = t.expect(types::HEARTBEAT_ACK);
+    assert_eq!(ack.to, other);
+}

@@ -98,3 +98,42 @@ fn every_second_data_packet_is_sacked_at_once() {
     let s = t.expect(types::SACK);
     assert_eq!(s.sack().expect("SACK").cum_tsn_ack, TESTER_TSN + 2);
 }
+
+/// RFC 9260 6.4: a SACK goes to the address the DATA came from.
+#[test]
+fn a_sack_goes_to_the_source_of_the_data() {
+    let mut t = Tester::server();
+    let other: std::net::SocketAddr = "192.0.2.2:9899".parse().expect("address");
+    let mut i = init(TESTER_TAG);
+    i.params = vec![
+        brisk_proto::wire::Param::Ipv4Address("192.0.2.1".parse().expect("v4")),
+        brisk_proto::wire::Param::Ipv4Address("192.0.2.2".parse().expect("v4")),
+    ];
+    t.establish_with(i);
+    let now = t.now;
+    let chunks = vec![t.next_data(100), t.next_data(100)];
+    let bytes = packet(t.iut_tag, chunks);
+    t.iut.handle_datagram(now, other, &bytes);
+    let c = t.next_data(100);
+    let bytes = packet(t.iut_tag, vec![c]);
+    t.iut.handle_datagram(now, other, &bytes);
+    let s = t.next_packet(ms(500)).expect("a SACK");
+    assert!(s.has(types::SACK));
+    assert_eq!(s.to, other);
+}
+
+/// RFC 9260 6.10, 6.2: a pending SACK rides on new DATA, and control
+/// chunks go before DATA in the bundle.
+#[test]
+fn a_sack_bundled_with_data_comes_first() {
+    let mut t = Tester::server();
+    t.establish();
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    t.advance(secs(1));
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    t.app_send(0, 100);
+    let out = t.poll().expect("a packet");
+    assert_eq!(out.types(), vec![types::SACK, types::DATA]);
+}
