@@ -172,3 +172,25 @@ fn a_forward_tsn_bundled_with_data_goes_last() {
         names(&out.types())
     );
 }
+
+/// RFC 3758 3.1, 3.6: without partial reliability negotiated, a FORWARD TSN
+/// moves nothing: the gap stays, and the SACK still reports it.
+#[test]
+fn a_forward_tsn_without_partial_reliability_is_ignored() {
+    let mut t = Tester::client();
+    t.establish_as_client();
+    t.send(vec![data(TESTER_TSN + 1, 1, 1, 100)]);
+    t.advance(ms(300));
+    t.send(vec![Chunk::ForwardTsn(ForwardTsn {
+        new_cum_tsn: TESTER_TSN,
+        streams: vec![ForwardTsnStream {
+            stream_id: 1,
+            ssn: 0,
+        }],
+    })]);
+    t.send(vec![data(TESTER_TSN + 2, 1, 2, 100)]);
+    let s = t.wait_for(types::SACK, ms(300));
+    let sack = s.sack().expect("SACK");
+    assert_eq!(sack.cum_tsn_ack, TESTER_TSN.wrapping_sub(1));
+    assert!(t.app_recv().is_empty());
+}

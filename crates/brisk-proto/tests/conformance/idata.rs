@@ -103,3 +103,19 @@ fn user_data_goes_as_data_when_the_peer_does_not_list_i_data() {
     t.app_send(0, 100);
     t.expect(types::DATA);
 }
+
+/// RFC 8260 2.1: I-DATA on an association that did not negotiate it is a
+/// protocol violation, answered with ABORT.
+#[test]
+fn i_data_without_negotiation_is_aborted() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![idata(TESTER_TSN, 0, 0, 100)]);
+    let abort = t.expect(types::ABORT);
+    assert!(
+        abort
+            .cause_codes()
+            .contains(&ErrorCause::PROTOCOL_VIOLATION)
+    );
+    assert_eq!(t.state(), State::Closed);
+}

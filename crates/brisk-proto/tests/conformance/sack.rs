@@ -137,3 +137,26 @@ fn a_sack_bundled_with_data_comes_first() {
     let out = t.poll().expect("a packet");
     assert_eq!(out.types(), vec![types::SACK, types::DATA]);
 }
+
+/// RFC 9260 6.2, 6.2.1: the advertised window shrinks by the data held
+/// for the application and opens again once it reads.
+#[test]
+fn the_advertised_window_tracks_unread_data() {
+    let mut t = Tester::server_with(brisk_proto::Config {
+        receive_buffer: 20_000,
+        ..brisk_proto::Config::rfc9260()
+    });
+    let ack = t.establish();
+    assert_eq!(ack.init_fields().1, 20_000);
+    let chunks = vec![t.next_data(1000), t.next_data(1000), t.next_data(1000)];
+    t.send(chunks);
+    let s = t.wait_for(types::SACK, ms(200));
+    let held = s.sack().expect("SACK").a_rwnd;
+    assert!(held <= 17_000, "a_rwnd {held} after 3000 unread bytes");
+    assert_eq!(t.app_recv().len(), 3);
+    let chunks = vec![t.next_data(10), t.next_data(10)];
+    t.send(chunks);
+    let s = t.wait_for(types::SACK, ms(200));
+    let open = s.sack().expect("SACK").a_rwnd;
+    assert!(open > held, "a_rwnd {open} after reading, {held} before");
+}
