@@ -358,3 +358,77 @@ fn a_peers_ssn_tsn_reset_request_is_answered() {
         assert!(next_tsns.is_some(), "RFC 6525 4.4: the next TSNs");
     }
 }
+
+fn outgoing_reset(request_seq: u32, last_tsn: u32) -> Chunk<'static> {
+    Chunk::ReConfig(ReConfig {
+        params: vec![ReconfigParam::OutgoingSsnReset {
+            request_seq,
+            response_seq: 0,
+            last_tsn,
+            streams: vec![0],
+        }],
+    })
+}
+
+/// RFC 6525 5.2.1: a request with an unexpected sequence number gets "Error:
+/// Bad Sequence Number"; the last request repeated gets its response again.
+#[test]
+fn request_sequence_numbers_are_checked() {
+    let mut t = passive();
+    let last = t.tsn.wrapping_sub(1);
+    t.send(vec![outgoing_reset(TESTER_TSN + 5, last)]);
+    assert_eq!(
+        reconfig_params(&mut t),
+        vec![ReconfigParam::Response {
+            response_seq: TESTER_TSN + 5,
+            result: ReconfigResult::ErrorBadSequenceNumber,
+            next_tsns: None
+        }]
+    );
+    t.send(vec![outgoing_reset(TESTER_TSN, last)]);
+    let performed = vec![ReconfigParam::Response {
+        response_seq: TESTER_TSN,
+        result: ReconfigResult::SuccessPerformed,
+        next_tsns: None,
+    }];
+    assert_eq!(reconfig_params(&mut t), performed);
+    t.send(vec![outgoing_reset(TESTER_TSN, last)]);
+    assert_eq!(reconfig_params(&mut t), performed, "the same answer again");
+}
+
+/// RFC 6525 5.2.2: an Outgoing SSN Reset Request whose last TSN has not
+/// arrived yet is deferred; it is performed once that DATA arrives.
+#[test]
+fn an_outgoing_reset_waits_for_its_last_tsn() {
+    let mut t = passive();
+    let missing = t.tsn;
+    t.send(vec![outgoing_reset(TESTER_TSN, missing)]);
+    let mut early = Vec::new();
+    while let Some(out) = t.next_packet(ms(10)) {
+        early.extend(reconfig_params_of(&out));
+    }
+    assert!(
+        early.iter().all(|p| !matches!(
+            p,
+            ReconfigParam::Response {
+                result: ReconfigResult::SuccessPerformed,
+                ..
+            }
+        )),
+        "not performed before TSN {missing} arrives: {early:?}"
+    );
+    let c = t.next_data(100);
+    t.send(vec![c]);
+    let mut late = Vec::new();
+    while let Some(out) = t.next_packet(ms(300)) {
+        late.extend(reconfig_params_of(&out));
+    }
+    assert!(
+        late.contains(&ReconfigParam::Response {
+            response_seq: TESTER_TSN,
+            result: ReconfigResult::SuccessPerformed,
+            next_tsns: None
+        }),
+        "{late:?}"
+    );
+}
