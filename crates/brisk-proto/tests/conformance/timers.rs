@@ -147,3 +147,31 @@ fn t3_retransmissions_go_to_an_alternate_address() {
     assert_eq!(again.tsns(), d.tsns());
     assert_eq!(again.to, other);
 }
+
+/// RFC 9260 6.3.3 E3, 7.2.3: when T3 expires, one packet's worth of the
+/// earliest outstanding DATA is retransmitted (cwnd is one MTU); the rest
+/// waits for an acknowledgement.
+#[test]
+fn a_t3_expiry_retransmits_one_packet_of_the_earliest_data() {
+    let mut t = Tester::server_with(Config {
+        heartbeats: false,
+        ..fast_rto()
+    });
+    t.establish();
+    let max = Config::rfc9260().max_data_payload();
+    let tsn = t.iut_tsn;
+    for _ in 0..3 {
+        t.app_send(0, max);
+    }
+    let mut first = Vec::new();
+    while let Some(o) = t.poll() {
+        first.extend(o.tsns());
+    }
+    assert_eq!(first, vec![tsn, tsn + 1, tsn + 2]);
+    let outs = t.advance(ms(150));
+    let rtx: Vec<Vec<u32>> = outs.iter().map(Out::tsns).collect();
+    assert_eq!(rtx, vec![vec![tsn]], "one packet, the earliest TSN");
+    t.ack_up_to(tsn);
+    let next = t.expect(types::DATA);
+    assert_eq!(next.tsns(), vec![tsn + 1]);
+}
