@@ -1,7 +1,7 @@
-//! Error handling: ETSI TS 102 369 group E (nplab `sctp-e-tests`), RFC 9260
-//! 3.3.10, 5.2.6, 6.5, 3.2.1.
+//! Error handling: ETSI TS 102 369 groups E (nplab `sctp-e-tests`) and M,
+//! unknown chunk types (`sctp-m-tests`), RFC 9260 3.2, 3.2.1, 3.3.10, 5.2.6, 6.5.
 //!
-//! Covered: E/6/1 to 6/6.
+//! Covered: E/6/1 to 6/6, M/10/1 to 10/4.
 //!
 //! Not applicable: none.
 
