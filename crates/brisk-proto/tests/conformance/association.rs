@@ -656,3 +656,21 @@ fn an_init_ack_with_zero_inbound_streams_is_aborted() {
     );
     assert_eq!(t.state(), State::Closed);
 }
+
+/// RFC 9260 3.3.3 (a_rwnd): an INIT ACK advertising less than 1500 bytes is
+/// discarded (and SHOULD be answered with ABORT): no COOKIE ECHO follows.
+#[test]
+fn an_init_ack_with_a_receiver_window_below_1500_is_not_accepted() {
+    let mut t = Tester::client();
+    t.connect(Config::rfc9260());
+    let init = t.expect(types::INIT);
+    t.learn_init(&init);
+    let mut ack = init_ack(TESTER_TAG);
+    ack.a_rwnd = 1499;
+    t.send(vec![Chunk::InitAck(ack)]);
+    if let Some(out) = t.poll() {
+        assert_first(&out, types::ABORT);
+    }
+    assert_ne!(t.state(), State::CookieEchoed);
+    assert_ne!(t.state(), State::Established);
+}
