@@ -4,6 +4,8 @@
 //! builds and reads packets against one Brisk endpoint, on virtual time.
 //! `conformance/README.md` tabulates what is covered.
 
+mod harness;
+
 #[path = "conformance/tester.rs"]
 mod tester;
 

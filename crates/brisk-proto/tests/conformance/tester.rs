@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+pub use crate::harness::{ms, packet};
 use brisk_proto::wire::chunk::{
     Abort, CookieAck, CookieEcho, Data, DataFlags, Init, InitAck, Sack, Shutdown, ShutdownAck,
     ShutdownComplete, types,
@@ -18,7 +19,7 @@ use brisk_proto::{
     AssocId, Association, Config, Endpoint, EndpointConfig, Event, OutgoingMessage, State, Time,
 };
 
-/// The SCTP port of both sides.
+/// The SCTP port of both sides, as `harness::packet` writes it.
 pub const PORT: u16 = 5000;
 /// The tester's Initiate Tag: the tag the IUT must put on its packets.
 pub const TESTER_TAG: u32 = 0x7e57_0001;
@@ -538,21 +539,6 @@ pub fn names(types_: &[u8]) -> Vec<&'static str> {
     types_.iter().map(|t| types::name(*t)).collect()
 }
 
-/// An SCTP packet between the tester's and the IUT's ports.
-pub fn packet(tag: u32, chunks: Vec<Chunk<'static>>) -> Vec<u8> {
-    Packet {
-        header: CommonHeader {
-            src_port: PORT,
-            dst_port: PORT,
-            verification_tag: tag,
-            checksum: 0,
-        },
-        chunks,
-    }
-    .to_bytes()
-    .expect("encodes")
-}
-
 /// A plain INIT: 10 streams each way, the tester's TSN and a_rwnd.
 pub fn init(tag: u32) -> Init<'static> {
     Init {
@@ -632,10 +618,6 @@ pub fn shutdown_ack() -> Chunk<'static> {
 
 pub fn shutdown_complete(t: bool) -> Chunk<'static> {
     Chunk::ShutdownComplete(ShutdownComplete { reflected_tag: t })
-}
-
-pub fn ms(v: u64) -> Duration {
-    Duration::from_millis(v)
 }
 
 pub fn secs(v: u64) -> Duration {
