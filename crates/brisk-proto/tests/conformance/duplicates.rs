@@ -295,3 +295,26 @@ fn a_peer_restart_is_answered_and_reported() {
     assert!(t.saw(|e| *e == brisk_proto::Event::Restarted));
     assert_eq!(t.state(), State::Established);
 }
+
+/// RFC 9260 5.2.1, 5.2.4 D: crossed INITs. The IUT in COOKIE-WAIT answers
+/// the tester's INIT with its original tag; the tester's COOKIE ECHO, whose
+/// tags both match, sets up the association, answered with COOKIE ACK; the
+/// IUT's own COOKIE ECHO then gets its COOKIE ACK. One association.
+#[test]
+fn crossed_inits_end_in_one_association() {
+    let mut t = cookie_wait();
+    t.send_tagged(0, vec![Chunk::Init(init(TESTER_TAG))]);
+    let ack = t.expect(types::INIT_ACK);
+    assert_eq!(ack.init_fields().0, t.iut_tag);
+    t.send(vec![Chunk::InitAck(init_ack(TESTER_TAG))]);
+    t.expect(types::COOKIE_ECHO);
+    t.send(vec![cookie_echo(ack.cookie())]);
+    let cack = t.expect(types::COOKIE_ACK);
+    assert_eq!(cack.tag(), TESTER_TAG);
+    assert_eq!(t.state(), State::Established);
+    t.send(vec![Chunk::CookieAck(CookieAck)]);
+    assert_eq!(t.state(), State::Established);
+    assert_eq!(t.iut.association_count(), 1);
+    t.app_send(0, 100);
+    assert_eq!(t.expect(types::DATA).tag(), TESTER_TAG);
+}
