@@ -142,6 +142,7 @@ fn sending_in_shutdown_received_is_refused() {
     let d = t.iut_sends(1000);
     t.send(vec![shutdown(d.tsns()[0].wrapping_sub(1))]);
     assert_eq!(t.state(), State::ShutdownReceived);
+    assert!(t.saw(|e| *e == brisk_proto::Event::PeerShutdown));
     assert_rejected(&mut t);
     t.send(vec![shutdown(d.tsns()[0])]);
     t.expect(types::SHUTDOWN_ACK);
@@ -305,4 +306,36 @@ fn an_application_abort_sends_abort_with_the_reason() {
     );
     assert_eq!(t.state(), State::Closed);
     t.assert_gone();
+}
+
+/// RFC 9260 9.2: in SHUTDOWN-PENDING, queued data still goes out (within
+/// cwnd, as SACKs arrive) and SHUTDOWN follows only once all of it is
+/// acknowledged.
+#[test]
+fn queued_data_is_sent_and_acknowledged_before_shutdown() {
+    let mut t = Tester::fast_client();
+    let max = Config::rfc9260().max_data_payload();
+    for _ in 0..8 {
+        t.app_send(0, max);
+    }
+    t.app_shutdown();
+    let mut sent = Vec::new();
+    let mut shutdown_at = None;
+    for _ in 0..20 {
+        while let Some(out) = t.poll() {
+            if out.has(types::SHUTDOWN) {
+                shutdown_at = Some(sent.len());
+            }
+            sent.extend(out.tsns());
+        }
+        if shutdown_at.is_some() {
+            break;
+        }
+        if let Some(&last) = sent.last() {
+            t.ack_up_to(last);
+        }
+    }
+    let first = t.iut_tsn;
+    assert_eq!(sent, (first..first + 8).collect::<Vec<_>>());
+    assert_eq!(shutdown_at, Some(8), "SHUTDOWN after all 8 TSNs");
 }
