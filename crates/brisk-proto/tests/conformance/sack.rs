@@ -160,3 +160,25 @@ fn the_advertised_window_tracks_unread_data() {
     let open = s.sack().expect("SACK").a_rwnd;
     assert!(open > held, "a_rwnd {open} after reading, {held} before");
 }
+
+/// RFC 9260 6.7, 3.3.4: each run of TSNs received past a gap is one gap
+/// block, offsets from the cumulative TSN.
+#[test]
+fn each_run_past_a_gap_is_one_gap_block() {
+    let mut t = Tester::server();
+    t.establish();
+    t.send(vec![data(TESTER_TSN, 0, 0, 10)]);
+    t.wait_for(types::SACK, ms(200));
+    t.send(vec![
+        data(TESTER_TSN + 2, 0, 2, 10),
+        data(TESTER_TSN + 3, 0, 3, 10),
+        data(TESTER_TSN + 5, 0, 5, 10),
+    ]);
+    let s = t.expect(types::SACK);
+    let sack = s.sack().expect("SACK");
+    assert_eq!(sack.cum_tsn_ack, TESTER_TSN);
+    assert_eq!(
+        sack.gap_blocks,
+        vec![GapBlock { start: 2, end: 3 }, GapBlock { start: 5, end: 5 }]
+    );
+}

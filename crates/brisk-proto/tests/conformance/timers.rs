@@ -175,3 +175,24 @@ fn a_t3_expiry_retransmits_one_packet_of_the_earliest_data() {
     let next = t.expect(types::DATA);
     assert_eq!(next.tsns(), vec![tsn + 1]);
 }
+
+/// RFC 9260 6.3.1 C2: the first RTT measurement R sets SRTT = R, RTTVAR =
+/// R/2 and RTO = SRTT + 4 RTTVAR, so T3 for the next DATA runs 3R.
+#[test]
+fn the_first_rtt_measurement_sets_the_rto() {
+    let mut t = Tester::server_with(Config {
+        rto_initial: ms(800),
+        rto_min: ms(100),
+        rto_max: secs(2),
+        heartbeats: false,
+        ..Config::rfc9260()
+    });
+    t.establish();
+    let d = t.iut_sends(100);
+    t.advance(ms(100));
+    t.ack_up_to(d.tsns()[0]);
+    let d2 = t.iut_sends(100);
+    let again = t.wait_for(types::DATA, secs(2));
+    assert_eq!(again.tsns(), d2.tsns());
+    assert_eq!(again.at - d2.at, ms(300));
+}
