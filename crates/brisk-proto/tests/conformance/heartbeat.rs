@@ -124,3 +124,24 @@ fn a_heartbeat_ack_goes_to_the_heartbeats_source() {
     let ack = t.expect(types::HEARTBEAT_ACK);
     assert_eq!(ack.to, other);
 }
+
+/// RFC 9260 8.3, 8.1: each unanswered HEARTBEAT counts an error; past
+/// Association.Max.Retrans the peer is unreachable and the association ends.
+#[test]
+fn unanswered_heartbeats_end_the_association_past_association_max_retrans() {
+    let mut t = Tester::server_with(Config {
+        hb_interval: secs(1),
+        assoc_max_retrans: 2,
+        path_max_retrans: 2,
+        ..Config::rfc9260()
+    });
+    t.establish();
+    let outs = t.advance(secs(60));
+    let beats = outs.iter().filter(|o| o.has(types::HEARTBEAT)).count();
+    assert_eq!(beats, 3, "Association.Max.Retrans + 1 heartbeats");
+    assert_eq!(t.state(), brisk_proto::State::Closed);
+    assert!(matches!(
+        t.closed(),
+        Some(brisk_proto::CloseReason::PeerUnreachable { .. })
+    ));
+}
