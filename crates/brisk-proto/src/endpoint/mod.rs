@@ -79,6 +79,9 @@ pub struct EndpointStats {
     pub wrong_port: u64,
     /// Packets matching no association (RFC 9260 8.4).
     pub out_of_the_blue: u64,
+    /// Of those, from a multicast, broadcast or unspecified source: dropped
+    /// unanswered (RFC 9260 8.4 rule 1).
+    pub non_unicast: u64,
     pub inits_received: u64,
     pub init_acks_sent: u64,
     pub aborts_sent: u64,
@@ -469,6 +472,12 @@ impl Endpoint {
         chunks: &[Chunk<'_>],
     ) {
         self.stats.out_of_the_blue += 1;
+        // 8.4 rule 1, 11.2.4.1 (Flooding): never answer a
+        // packet from a non-unicast address, nor let it start an association.
+        if !is_unicast(from.ip()) {
+            self.stats.non_unicast += 1;
+            return;
+        }
         // 8.4 rule 2: never answer a packet that carries an ABORT.
         if chunks.iter().any(|c| matches!(c, Chunk::Abort(_))) {
             return;
@@ -729,9 +738,43 @@ impl Endpoint {
     }
 }
 
+/// Whether `ip` can be a peer's own address: not multicast, not the limited
+/// broadcast, not unspecified. (A subnet's broadcast address cannot be told
+/// from a host's without the subnet mask, which the sans-IO core never sees.)
+fn is_unicast(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => !(v4.is_multicast() || v4.is_broadcast() || v4.is_unspecified()),
+        IpAddr::V6(v6) => !(v6.is_multicast() || v6.is_unspecified()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multicast_broadcast_and_unspecified_sources_are_not_unicast() {
+        for ip in [
+            "224.0.0.1",
+            "239.1.2.3",
+            "255.255.255.255",
+            "0.0.0.0",
+            "ff02::1",
+            "::",
+        ] {
+            assert!(!is_unicast(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "10.0.0.1",
+            "127.0.0.1",
+            "192.0.2.9",
+            "::1",
+            "2001:db8::1",
+            "fe80::1",
+        ] {
+            assert!(is_unicast(ip.parse().unwrap()), "{ip}");
+        }
+    }
 
     /// A peer that moves an association's deadline with every packet leaves a
     /// stale heap entry each time: the heap stays within twice the live
