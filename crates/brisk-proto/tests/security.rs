@@ -1,12 +1,13 @@
 //! Hostile input: forged and expired cookies, wrong verification tags, floods
-//! of INIT, out-of-the-blue packets (RFC 9260 5.1.5, 8.4, 8.5).
+//! of INIT, out-of-the-blue packets (RFC 9260 5.1.5, 8.4, 8.5), and peers
+//! listing addresses they do not own (5.4, 5.2.2).
 
 mod harness;
 
 use brisk_proto::wire::cause::ErrorCause;
 use brisk_proto::wire::chunk::{Abort, CookieEcho, Data, DataFlags, Init, types};
-use brisk_proto::wire::{Chunk, CommonHeader, Packet};
-use brisk_proto::{Config, Endpoint, EndpointConfig, Time};
+use brisk_proto::wire::{Chunk, CommonHeader, Packet, Param};
+use brisk_proto::{AssocId, Config, Endpoint, EndpointConfig, Event, Time};
 use harness::{Dir, Pair, ms};
 
 fn packet(tag: u32, chunk: Chunk<'static>) -> Vec<u8> {
@@ -276,4 +277,156 @@ fn a_packet_from_a_new_port_with_a_wrong_tag_is_out_of_the_blue() {
     );
     assert_eq!(p.b.stats().out_of_the_blue, ootb + 1);
     assert_eq!(p.b.association(b).unwrap().remote(), p.a_addr);
+}
+
+// --- Listed addresses (RFC 9260 5.4): a peer's INIT may list addresses it
+// does not own. Until a HEARTBEAT ACK confirms one, it is not the peer's.
+
+/// The squatter's own address, and the victim's, which the squatter lists.
+const SQUATTER: &str = "192.0.2.1:9899";
+const VICTIM: &str = "192.0.2.66:9899";
+/// The server, as the victim's endpoint sees it.
+const SERVER: &str = "198.51.100.5:9899";
+
+fn sa(s: &str) -> std::net::SocketAddr {
+    s.parse().unwrap()
+}
+
+/// Everything `ep` has to send at `now`, with its destination.
+fn drain(ep: &mut Endpoint, now: Time) -> Vec<(std::net::SocketAddr, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    while let Some(t) = ep.poll_transmit(now, &mut buf) {
+        out.push((t.destination, std::mem::take(&mut buf)));
+    }
+    out
+}
+
+fn events(ep: &mut Endpoint) -> Vec<(AssocId, Event)> {
+    std::iter::from_fn(|| ep.poll_event()).collect()
+}
+
+/// A server with an association with the squatter, whose INIT (tag 77)
+/// listed the victim's address; what the server sent on the way.
+fn squatted() -> (Endpoint, AssocId, Vec<(std::net::SocketAddr, Vec<u8>)>) {
+    let mut s = server();
+    let victim_ip = match sa(VICTIM).ip() {
+        std::net::IpAddr::V4(v4) => v4,
+        std::net::IpAddr::V6(_) => unreachable!(),
+    };
+    let Chunk::Init(mut i) = init(77) else {
+        unreachable!()
+    };
+    i.params = vec![Param::Ipv4Address(victim_ip)];
+    s.handle_datagram(Time::ZERO, sa(SQUATTER), &packet(0, Chunk::Init(i)));
+    let sent = drain(&mut s, Time::ZERO);
+    let p = Packet::decode(&sent[0].1).unwrap();
+    let Chunk::InitAck(ack) = &p.chunks[0] else {
+        panic!("expected INIT ACK")
+    };
+    let echo = Chunk::CookieEcho(CookieEcho {
+        cookie: ack.state_cookie().unwrap().to_vec().into(),
+    });
+    s.handle_datagram(Time::ZERO, sa(SQUATTER), &packet(ack.initiate_tag, echo));
+    let id = s.association_ids().next().unwrap();
+    let sent = drain(&mut s, Time::ZERO);
+    (s, id, sent)
+}
+
+fn chunk_types(bytes: &[u8]) -> Vec<u8> {
+    Packet::decode(bytes)
+        .unwrap()
+        .chunks
+        .iter()
+        .map(Chunk::chunk_type)
+        .collect()
+}
+
+#[test]
+fn the_owner_of_an_address_another_peer_listed_still_gets_its_own_association() {
+    let (mut s, squatter, _) = squatted();
+    let mut victim = Endpoint::new(
+        EndpointConfig {
+            accept: false,
+            ..EndpointConfig::default()
+        },
+        [5; 32],
+    );
+    victim
+        .connect(Time::ZERO, sa(SERVER), Config::rfc9260())
+        .unwrap();
+    let mut to_squatter = Vec::new();
+    for _ in 0..4 {
+        for (_, bytes) in drain(&mut victim, Time::ZERO) {
+            s.handle_datagram(Time::ZERO, sa(VICTIM), &bytes);
+        }
+        for (to, bytes) in drain(&mut s, Time::ZERO) {
+            if to == sa(VICTIM) {
+                victim.handle_datagram(Time::ZERO, sa(SERVER), &bytes);
+            } else {
+                to_squatter.push(chunk_types(&bytes));
+            }
+        }
+    }
+    // The victim's INIT is answered at its source (5.1 B), and its COOKIE
+    // ECHO makes a new association (5.1.5), not a restart of the squatter's.
+    assert!(
+        events(&mut victim)
+            .iter()
+            .any(|(_, e)| matches!(e, Event::Connected)),
+        "the victim never connected; the squatter got {to_squatter:?}"
+    );
+    assert!(to_squatter.is_empty(), "{to_squatter:?}");
+    assert_eq!(s.association_count(), 2);
+    assert!(
+        !events(&mut s)
+            .iter()
+            .any(|(id, e)| *id == squatter && matches!(e, Event::Restarted))
+    );
+    let owner = s.association_ids().find(|id| *id != squatter).unwrap();
+    assert_eq!(s.association_ref(owner).unwrap().remote(), sa(VICTIM));
+    assert_eq!(s.association_ref(squatter).unwrap().remote(), sa(SQUATTER));
+}
+
+#[test]
+fn an_init_ack_relayed_from_a_squatted_address_never_restarts_the_squatters_association() {
+    let (mut s, squatter, _) = squatted();
+    let squatter_paths = s.association_ref(squatter).unwrap().paths();
+    // The victim's INIT, from the address the squatter listed.
+    s.handle_datagram(Time::ZERO, sa(VICTIM), &packet(0, init(88)));
+    let sent = drain(&mut s, Time::ZERO);
+    let (to, ack) = sent
+        .iter()
+        .find_map(|(to, bytes)| {
+            let p = Packet::decode(bytes).unwrap();
+            match &p.chunks[0] {
+                Chunk::InitAck(a) => {
+                    Some((*to, (a.initiate_tag, a.state_cookie().unwrap().to_vec())))
+                }
+                _ => None,
+            }
+        })
+        .unwrap();
+    // 5.1 B, 5.2.2: the INIT ACK goes to the INIT's source, never to
+    // another peer. Were it relayed there, the victim's COOKIE ECHO...
+    assert_eq!(to, sa(VICTIM));
+    let echo = Chunk::CookieEcho(CookieEcho {
+        cookie: ack.1.into(),
+    });
+    s.handle_datagram(Time::ZERO, sa(VICTIM), &packet(ack.0, echo));
+    // ... makes the victim's own association; the squatter's stays as it was.
+    assert_eq!(s.association_count(), 2);
+    assert!(
+        !events(&mut s)
+            .iter()
+            .any(|(id, e)| *id == squatter && matches!(e, Event::Restarted))
+    );
+    assert_eq!(s.association_ref(squatter).unwrap().paths(), squatter_paths);
+    for (to, bytes) in drain(&mut s, Time::ZERO) {
+        let types = chunk_types(&bytes);
+        if types.contains(&types::COOKIE_ACK) {
+            assert_eq!(to, sa(VICTIM));
+        }
+        assert_ne!(to, sa(SQUATTER), "{types:?}");
+    }
 }

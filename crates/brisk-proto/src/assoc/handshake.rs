@@ -244,12 +244,17 @@ pub(super) fn on_init(
     header: &CommonHeader,
     from: SocketAddr,
 ) {
+    // 5.1 B, 5.2.1, 5.2.2: the answer goes to the INIT's source, which the
+    // endpoint hands us only when it is a confirmed destination (5.4).
+    let Some(source) = a.paths.find(from).filter(|id| a.paths.get(*id).confirmed) else {
+        return;
+    };
     match init::refusal(init) {
         Ok(()) => {}
         Err(None) => return,
         Err(Some(abort)) => {
             a.control
-                .push_back(Control::with_tag(abort, init.initiate_tag));
+                .push_back(Control::with_tag(abort, init.initiate_tag).to(source));
             return;
         }
     }
@@ -299,7 +304,7 @@ pub(super) fn on_init(
         },
     );
     a.control
-        .push_back(Control::with_tag(Chunk::InitAck(ack), init.initiate_tag));
+        .push_back(Control::with_tag(Chunk::InitAck(ack), init.initiate_tag).to(source));
 }
 
 /// A COOKIE ECHO for an association that exists (5.2.4). Returns whether the

@@ -97,8 +97,8 @@ impl Association {
                 continue;
             }
             let path = Path::unconfirmed(SocketAddr::new(ip, first.port()), &self.cfg, rwnd);
+            // Not in the endpoint's lookup until confirmed (5.4).
             if let Some(id) = self.paths.add(path) {
-                self.new_remotes.push(self.paths.get(id).remote);
                 heartbeat::on_path_added(self, now, id);
             }
         }
@@ -165,12 +165,18 @@ impl Association {
     pub(super) fn on_path_reachable(&mut self, now: Time, id: PathId, confirm: bool) {
         let path = self.paths.get_mut(id);
         path.errors = 0;
-        let changed = path.state != PathState::Active || (confirm && !path.confirmed);
+        let confirmed_now = confirm && !path.confirmed;
+        let changed = path.state != PathState::Active || confirmed_now;
         if path.state != PathState::Active {
             self.counters.paths_recovered += 1;
         }
         path.state = PathState::Active;
         path.confirmed |= confirm;
+        if confirmed_now {
+            // 5.4: packets from it now find the association.
+            let remote = path.remote;
+            self.new_remotes.push(remote);
+        }
         if changed && self.paths.multi_homed() {
             self.report_path(now, id);
         }
