@@ -430,3 +430,51 @@ fn an_init_ack_relayed_from_a_squatted_address_never_restarts_the_squatters_asso
         assert_ne!(to, sa(SQUATTER), "{types:?}");
     }
 }
+
+#[test]
+fn an_init_adding_an_address_to_an_established_association_is_aborted_listing_it() {
+    let (mut s, id, _) = squatted();
+    events(&mut s);
+    let paths = s.association_ref(id).unwrap().paths();
+    // The peer's INIT lists an address it already listed, and a new one.
+    let Chunk::Init(mut i) = init(99) else {
+        unreachable!()
+    };
+    i.params = vec![
+        Param::Ipv4Address("192.0.2.66".parse().unwrap()),
+        Param::Ipv4Address("192.0.2.77".parse().unwrap()),
+    ];
+    s.handle_datagram(Time::ZERO, sa(SQUATTER), &packet(0, Chunk::Init(i)));
+    let sent = drain(&mut s, Time::ZERO);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].0, sa(SQUATTER));
+    let reply = Packet::decode(&sent[0].1).unwrap();
+    // RFC 9260 5.2.2: ABORT under the INIT's Initiate Tag, with "Restart of
+    // an Association with New Addresses" listing the new address's TLV.
+    assert_eq!(reply.header.verification_tag, 99);
+    assert_eq!(
+        reply.chunks,
+        vec![Chunk::Abort(Abort {
+            reflected_tag: false,
+            causes: vec![ErrorCause::RestartWithNewAddresses(
+                vec![0, 5, 0, 8, 192, 0, 2, 77].into()
+            )],
+        })]
+    );
+    // The association is as it was.
+    let a = s.association_ref(id).unwrap();
+    assert_eq!(a.state(), brisk_proto::State::Established);
+    assert_eq!(a.paths(), paths);
+    assert!(events(&mut s).is_empty());
+    // Without a new address, the INIT is answered as 5.2.2 says.
+    let Chunk::Init(mut i) = init(100) else {
+        unreachable!()
+    };
+    i.params = vec![Param::Ipv4Address("192.0.2.66".parse().unwrap())];
+    s.handle_datagram(Time::ZERO, sa(SQUATTER), &packet(0, Chunk::Init(i)));
+    let sent = drain(&mut s, Time::ZERO);
+    assert!(matches!(
+        Packet::decode(&sent[0].1).unwrap().chunks[0],
+        Chunk::InitAck(_)
+    ));
+}

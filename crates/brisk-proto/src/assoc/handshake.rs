@@ -21,8 +21,9 @@ use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::CommonHeader;
+use crate::wire::Tlv;
 use crate::wire::cause::ErrorCause;
-use crate::wire::chunk::{Chunk, CookieAck, CookieEcho, Init, InitAck};
+use crate::wire::chunk::{Abort, Chunk, CookieAck, CookieEcho, Init, InitAck};
 use crate::wire::param::Param;
 
 /// Handshake state of the side that sent INIT.
@@ -258,6 +259,22 @@ pub(super) fn on_init(
             return;
         }
     }
+    // 5.2.1 (COOKIE-ECHOED), 5.2.2: an INIT adding addresses is refused.
+    if !matches!(
+        a.state,
+        State::Closed | State::CookieWait | State::ShutdownAckSent
+    ) {
+        let added: Vec<IpAddr> = init::listed_addresses(&init.params)
+            .into_iter()
+            .filter(|ip| a.is_new_peer_address(*ip))
+            .collect();
+        if !added.is_empty() {
+            let abort = new_addresses_abort(&added);
+            a.control
+                .push_back(Control::with_tag(abort, init.initiate_tag).to(source));
+            return;
+        }
+    }
     let (local_tag, local_initial_tsn, local_tie, peer_tie) = match a.state {
         State::Closed => return,
         // 9.2: the SHUTDOWN COMPLETE was probably lost; resend SHUTDOWN ACK.
@@ -359,6 +376,20 @@ pub(super) fn on_cookie_echo(
             a.report_error(now, ErrorCause::CookieReceivedWhileShuttingDown);
             return false;
         }
+        // 5.2.2: a restart keeps the peer's addresses; one that adds
+        // addresses is refused, the association unchanged.
+        let added: Vec<IpAddr> = std::iter::once(c.peer_addr.ip())
+            .chain(c.peer_addrs.as_slice().iter().copied())
+            .filter(|ip| a.is_new_peer_address(*ip))
+            .collect();
+        if !added.is_empty() {
+            let mut abort = Control::with_tag(new_addresses_abort(&added), c.peer_tag);
+            if let Some(source) = a.paths.find(from) {
+                abort = abort.to(source);
+            }
+            a.control.push_back(abort);
+            return false;
+        }
         restart(a, now, &c);
         true
     } else if local_match && !peer_match {
@@ -382,6 +413,25 @@ pub(super) fn on_cookie_echo(
         // Action C (our own late cookie) or no rule applies: discard.
         false
     }
+}
+
+/// The ABORT refusing a restart with new addresses (5.2.2): the "Restart of
+/// an Association with New Addresses" cause lists each as an address TLV
+/// (3.3.10.11), in the form the peer gave it.
+fn new_addresses_abort(added: &[IpAddr]) -> Chunk<'static> {
+    let mut tlvs = Vec::new();
+    for ip in added {
+        let param = match ip {
+            IpAddr::V4(v4) => Param::Ipv4Address(*v4),
+            IpAddr::V6(v6) => Param::Ipv6Address(*v6),
+        };
+        // Encoding an address into a Vec cannot fail.
+        let _ = param.encode(&mut tlvs);
+    }
+    Chunk::Abort(Abort {
+        reflected_tag: false,
+        causes: vec![ErrorCause::RestartWithNewAddresses(tlvs.into())],
+    })
 }
 
 /// Action A of 5.2.4: the old association is gone; a new one takes its place

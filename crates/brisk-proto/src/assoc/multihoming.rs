@@ -104,6 +104,19 @@ impl Association {
         }
     }
 
+    /// Whether `ip`, listed by the peer, would be a destination but is not
+    /// one (RFC 9260 5.2.2): a restart must not change the peer's addresses.
+    /// Addresses we would ignore (another family or scope) are not new.
+    pub(super) fn is_new_peer_address(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        let first = self.paths.get(PathId::FIRST).remote.ip().to_canonical();
+        usable_peer_address(ip, first)
+            && !self
+                .paths
+                .iter()
+                .any(|(_, p)| p.remote.ip().to_canonical() == ip)
+    }
+
     /// The addresses the application gave to `connect` besides the first
     /// (5.1): destinations confirmed from the start (5.4 rule 1), which an
     /// unanswered INIT turns to in turn.
