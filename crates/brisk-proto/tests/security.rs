@@ -478,3 +478,43 @@ fn an_init_adding_an_address_to_an_established_association_is_aborted_listing_it
         Chunk::InitAck(_)
     ));
 }
+#[test]
+fn a_squatted_address_gets_only_heartbeats_and_only_until_it_is_given_up() {
+    let (mut s, squatter, sent) = squatted();
+    // Data queued for the squatter goes to its confirmed address only.
+    s.association(squatter)
+        .unwrap()
+        .send(
+            Time::ZERO,
+            brisk_proto::OutgoingMessage::new(0, &b"for the squatter"[..]),
+        )
+        .unwrap();
+    let mut to_victim: Vec<Vec<u8>> = sent
+        .iter()
+        .filter(|(to, _)| *to == sa(VICTIM))
+        .map(|(_, b)| chunk_types(b))
+        .collect();
+    while let Some(now) = s.poll_timeout() {
+        if now > Time::ZERO + std::time::Duration::from_secs(600) {
+            break;
+        }
+        s.handle_timeout(now);
+        for (to, bytes) in drain(&mut s, now) {
+            if to == sa(VICTIM) {
+                to_victim.push(chunk_types(&bytes));
+            }
+        }
+    }
+    // 5.4: nothing but HEARTBEAT to an unconfirmed address; and after
+    // Path.Max.Retrans + 1 unanswered probes it is no longer probed.
+    assert!(
+        to_victim.iter().all(|t| t == &vec![types::HEARTBEAT]),
+        "{to_victim:?}"
+    );
+    let pmr = Config::rfc9260().path_max_retrans as usize;
+    assert!(
+        !to_victim.is_empty() && to_victim.len() <= pmr + 1,
+        "{} probes",
+        to_victim.len()
+    );
+}
