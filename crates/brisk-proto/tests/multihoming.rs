@@ -735,6 +735,36 @@ fn the_tag_rules_hold_on_every_path() {
 }
 
 #[test]
+fn an_init_sent_again_after_a_stale_cookie_never_goes_to_an_unconfirmed_address() {
+    // Every cookie of B's is stale on arrival: A's COOKIE ECHO gets a Stale
+    // Cookie error, and A sends INIT again (RFC 9260 5.2.6), now knowing
+    // B's second address from the INIT ACK, unconfirmed.
+    let mut b_cfg = rfc(5);
+    b_cfg.valid_cookie_life = Duration::ZERO;
+    let mut d = Dual::new(ms(10), b_cfg);
+    d.a_id = Some(
+        d.a.connect_to_port(d.now, d.b_addrs[0], 5000, rfc(5))
+            .unwrap(),
+    );
+    let inits = |d: &Dual| {
+        d.log
+            .iter()
+            .filter(|s| s.from == Side::A && s.has(1))
+            .map(|s| s.dst)
+            .collect::<Vec<_>>()
+    };
+    assert!(d.run_until(|d| inits(d).len() >= 2, Duration::from_secs(5)));
+    // That INIT is lost, and so is every one after it on link 0.
+    d.cut(0);
+    d.run_for(Duration::from_secs(20));
+    // 5.4: no chunk but HEARTBEAT to an unconfirmed address; T1-init
+    // turns only to the addresses the application gave (5.1).
+    let to = inits(&d);
+    assert!(to.len() > 2, "{to:?}");
+    assert!(to.iter().all(|dst| *dst == d.b_addrs[0]), "{to:?}");
+}
+
+#[test]
 fn an_unanswered_init_goes_to_the_next_address_the_application_gave() {
     // The primary's link is down before the association starts: `connectx`
     // with both of B's addresses still sets it up, over the second.

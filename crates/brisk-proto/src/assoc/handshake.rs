@@ -519,9 +519,14 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
     a.paths.get_mut(timed_out).rto.back_off();
     let chunk = match a.state {
         State::CookieWait => {
-            // 5.1: an unanswered INIT goes to the next address given.
-            let next = (timed_out.index() + 1) % a.paths.len().max(1);
-            a.handshake.to = PathId::from_index(next);
+            // 5.1: an unanswered INIT goes to the next address given; never
+            // to one the peer listed (after a Stale Cookie error, 5.2.6),
+            // which is unconfirmed (5.4).
+            let n = a.paths.len().max(1);
+            a.handshake.to = (1..=n)
+                .map(|k| PathId::from_index((timed_out.index() + k) % n))
+                .find(|id| a.paths.get(*id).confirmed)
+                .unwrap_or(timed_out);
             a.handshake
                 .init
                 .clone()
