@@ -9,6 +9,10 @@
 //! The loop runs cases until about 25 s of wall time have passed, on every
 //! core, then prints how many cases and steps it ran.
 //!
+//! One case in four is a squatter world (`fuzzing/squat.rs`): B is
+//! multi-homed, and a third host lists A's address and third-party ones in
+//! its INIT before A connects (RFC 9260 5.4, 5.2.2).
+//!
 //! Environment:
 //! - `BRISK_FUZZ_SECS=<seconds>` (default 25): the wall-time budget; raise it
 //!   for a deep run, e.g. `BRISK_FUZZ_SECS=3600 cargo test --release -p
