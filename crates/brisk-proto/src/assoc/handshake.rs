@@ -542,3 +542,113 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
     a.handshake.attempts += 1;
     start_t1(a, now);
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::cookie::{CookieSealer, PeerAddresses};
+
+    fn contents(peer_addrs: &[IpAddr]) -> CookieContents {
+        CookieContents {
+            peer_addr: "192.0.2.7:9899".parse().unwrap(),
+            local_port: 5000,
+            peer_port: 5000,
+            created: Time::ZERO,
+            lifetime: Duration::from_secs(60),
+            local_tag: 0x1111,
+            local_initial_tsn: 7,
+            local_outbound_streams: 10,
+            local_max_inbound_streams: 10,
+            local_a_rwnd: 65536,
+            peer_tag: 0x2222,
+            peer_initial_tsn: 99,
+            peer_outbound_streams: 10,
+            peer_inbound_streams: 10,
+            peer_a_rwnd: 65536,
+            local_tie_tag: 0,
+            peer_tie_tag: 0,
+            peer_pktdrop: false,
+            peer_pr_sctp: false,
+            peer_reconfig: false,
+            peer_idata: false,
+            peer_addrs: PeerAddresses::from_slice(peer_addrs),
+        }
+    }
+
+    /// Hands `a` a COOKIE ECHO of `c` from the address it was issued to.
+    fn echo(a: &mut Association, sealer: &CookieSealer, c: &CookieContents) -> bool {
+        let echo = CookieEcho {
+            cookie: sealer.seal(c).into(),
+        };
+        let header = CommonHeader {
+            src_port: c.peer_port,
+            dst_port: c.local_port,
+            verification_tag: c.local_tag,
+            checksum: 0,
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut ctx = Ctx {
+            sealer,
+            rng: &mut rng,
+            tag_in_use: &|_| false,
+            addresses: &[],
+        };
+        on_cookie_echo(a, Time::ZERO, &mut ctx, &echo, &header, c.peer_addr)
+    }
+
+    #[test]
+    fn a_restart_cookie_listing_a_new_address_is_refused_and_changes_nothing() {
+        let known: IpAddr = "192.0.2.8".parse().unwrap();
+        let new: IpAddr = "192.0.2.9".parse().unwrap();
+        let mut a = Association::from_cookie(
+            AssocId(1),
+            Config::rfc9260(),
+            Time::ZERO,
+            &contents(&[known]),
+        );
+        a.control.clear();
+        while a.poll_event().is_some() {}
+        let sealer = CookieSealer::new([3; 32]);
+        // The peer restarted (5.2.4 A: new tags, our tags as tie-tags), and
+        // its INIT listed an address the association does not have.
+        let restart = CookieContents {
+            local_tag: 0x3333,
+            peer_tag: 0x4444,
+            local_tie_tag: 0x1111,
+            peer_tie_tag: 0x2222,
+            ..contents(&[known, new])
+        };
+        assert!(!echo(&mut a, &sealer, &restart));
+        // RFC 9260 5.2.2: ABORT with "Restart of an Association with New
+        // Addresses" listing it, under the peer's new tag; nothing else changes.
+        assert_eq!((a.local_tag, a.peer_tag), (0x1111, 0x2222));
+        assert!(a.poll_event().is_none());
+        let sent: Vec<(Option<u32>, &Chunk<'_>)> =
+            a.control.iter().map(|c| (c.vtag, &c.chunk)).collect();
+        assert_eq!(
+            sent,
+            vec![(
+                Some(0x4444),
+                &Chunk::Abort(Abort {
+                    reflected_tag: false,
+                    causes: vec![ErrorCause::RestartWithNewAddresses(
+                        vec![0, 5, 0, 8, 192, 0, 2, 9].into()
+                    )],
+                })
+            )]
+        );
+        // Without the new address, the same restart goes through.
+        a.control.clear();
+        let same = CookieContents {
+            peer_addrs: PeerAddresses::from_slice(&[known]),
+            ..restart
+        };
+        assert!(echo(&mut a, &sealer, &same));
+        assert_eq!((a.local_tag, a.peer_tag), (0x3333, 0x4444));
+        assert!(std::iter::from_fn(|| a.poll_event()).any(|e| matches!(e, Event::Restarted)));
+    }
+}
