@@ -306,20 +306,22 @@ fn events(ep: &mut Endpoint) -> Vec<(AssocId, Event)> {
     std::iter::from_fn(|| ep.poll_event()).collect()
 }
 
-/// A server with an association with the squatter, whose INIT (tag 77)
-/// listed the victim's address; what the server sent on the way.
-fn squatted() -> (Endpoint, AssocId, Vec<(std::net::SocketAddr, Vec<u8>)>) {
-    let mut s = server();
-    let victim_ip = match sa(VICTIM).ip() {
-        std::net::IpAddr::V4(v4) => v4,
-        std::net::IpAddr::V6(_) => unreachable!(),
-    };
-    let Chunk::Init(mut i) = init(77) else {
+/// What `s` sent, by destination and bytes.
+type Sent = Vec<(std::net::SocketAddr, Vec<u8>)>;
+
+/// A raw peer at `from` sets up an association with `s`, its INIT carrying
+/// `tag` and listing `listed`: the association, the server's tag, and what
+/// the server sent after the COOKIE ECHO (and its timers due at once).
+fn associate(s: &mut Endpoint, from: &str, tag: u32, listed: &[&str]) -> (AssocId, u32, Sent) {
+    let Chunk::Init(mut i) = init(tag) else {
         unreachable!()
     };
-    i.params = vec![Param::Ipv4Address(victim_ip)];
-    s.handle_datagram(Time::ZERO, sa(SQUATTER), &packet(0, Chunk::Init(i)));
-    let sent = drain(&mut s, Time::ZERO);
+    i.params = listed
+        .iter()
+        .map(|a| Param::Ipv4Address(a.parse().unwrap()))
+        .collect();
+    s.handle_datagram(Time::ZERO, sa(from), &packet(0, Chunk::Init(i)));
+    let sent = drain(s, Time::ZERO);
     let p = Packet::decode(&sent[0].1).unwrap();
     let Chunk::InitAck(ack) = &p.chunks[0] else {
         panic!("expected INIT ACK")
@@ -327,10 +329,51 @@ fn squatted() -> (Endpoint, AssocId, Vec<(std::net::SocketAddr, Vec<u8>)>) {
     let echo = Chunk::CookieEcho(CookieEcho {
         cookie: ack.state_cookie().unwrap().to_vec().into(),
     });
-    s.handle_datagram(Time::ZERO, sa(SQUATTER), &packet(ack.initiate_tag, echo));
-    let id = s.association_ids().next().unwrap();
-    let sent = drain(&mut s, Time::ZERO);
+    let before: Vec<AssocId> = s.association_ids().collect();
+    s.handle_datagram(Time::ZERO, sa(from), &packet(ack.initiate_tag, echo));
+    let id = s
+        .association_ids()
+        .find(|id| !before.contains(id))
+        .expect("a new association");
+    // Timers due at once: the first probe of a listed address (5.4).
+    s.handle_timeout(Time::ZERO);
+    (id, ack.initiate_tag, drain(s, Time::ZERO))
+}
+
+/// A server with an association with the squatter, whose INIT (tag 77)
+/// listed the victim's address; what the server sent on the way.
+fn squatted() -> (Endpoint, AssocId, Sent) {
+    let mut s = server();
+    let (id, _, sent) = associate(&mut s, SQUATTER, 77, &["192.0.2.66"]);
     (s, id, sent)
+}
+
+/// The HEARTBEAT ACK for the first HEARTBEAT in `sent` to `to`.
+fn heartbeat_ack(sent: &Sent, to: &str) -> Chunk<'static> {
+    let hb = sent
+        .iter()
+        .filter(|(dst, _)| *dst == sa(to))
+        .find_map(
+            |(_, bytes)| match &Packet::decode(bytes).unwrap().chunks[0] {
+                Chunk::Heartbeat(hb) => Some(hb.info().unwrap().to_vec()),
+                _ => None,
+            },
+        )
+        .expect("a heartbeat");
+    Chunk::HeartbeatAck(brisk_proto::wire::chunk::HeartbeatAck {
+        params: vec![Param::HeartbeatInfo(hb.into())],
+    })
+}
+
+fn data(tsn: u32) -> Chunk<'static> {
+    Chunk::Data(Data {
+        flags: DataFlags::UNFRAGMENTED,
+        tsn,
+        stream_id: 0,
+        ssn: 0,
+        ppid: 0,
+        payload: vec![1u8; 8].into(),
+    })
 }
 
 fn chunk_types(bytes: &[u8]) -> Vec<u8> {
@@ -516,5 +559,61 @@ fn a_squatted_address_gets_only_heartbeats_and_only_until_it_is_given_up() {
         !to_victim.is_empty() && to_victim.len() <= pmr + 1,
         "{} probes",
         to_victim.len()
+    );
+}
+
+#[test]
+fn a_listed_address_finds_its_association_once_a_heartbeat_ack_confirms_it() {
+    // A peer with two addresses: it lists its second one, which answers.
+    let mut s = server();
+    let (id, tag, sent) = associate(&mut s, SQUATTER, 77, &["192.0.2.66"]);
+    // Unconfirmed, an INIT from it is the endpoint's to answer (stateless).
+    let stateless = s.stats().init_acks_sent;
+    s.handle_datagram(Time::ZERO, sa(VICTIM), &packet(0, init(78)));
+    assert_eq!(s.stats().init_acks_sent, stateless + 1);
+    drain(&mut s, Time::ZERO);
+    // RFC 9260 5.4: the HEARTBEAT ACK with our nonce confirms it...
+    s.handle_datagram(
+        Time::ZERO,
+        sa(VICTIM),
+        &packet(tag, heartbeat_ack(&sent, VICTIM)),
+    );
+    let paths = s.association_ref(id).unwrap().paths();
+    assert!(paths.iter().all(|p| p.confirmed), "{paths:?}");
+    drain(&mut s, Time::ZERO);
+    // ... and from then on its packets find the association: an INIT is
+    // the association's (5.2.2), answered at its source.
+    s.handle_datagram(Time::ZERO, sa(VICTIM), &packet(0, init(79)));
+    assert_eq!(s.stats().init_acks_sent, stateless + 1);
+    let sent = drain(&mut s, Time::ZERO);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].0, sa(VICTIM));
+    assert_eq!(chunk_types(&sent[0].1), vec![types::INIT_ACK]);
+}
+
+#[test]
+fn confirming_an_address_that_names_another_association_keeps_that_ones_entry() {
+    let mut s = server();
+    // The owner of the address associates first.
+    let (owner, owner_tag, _) = associate(&mut s, VICTIM, 55, &[]);
+    // Another peer lists it, and its probe's nonce comes back (an on-path
+    // accomplice): the address is confirmed for that association too.
+    let (other, other_tag, sent) = associate(&mut s, SQUATTER, 77, &["192.0.2.66"]);
+    s.handle_datagram(
+        Time::ZERO,
+        sa(SQUATTER),
+        &packet(other_tag, heartbeat_ack(&sent, VICTIM)),
+    );
+    assert!(s.association_ref(other).unwrap().paths()[1].confirmed);
+    // Packets from the address still belong to its owner's association.
+    s.handle_datagram(Time::ZERO, sa(VICTIM), &packet(owner_tag, data(1)));
+    let owner_stats = s.association_ref(owner).unwrap().stats();
+    assert_eq!(owner_stats.data_chunks_received, 1);
+    assert_eq!(
+        s.association_ref(other)
+            .unwrap()
+            .stats()
+            .data_chunks_received,
+        0
     );
 }
