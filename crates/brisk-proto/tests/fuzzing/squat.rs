@@ -20,7 +20,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use brisk_proto::wire::chunk::{CookieEcho, Init, types};
+use brisk_proto::wire::chunk::{Abort, CookieEcho, Init, ShutdownComplete, types};
 use brisk_proto::wire::{Chunk, CommonHeader, Packet, Param};
 use brisk_proto::{AssocId, Event, Time};
 
@@ -207,7 +207,19 @@ impl World<'_> {
             }
             return true;
         }
-        if !is_squatter_tag(tag) {
+        // An out-of-the-blue packet carrying a squatter's tag is answered
+        // with the T bit, reflecting it (8.4): the endpoint's, not the
+        // squatter's association's.
+        let reflected = matches!(
+            p.chunks.first(),
+            Some(Chunk::Abort(Abort {
+                reflected_tag: true,
+                ..
+            })) | Some(Chunk::ShutdownComplete(ShutdownComplete {
+                reflected_tag: true
+            }))
+        );
+        if !is_squatter_tag(tag) || reflected {
             return false;
         }
         if !lone_heartbeat {
