@@ -183,6 +183,13 @@ declare_config! {
         #[unit = "duration"]
         #[default = Duration::from_secs(30)]
         pub hb_interval: Duration,
+        /// HB.Max.Burst (RFC 9260 5.4, 16): HEARTBEATs to unconfirmed
+        /// addresses in flight at once, across all of them, each for one RTO
+        /// at most: a peer listing addresses it does not own gets at most this
+        /// many probes per RTO sent to them.
+        #[unit = "count"]
+        #[default = 1]
+        pub hb_max_burst: u32,
 
         // --- Acknowledgement (RFC 9260 6.2) ---
         /// Delay of a delayed SACK (at most 500 ms).
@@ -761,6 +768,9 @@ impl Config {
         {
             return fail("peer_sack_delay", "at most 500 ms (RFC 9260 6.2)");
         }
+        if self.hb_max_burst == 0 {
+            return fail("hb_max_burst", "at least 1 (RFC 9260 5.4)");
+        }
         if self.sack_freq == 0 {
             return fail("sack_freq", "at least 1");
         }
@@ -1178,7 +1188,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 47);
+        assert_eq!(KNOBS.len(), 48);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1314,6 +1324,7 @@ valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
 hb_interval=30s
+hb_max_burst=1
 sack_delay=200ms
 sack_freq=2
 honor_i_bit=true
@@ -1362,6 +1373,7 @@ valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
 hb_interval=30s
+hb_max_burst=1
 sack_delay=200ms
 sack_freq=2
 honor_i_bit=false
@@ -1410,6 +1422,7 @@ valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
 hb_interval=30s
+hb_max_burst=1
 sack_delay=40ms
 sack_freq=2
 honor_i_bit=true
@@ -1458,6 +1471,7 @@ valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
 hb_interval=30s
+hb_max_burst=1
 sack_delay=200ms
 sack_freq=2
 honor_i_bit=true
@@ -1506,6 +1520,7 @@ valid_cookie_life=60s
 timer_granularity=0ms
 heartbeats=true
 hb_interval=30s
+hb_max_burst=1
 sack_delay=200ms
 sack_freq=2
 honor_i_bit=true

@@ -9,6 +9,10 @@
 //! The loop runs cases until about 25 s of wall time have passed, on every
 //! core, then prints how many cases and steps it ran.
 //!
+//! One case in four is a squatter world (`fuzzing/squat.rs`): B is
+//! multi-homed, and a third host lists A's address and third-party ones in
+//! its INIT before A connects (RFC 9260 5.4, 5.2.2).
+//!
 //! Environment:
 //! - `BRISK_FUZZ_SECS=<seconds>` (default 25): the wall-time budget; raise it
 //!   for a deep run, e.g. `BRISK_FUZZ_SECS=3600 cargo test --release -p
@@ -53,6 +57,9 @@ const REGRESSION_SEEDS: &[u64] = &[
     // receiver's buffer never completes, and window probes count as errors.
     0x0, 0x23, // send_held() > send_buffer: send-time and held charges round differently.
     0x1e,
+    // Squatter world: after a Stale Cookie error, T1-init sent INIT to an
+    // unconfirmed address (multihoming.rs reduces it).
+    0xd60,
 ];
 
 /// Steps per case at most (a case draws its own count up to this).

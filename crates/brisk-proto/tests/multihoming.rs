@@ -489,10 +489,10 @@ fn a_peer_listing_many_addresses_gets_at_most_max_paths_and_bounded_probes() {
     let mut d = Dual::with_addresses(ms(10), rfc(5), many, b_ips);
     d.connect(rfc(5));
     assert_eq!(d.b_assoc().paths().len(), brisk_proto::path::MAX_PATHS);
-    // Each unconfirmed destination is probed every RTO (backed off) until
-    // its errors exceed Path.Max.Retrans (5), then at the heartbeat rate
-    // (HB.interval 30 s): at most 6 probes each in 10 s.
-    d.run_for(Duration::from_secs(10));
+    // Each unconfirmed destination is probed every RTO (backed off), one
+    // probe in flight at a time across them (HB.Max.Burst), until its errors
+    // exceed Path.Max.Retrans (5), then no more: 6 probes each.
+    d.run_for(Duration::from_secs(60));
     let probes = d
         .log
         .iter()
@@ -512,6 +512,35 @@ fn a_peer_listing_many_addresses_gets_at_most_max_paths_and_bounded_probes() {
     );
     // Never any data to them, and the association is fine.
     assert!(d.log.iter().all(|s| s.tsns.is_empty() || s.link.is_some()));
+    assert!(!d.b_assoc().is_closed());
+}
+
+#[test]
+fn probes_to_unconfirmed_addresses_are_paced_by_hb_max_burst_and_end() {
+    // An INIT listing seven third-party addresses (nobody answers there).
+    let listed: Vec<IpAddr> = (0..7u8)
+        .map(|i| IpAddr::V4(std::net::Ipv4Addr::new(10, 5, i, 1)))
+        .chain(["10.0.0.1".parse().unwrap()])
+        .collect();
+    let b_ips = vec!["10.0.0.2".parse().unwrap(), "10.1.0.2".parse().unwrap()];
+    let cfg = rfc(5);
+    assert_eq!(cfg.hb_max_burst, 1);
+    let mut d = Dual::with_addresses(ms(10), cfg.clone(), listed, b_ips);
+    d.connect(cfg.clone());
+    d.run_for(Duration::from_secs(600));
+    let probes: Vec<Time> = d
+        .log
+        .iter()
+        .filter(|s| s.from == Side::B && s.has(HEARTBEAT) && s.link.is_none())
+        .map(|s| s.at)
+        .collect();
+    // RFC 9260 5.4: at most HB.Max.Burst probes per RTO (never under
+    // RTO.Min) across all unconfirmed addresses...
+    for w in probes.windows(2) {
+        assert!(w[1].since(w[0]) >= cfg.rto_min, "{probes:?}");
+    }
+    // ... and Path.Max.Retrans + 1 to each, then none: a bounded total.
+    assert_eq!(probes.len(), 7 * 6, "{probes:?}");
     assert!(!d.b_assoc().is_closed());
 }
 
@@ -703,6 +732,36 @@ fn the_tag_rules_hold_on_every_path() {
         Packet::decode(&buf).unwrap().chunks[0],
         Chunk::HeartbeatAck(_)
     ));
+}
+
+#[test]
+fn an_init_sent_again_after_a_stale_cookie_never_goes_to_an_unconfirmed_address() {
+    // Every cookie of B's is stale on arrival: A's COOKIE ECHO gets a Stale
+    // Cookie error, and A sends INIT again (RFC 9260 5.2.6), now knowing
+    // B's second address from the INIT ACK, unconfirmed.
+    let mut b_cfg = rfc(5);
+    b_cfg.valid_cookie_life = Duration::ZERO;
+    let mut d = Dual::new(ms(10), b_cfg);
+    d.a_id = Some(
+        d.a.connect_to_port(d.now, d.b_addrs[0], 5000, rfc(5))
+            .unwrap(),
+    );
+    let inits = |d: &Dual| {
+        d.log
+            .iter()
+            .filter(|s| s.from == Side::A && s.has(1))
+            .map(|s| s.dst)
+            .collect::<Vec<_>>()
+    };
+    assert!(d.run_until(|d| inits(d).len() >= 2, Duration::from_secs(5)));
+    // That INIT is lost, and so is every one after it on link 0.
+    d.cut(0);
+    d.run_for(Duration::from_secs(20));
+    // 5.4: no chunk but HEARTBEAT to an unconfirmed address; T1-init
+    // turns only to the addresses the application gave (5.1).
+    let to = inits(&d);
+    assert!(to.len() > 2, "{to:?}");
+    assert!(to.iter().all(|dst| *dst == d.b_addrs[0]), "{to:?}");
 }
 
 #[test]

@@ -21,8 +21,9 @@ use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::CommonHeader;
+use crate::wire::Tlv;
 use crate::wire::cause::ErrorCause;
-use crate::wire::chunk::{Chunk, CookieAck, CookieEcho, Init, InitAck};
+use crate::wire::chunk::{Abort, Chunk, CookieAck, CookieEcho, Init, InitAck};
 use crate::wire::param::Param;
 
 /// Handshake state of the side that sent INIT.
@@ -244,12 +245,33 @@ pub(super) fn on_init(
     header: &CommonHeader,
     from: SocketAddr,
 ) {
+    // 5.1 B, 5.2.1, 5.2.2: the answer goes to the INIT's source, which the
+    // endpoint hands us only when it is a confirmed destination (5.4).
+    let Some(source) = a.paths.find(from).filter(|id| a.paths.get(*id).confirmed) else {
+        return;
+    };
     match init::refusal(init) {
         Ok(()) => {}
         Err(None) => return,
         Err(Some(abort)) => {
             a.control
-                .push_back(Control::with_tag(abort, init.initiate_tag));
+                .push_back(Control::with_tag(abort, init.initiate_tag).to(source));
+            return;
+        }
+    }
+    // 5.2.1 (COOKIE-ECHOED), 5.2.2: an INIT adding addresses is refused.
+    if !matches!(
+        a.state,
+        State::Closed | State::CookieWait | State::ShutdownAckSent
+    ) {
+        let added: Vec<IpAddr> = init::listed_addresses(&init.params)
+            .into_iter()
+            .filter(|ip| a.is_new_peer_address(*ip))
+            .collect();
+        if !added.is_empty() {
+            let abort = new_addresses_abort(&added);
+            a.control
+                .push_back(Control::with_tag(abort, init.initiate_tag).to(source));
             return;
         }
     }
@@ -299,7 +321,7 @@ pub(super) fn on_init(
         },
     );
     a.control
-        .push_back(Control::with_tag(Chunk::InitAck(ack), init.initiate_tag));
+        .push_back(Control::with_tag(Chunk::InitAck(ack), init.initiate_tag).to(source));
 }
 
 /// A COOKIE ECHO for an association that exists (5.2.4). Returns whether the
@@ -354,6 +376,20 @@ pub(super) fn on_cookie_echo(
             a.report_error(now, ErrorCause::CookieReceivedWhileShuttingDown);
             return false;
         }
+        // 5.2.2: a restart keeps the peer's addresses; one that adds
+        // addresses is refused, the association unchanged.
+        let added: Vec<IpAddr> = std::iter::once(c.peer_addr.ip())
+            .chain(c.peer_addrs.as_slice().iter().copied())
+            .filter(|ip| a.is_new_peer_address(*ip))
+            .collect();
+        if !added.is_empty() {
+            let mut abort = Control::with_tag(new_addresses_abort(&added), c.peer_tag);
+            if let Some(source) = a.paths.find(from) {
+                abort = abort.to(source);
+            }
+            a.control.push_back(abort);
+            return false;
+        }
         restart(a, now, &c);
         true
     } else if local_match && !peer_match {
@@ -377,6 +413,25 @@ pub(super) fn on_cookie_echo(
         // Action C (our own late cookie) or no rule applies: discard.
         false
     }
+}
+
+/// The ABORT refusing a restart with new addresses (5.2.2): the "Restart of
+/// an Association with New Addresses" cause lists each as an address TLV
+/// (3.3.10.11), in the form the peer gave it.
+fn new_addresses_abort(added: &[IpAddr]) -> Chunk<'static> {
+    let mut tlvs = Vec::new();
+    for ip in added {
+        let param = match ip {
+            IpAddr::V4(v4) => Param::Ipv4Address(*v4),
+            IpAddr::V6(v6) => Param::Ipv6Address(*v6),
+        };
+        // Encoding an address into a Vec cannot fail.
+        let _ = param.encode(&mut tlvs);
+    }
+    Chunk::Abort(Abort {
+        reflected_tag: false,
+        causes: vec![ErrorCause::RestartWithNewAddresses(tlvs.into())],
+    })
 }
 
 /// Action A of 5.2.4: the old association is gone; a new one takes its place
@@ -464,9 +519,14 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
     a.paths.get_mut(timed_out).rto.back_off();
     let chunk = match a.state {
         State::CookieWait => {
-            // 5.1: an unanswered INIT goes to the next address given.
-            let next = (timed_out.index() + 1) % a.paths.len().max(1);
-            a.handshake.to = PathId::from_index(next);
+            // 5.1: an unanswered INIT goes to the next address given; never
+            // to one the peer listed (after a Stale Cookie error, 5.2.6),
+            // which is unconfirmed (5.4).
+            let n = a.paths.len().max(1);
+            a.handshake.to = (1..=n)
+                .map(|k| PathId::from_index((timed_out.index() + k) % n))
+                .find(|id| a.paths.get(*id).confirmed)
+                .unwrap_or(timed_out);
             a.handshake
                 .init
                 .clone()
@@ -481,4 +541,114 @@ pub(super) fn on_t1(a: &mut Association, now: Time) {
     a.control.push_back(chunk);
     a.handshake.attempts += 1;
     start_t1(a, now);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::cookie::{CookieSealer, PeerAddresses};
+
+    fn contents(peer_addrs: &[IpAddr]) -> CookieContents {
+        CookieContents {
+            peer_addr: "192.0.2.7:9899".parse().unwrap(),
+            local_port: 5000,
+            peer_port: 5000,
+            created: Time::ZERO,
+            lifetime: Duration::from_secs(60),
+            local_tag: 0x1111,
+            local_initial_tsn: 7,
+            local_outbound_streams: 10,
+            local_max_inbound_streams: 10,
+            local_a_rwnd: 65536,
+            peer_tag: 0x2222,
+            peer_initial_tsn: 99,
+            peer_outbound_streams: 10,
+            peer_inbound_streams: 10,
+            peer_a_rwnd: 65536,
+            local_tie_tag: 0,
+            peer_tie_tag: 0,
+            peer_pktdrop: false,
+            peer_pr_sctp: false,
+            peer_reconfig: false,
+            peer_idata: false,
+            peer_addrs: PeerAddresses::from_slice(peer_addrs),
+        }
+    }
+
+    /// Hands `a` a COOKIE ECHO of `c` from the address it was issued to.
+    fn echo(a: &mut Association, sealer: &CookieSealer, c: &CookieContents) -> bool {
+        let echo = CookieEcho {
+            cookie: sealer.seal(c).into(),
+        };
+        let header = CommonHeader {
+            src_port: c.peer_port,
+            dst_port: c.local_port,
+            verification_tag: c.local_tag,
+            checksum: 0,
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut ctx = Ctx {
+            sealer,
+            rng: &mut rng,
+            tag_in_use: &|_| false,
+            addresses: &[],
+        };
+        on_cookie_echo(a, Time::ZERO, &mut ctx, &echo, &header, c.peer_addr)
+    }
+
+    #[test]
+    fn a_restart_cookie_listing_a_new_address_is_refused_and_changes_nothing() {
+        let known: IpAddr = "192.0.2.8".parse().unwrap();
+        let new: IpAddr = "192.0.2.9".parse().unwrap();
+        let mut a = Association::from_cookie(
+            AssocId(1),
+            Config::rfc9260(),
+            Time::ZERO,
+            &contents(&[known]),
+        );
+        a.control.clear();
+        while a.poll_event().is_some() {}
+        let sealer = CookieSealer::new([3; 32]);
+        // The peer restarted (5.2.4 A: new tags, our tags as tie-tags), and
+        // its INIT listed an address the association does not have.
+        let restart = CookieContents {
+            local_tag: 0x3333,
+            peer_tag: 0x4444,
+            local_tie_tag: 0x1111,
+            peer_tie_tag: 0x2222,
+            ..contents(&[known, new])
+        };
+        assert!(!echo(&mut a, &sealer, &restart));
+        // RFC 9260 5.2.2: ABORT with "Restart of an Association with New
+        // Addresses" listing it, under the peer's new tag; nothing else changes.
+        assert_eq!((a.local_tag, a.peer_tag), (0x1111, 0x2222));
+        assert!(a.poll_event().is_none());
+        let sent: Vec<(Option<u32>, &Chunk<'_>)> =
+            a.control.iter().map(|c| (c.vtag, &c.chunk)).collect();
+        assert_eq!(
+            sent,
+            vec![(
+                Some(0x4444),
+                &Chunk::Abort(Abort {
+                    reflected_tag: false,
+                    causes: vec![ErrorCause::RestartWithNewAddresses(
+                        vec![0, 5, 0, 8, 192, 0, 2, 9].into()
+                    )],
+                })
+            )]
+        );
+        // Without the new address, the same restart goes through.
+        a.control.clear();
+        let same = CookieContents {
+            peer_addrs: PeerAddresses::from_slice(&[known]),
+            ..restart
+        };
+        assert!(echo(&mut a, &sealer, &same));
+        assert_eq!((a.local_tag, a.peer_tag), (0x3333, 0x4444));
+        assert!(std::iter::from_fn(|| a.poll_event()).any(|e| matches!(e, Event::Restarted)));
+    }
 }

@@ -1,7 +1,8 @@
 //! Heartbeats (RFC 9260 8.3, 5.4; RFC 7829 3.2 rule 4): probe each idle
-//! destination, confirm the ones the peer listed, probe a potentially failed
-//! one every RTO, measure RTTs, and count unanswered probes towards the
-//! destination's and the association's failure.
+//! destination, confirm the ones the peer listed (at most HB.Max.Burst
+//! probes to unconfirmed ones per RTO, and none once one is given up),
+//! probe a potentially failed one every RTO, measure RTTs, and count
+//! unanswered probes towards the destination's and the association's failure.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -128,9 +129,42 @@ fn always_probed(a: &Association, id: PathId) -> bool {
 
 /// Whether an unanswered probe is followed by another at once (every RTO,
 /// backed off): not for an inactive destination, which is probed at the
-/// heartbeat rate (8.3; RFC 7829 3.2 rule 7), an unconfirmed one too (5.4).
+/// heartbeat rate (8.3; RFC 7829 3.2 rule 7).
 fn probes_every_rto(a: &Association, id: PathId) -> bool {
     a.paths.get(id).state != PathState::Inactive
+}
+
+/// Whether we gave up on an unconfirmed destination: its probes went
+/// unanswered past Path.Max.Retrans and it became inactive. RFC 9260 5.4
+/// lowers its probing to the heartbeat rate; we stop it, so that an
+/// address a peer listed but does not own gets Path.Max.Retrans + 1 probes
+/// in the association's life, not one every HB.interval for ever (5.4:
+/// the probes SHOULD be limited; 11.2.4.1). It stays unconfirmed and
+/// never takes data.
+fn given_up(a: &Association, id: PathId) -> bool {
+    let p = a.paths.get(id);
+    !p.confirmed && p.state == PathState::Inactive
+}
+
+/// 5.4 HB.Max.Burst: when a probe to an unconfirmed destination may go,
+/// `None` now. Such a probe is in flight for one RTO at most (it is answered
+/// or counted as an error at its deadline), so at most `hb_max_burst` in
+/// flight means at most that many per RTO, across all of them; a further
+/// one waits for the earliest deadline of those in flight.
+fn unconfirmed_slot(a: &Association) -> Option<Time> {
+    let in_flight: Vec<Option<Time>> = a
+        .heartbeats
+        .beats
+        .iter()
+        .enumerate()
+        .filter(|(i, b)| b.pending.is_some() && !a.paths.get(PathId::from_index(*i)).confirmed)
+        .map(|(_, b)| b.due)
+        .collect();
+    let burst = usize::try_from(a.cfg.hb_max_burst).unwrap_or(usize::MAX);
+    if in_flight.len() < burst {
+        return None;
+    }
+    in_flight.into_iter().flatten().min()
 }
 
 /// The heartbeat timer fired: every destination whose deadline passed.
@@ -172,7 +206,7 @@ fn on_path_timer(a: &mut Association, now: Time, id: PathId, rng: &mut dyn RngCo
             return false;
         }
     }
-    if !a.heartbeats.enabled && !always_probed(a, id) {
+    if given_up(a, id) || (!a.heartbeats.enabled && !always_probed(a, id)) {
         return true;
     }
     // 8.3: only idle destinations are probed; DATA traffic proves them.
@@ -184,6 +218,10 @@ fn on_path_timer(a: &mut Association, now: Time, id: PathId, rng: &mut dyn RngCo
     let may_send =
         matches!(a.state, State::Established) && (!unanswered || probes_every_rto(a, id));
     if may_send && (idle || always_probed(a, id)) {
+        if !confirmed && let Some(slot) = unconfirmed_slot(a) {
+            a.heartbeats.beat(id).due = Some(slot.max(now));
+            return true;
+        }
         send(a, now, id, rng);
         // Unanswered within one RTO, the probe counts as an error (8.3);
         // once answered, the next one is scheduled from the HEARTBEAT ACK.

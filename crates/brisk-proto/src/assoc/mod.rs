@@ -154,7 +154,8 @@ pub struct Association {
     /// The peer's destination addresses: where data, retransmissions and
     /// replies go (RFC 9260 6.4), and each one's state.
     paths: Paths,
-    /// Peer addresses added since the endpoint last asked, for its lookup.
+    /// Peer addresses confirmed since the endpoint last asked, for its
+    /// lookup (an unconfirmed one never enters it, RFC 9260 5.4).
     new_remotes: Vec<SocketAddr>,
 
     /// Every timer of the association.
@@ -608,8 +609,14 @@ impl Association {
         self.paths.iter().map(|(_, p)| p.remote)
     }
 
-    /// Peer addresses that became paths since the last call, for the
-    /// endpoint's lookup.
+    /// Whether `addr` is a destination of the peer, and if so whether it is
+    /// confirmed (RFC 9260 5.4).
+    pub(crate) fn destination_confirmed(&self, addr: SocketAddr) -> Option<bool> {
+        self.paths.find(addr).map(|id| self.paths.get(id).confirmed)
+    }
+
+    /// Peer addresses that became confirmed destinations since the last
+    /// call, for the endpoint's lookup (RFC 9260 5.4).
     pub(crate) fn take_new_remotes(&mut self) -> Vec<SocketAddr> {
         std::mem::take(&mut self.new_remotes)
     }

@@ -97,11 +97,24 @@ impl Association {
                 continue;
             }
             let path = Path::unconfirmed(SocketAddr::new(ip, first.port()), &self.cfg, rwnd);
+            // Not in the endpoint's lookup until confirmed (5.4).
             if let Some(id) = self.paths.add(path) {
-                self.new_remotes.push(self.paths.get(id).remote);
                 heartbeat::on_path_added(self, now, id);
             }
         }
+    }
+
+    /// Whether `ip`, listed by the peer, would be a destination but is not
+    /// one (RFC 9260 5.2.2): a restart must not change the peer's addresses.
+    /// Addresses we would ignore (another family or scope) are not new.
+    pub(super) fn is_new_peer_address(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        let first = self.paths.get(PathId::FIRST).remote.ip().to_canonical();
+        usable_peer_address(ip, first)
+            && !self
+                .paths
+                .iter()
+                .any(|(_, p)| p.remote.ip().to_canonical() == ip)
     }
 
     /// The addresses the application gave to `connect` besides the first
@@ -165,12 +178,18 @@ impl Association {
     pub(super) fn on_path_reachable(&mut self, now: Time, id: PathId, confirm: bool) {
         let path = self.paths.get_mut(id);
         path.errors = 0;
-        let changed = path.state != PathState::Active || (confirm && !path.confirmed);
+        let confirmed_now = confirm && !path.confirmed;
+        let changed = path.state != PathState::Active || confirmed_now;
         if path.state != PathState::Active {
             self.counters.paths_recovered += 1;
         }
         path.state = PathState::Active;
         path.confirmed |= confirm;
+        if confirmed_now {
+            // 5.4: packets from it now find the association.
+            let remote = path.remote;
+            self.new_remotes.push(remote);
+        }
         if changed && self.paths.multi_homed() {
             self.report_path(now, id);
         }

@@ -6,6 +6,19 @@
 //! The hash is SipHash-1-3 keyed from the endpoint's seeded RNG: an attacker
 //! who picks source ports and tags cannot aim collisions at it, and a seeded
 //! run stays reproducible.
+//!
+//! Which addresses name an association (RFC 9260 5.4, 11.2.4.1): a peer's
+//! INIT or INIT ACK may list addresses it does not own. Only confirmed
+//! addresses enter the peer table: the one the association was set up with
+//! (5.4 rules 1 and 2), those the application gave to `connect`, and a
+//! listed one once a HEARTBEAT ACK carrying our nonce came back from it.
+//! An unconfirmed address reaches its association only by the association's
+//! own verification tag (a HEARTBEAT ACK); an INIT or COOKIE ECHO from it is
+//! out of the blue and may start a new association, answered at its source
+//! (5.1 B), so a peer listing someone else's address can neither take that
+//! address's packets nor have the owner's handshake restart its association.
+//! An address that already names an association keeps it: another
+//! association's confirmation never takes the entry over (`add_peer`).
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -91,9 +104,9 @@ impl Lookup {
         self.by_tag.insert(new, id);
     }
 
-    /// Another address of the peer of `id` (RFC 9260 5.1.2), unless the
-    /// address already names an association: a peer's address list never
-    /// takes another association's packets.
+    /// Another confirmed address of the peer of `id` (RFC 9260 5.1.2, 5.4),
+    /// unless the address already names an association: a peer's address
+    /// list never takes another association's packets.
     pub fn add_peer(&mut self, id: AssocId, peer: PeerKey) {
         self.by_peer.entry(peer).or_insert(id);
     }

@@ -402,7 +402,7 @@ impl Endpoint {
         let known = self
             .lookup
             .by_peer(&key)
-            .or_else(|| self.moved_peer(from, &header));
+            .or_else(|| self.by_tag_from_destination(from, &header, packet.chunks.first()));
         if let Some(id) = known {
             if let Some(a) = self.assocs.get_mut(&id) {
                 let tag = a.local_tag();
@@ -442,24 +442,53 @@ impl Endpoint {
         }
     }
 
-    /// RFC 6951 5.4: the peer's UDP source port may change (a NAT rebinding, a
-    /// restarted encapsulation socket). A packet from the same IP address and
-    /// SCTP port whose verification tag is an association's own tag belongs to
-    /// it; the association learns the new UDP port.
-    fn moved_peer(&mut self, from: SocketAddr, header: &CommonHeader) -> Option<AssocId> {
-        if !self.learn_peer_ports || header.verification_tag == 0 {
+    /// A packet from an address the lookup does not hold, carrying an
+    /// association's own verification tag (8.5), belongs to that association
+    /// when it comes from one of its destinations: an unconfirmed one (5.4:
+    /// its HEARTBEAT ACK confirms it), or a known IP address whose UDP port
+    /// moved (RFC 6951 5.4). An INIT or a COOKIE ECHO never takes this way:
+    /// from an address that is not a confirmed destination, it starts a new
+    /// association (see [`Lookup`]).
+    fn by_tag_from_destination(
+        &mut self,
+        from: SocketAddr,
+        header: &CommonHeader,
+        first: Option<&Chunk<'_>>,
+    ) -> Option<AssocId> {
+        if header.verification_tag == 0
+            || matches!(first, Some(Chunk::Init(_) | Chunk::CookieEcho(_)))
+        {
             return None;
         }
         let id = self.lookup.by_tag(header.verification_tag)?;
+        let a = self.assocs.get(&id)?;
+        if a.peer_port() != header.src_port {
+            return None;
+        }
+        if a.destination_confirmed(from).is_some() {
+            return Some(id);
+        }
+        self.moved_peer(id, from)
+    }
+
+    /// RFC 6951 5.4: the peer's UDP source port may change (a NAT rebinding, a
+    /// restarted encapsulation socket). A packet from the IP address of a
+    /// destination of `id`, with its SCTP port and tag, belongs to it; the
+    /// association learns the new UDP port, and the lookup with it once the
+    /// destination is confirmed (5.4).
+    fn moved_peer(&mut self, id: AssocId, from: SocketAddr) -> Option<AssocId> {
+        if !self.learn_peer_ports {
+            return None;
+        }
         let a = self.assocs.get_mut(&id)?;
         // The destination with the packet's IP address, if any (5.1.2).
         let remote = a.remotes().find(|r| r.ip() == from.ip())?;
-        let old = (remote, a.peer_port());
-        if old.1 != header.src_port {
-            return None;
-        }
+        let confirmed = a.destination_confirmed(remote) == Some(true);
+        let port = a.peer_port();
         a.set_remote(remote, from);
-        self.lookup.move_peer(id, old, (from, header.src_port));
+        if confirmed {
+            self.lookup.move_peer(id, (remote, port), (from, port));
+        }
         Some(id)
     }
 

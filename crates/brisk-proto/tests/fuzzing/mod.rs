@@ -29,12 +29,18 @@
 //! Duplicates and order are judged per receiving association life (id and
 //! restarts): a new association made from a replayed, still valid COOKIE ECHO
 //! (RFC 9260 5.1.5) may legitimately take old packets again.
+//!
+//! In one case in four ([`squat`]), B is multi-homed and a squatter lists A's
+//! address and third-party ones in its INIT before A connects; nothing but
+//! paced, bounded HEARTBEATs may go to those addresses, and the squatter's
+//! association never restarts.
 
 #![allow(dead_code)]
 
 pub mod generate;
 pub mod mutate;
 pub mod source;
+pub mod squat;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
@@ -76,6 +82,8 @@ pub struct Plan {
     /// Each side reads everything after every step; otherwise only when a
     /// step says so, which lets the receive buffers fill.
     pub eager_read: [bool; 2],
+    /// The squatter world ([`squat`]).
+    pub squat: bool,
 }
 
 /// A packet in flight: arrival, order of sending, receiving side, bytes.
@@ -167,6 +175,7 @@ pub struct World<'s> {
     /// FNV-1a of every datagram sent, for determinism checks.
     pub wire_hash: u64,
     pub tally: Tally,
+    squatter: Option<squat::Squatter>,
 }
 
 fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
@@ -334,6 +343,7 @@ impl<'s> World<'s> {
             inject: d.chance(200),
             chaos: d.chance(64),
             eager_read: [d.chance(200), d.chance(200)],
+            squat: squat::enabled(seeds[A]),
         };
         let endpoint = |side: usize, cfg: &Config| {
             let mut seed = [side as u8 + 1; 32];
@@ -343,6 +353,11 @@ impl<'s> World<'s> {
                     port: PORT,
                     accept: true,
                     accept_config: cfg.clone(),
+                    addresses: if plan.squat && side == B {
+                        squat::b_addresses()
+                    } else {
+                        Vec::new()
+                    },
                     ..EndpointConfig::default()
                 },
                 seed,
@@ -380,6 +395,7 @@ impl<'s> World<'s> {
             closed_any: false,
             wire_hash: 0xcbf2_9ce4_8422_2325,
             tally: Tally::default(),
+            squatter: None,
         }
     }
 
@@ -482,6 +498,9 @@ impl<'s> World<'s> {
                         buf.len()
                     ));
                 }
+                if self.squat_watch(side, t.destination, &buf) {
+                    continue;
+                }
                 self.capture(side, &buf);
                 self.log(|| {
                     format!(
@@ -530,6 +549,9 @@ impl<'s> World<'s> {
 
     fn on_event(&mut self, side: usize, id: AssocId, e: Event) {
         self.log(|| format!("{} {id:?} event {e:?}", NAMES[side]));
+        if self.squat_event(side, id, &e) {
+            return;
+        }
         match e {
             Event::Connected if self.current[side] != Some(id) => {
                 self.current[side] = Some(id);
@@ -967,6 +989,7 @@ impl<'s> World<'s> {
     /// A connects to B and the world runs until both are up (or the
     /// handshake gives up).
     pub fn handshake(&mut self) {
+        self.squat_first();
         self.reconnect();
         self.settle();
         for _ in 0..2_000 {
@@ -1014,6 +1037,7 @@ impl<'s> World<'s> {
             if chaos { 1 } else { 0 },                      // 10 shutdown or abort
             if self.current[A].is_none() { 12 } else { 1 }, // 11 reconnect if down
             if reconfig_mode() { 4 } else { 0 },            // 12 reconfigure streams
+            if self.plan.squat { 2 } else { 0 },            // 13 the squatter world
         ];
         match self.d.weighted(&weights) {
             0 => self.send(A),
@@ -1074,7 +1098,8 @@ impl<'s> World<'s> {
                 }
             }
             11 => self.reconnect(),
-            _ => self.reconfigure(),
+            12 => self.reconfigure(),
+            _ => self.squat_step(),
         }
         self.settle();
     }
@@ -1244,6 +1269,7 @@ pub fn established() -> World<'static> {
         inject: true,
         chaos: false,
         eager_read: [true, true],
+        squat: false,
     };
     w.calm = true;
     for side in [A, B] {
