@@ -16,7 +16,7 @@ use crate::init::{
     unrecognized_to_report,
 };
 use crate::path::{Path, PathId};
-use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, TsnTracker};
+use crate::rx::{IReassembly, MidOrdering, Reassembly, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
@@ -136,7 +136,9 @@ impl Association {
         // RFC 8260: ordering by MID only where I-DATA was negotiated (it
         // was, before the peer is adopted).
         self.mid_ordering = MidOrdering::new(if self.idata { inbound } else { 0 });
-        self.delivery = Delivery::new(inbound);
+        // Every inbound stream expects SSN 0 (6.5); messages already
+        // acknowledged and ready stay readable (a restart, 5.2.4 A).
+        self.delivery.restart(inbound);
         // Each destination starts afresh with the peer's window (7.2.1).
         let cfg = &self.cfg;
         self.paths.reset_each(|p| Path {
@@ -393,6 +395,9 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
     for id in failed {
         a.emit(Event::SendFailed { id });
     }
+    // 5.2.4 A, 6.5: the new association numbers every stream from 0 (SSNs,
+    // and MIDs with I-DATA), as the restarted peer expects.
+    a.send_queue.reset_all_ssns();
     a.local_tag = c.local_tag;
     a.rtx.restart(Tsn(c.local_initial_tsn), &mut a.timers);
     a.control.clear();
