@@ -156,7 +156,8 @@ pub(crate) fn build_init_ack(
     InitAck {
         initiate_tag: i.local_tag,
         a_rwnd: i.cfg.receive_buffer,
-        outbound_streams: i.cfg.outbound_streams,
+        // 3.3.3: no more outbound streams than the INIT's MIS.
+        outbound_streams: i.cfg.outbound_streams.min(i.init.inbound_streams),
         inbound_streams: i.cfg.max_inbound_streams,
         initial_tsn: i.local_initial_tsn,
         params,

@@ -131,3 +131,22 @@ fn the_first_data_chunk_of_an_association_is_sacked_at_once() {
         "the second SACK is delayed"
     );
 }
+
+#[test]
+fn the_init_ack_offers_no_more_outbound_streams_than_the_init_accepts() {
+    // RFC 9260 3.3.3: OS of the INIT ACK MUST NOT exceed the INIT's MIS.
+    let mut ep = server();
+    let one = Init {
+        inbound_streams: 1,
+        ..init()
+    };
+    let ack = init_ack_from(&mut ep, Time::ZERO, one);
+    assert_eq!(ack.outbound_streams, 1);
+    let many = Init {
+        initiate_tag: 78,
+        inbound_streams: u16::MAX,
+        ..init()
+    };
+    let ack = init_ack_from(&mut ep, Time::ZERO, many);
+    assert_eq!(ack.outbound_streams, Config::rfc9260().outbound_streams);
+}
