@@ -29,11 +29,16 @@ pub(crate) fn new_tag(rng: &mut dyn RngCore, in_use: &dyn Fn(u32) -> bool) -> u3
 
 /// Why an INIT or INIT ACK cannot start an association.
 pub(crate) enum InitProblem {
-    /// 3.3.2: an Initiate Tag of 0: discard silently.
+    /// 3.3.2: an Initiate Tag of 0: discard silently (an INIT ACK's destroys
+    /// the TCB, 3.3.3).
     ZeroTag,
-    /// 3.3.2, 3.3.3: zero streams one way: ABORT with this cause.
-    Abort(ErrorCause<'static>),
+    /// 3.3.2, 3.3.3, 5.1: an invalid value or parameter: ABORT with this
+    /// cause; the text says what was wrong.
+    Abort(ErrorCause<'static>, &'static str),
 }
+
+/// RFC 9260 3.3.2, 3.3.3: the smallest a_rwnd an INIT or INIT ACK may carry.
+pub(crate) const MIN_A_RWND: u32 = 1500;
 
 /// How an INIT that cannot start an association is answered (3.3.2): `Ok`
 /// when it can; `Err(None)` to discard it silently; `Err(Some(abort))` to send
@@ -42,7 +47,7 @@ pub(crate) fn refusal(init: &Init<'_>) -> Result<(), Option<Chunk<'static>>> {
     match check_init(init) {
         Ok(()) => Ok(()),
         Err(InitProblem::ZeroTag) => Err(None),
-        Err(InitProblem::Abort(cause)) => Err(Some(Chunk::Abort(Abort {
+        Err(InitProblem::Abort(cause, _)) => Err(Some(Chunk::Abort(Abort {
             reflected_tag: false,
             causes: vec![cause],
         }))),
@@ -55,7 +60,17 @@ pub(crate) fn check_init<const ACK: bool>(init: &InitChunk<'_, ACK>) -> Result<(
         return Err(InitProblem::ZeroTag);
     }
     if init.outbound_streams == 0 || init.inbound_streams == 0 {
-        return Err(InitProblem::Abort(ErrorCause::InvalidMandatoryParameter));
+        return Err(InitProblem::Abort(
+            ErrorCause::InvalidMandatoryParameter,
+            "zero streams",
+        ));
+    }
+    // 3.3.2, 3.3.3: a_rwnd below 1500: discard, SHOULD answer with ABORT.
+    if init.a_rwnd < MIN_A_RWND {
+        return Err(InitProblem::Abort(
+            ErrorCause::InvalidMandatoryParameter,
+            "a_rwnd below 1500",
+        ));
     }
     Ok(())
 }

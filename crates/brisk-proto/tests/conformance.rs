@@ -7,9 +7,10 @@ mod harness;
 
 use std::net::SocketAddr;
 
-use brisk_proto::wire::chunk::{CookieEcho, Data, DataFlags, Init, InitAck, types};
-use brisk_proto::wire::{Chunk, Packet};
-use brisk_proto::{Config, Endpoint, EndpointConfig, Time};
+use brisk_proto::wire::cause::ErrorCause;
+use brisk_proto::wire::chunk::{Abort, CookieEcho, Data, DataFlags, Init, InitAck, types};
+use brisk_proto::wire::{Chunk, Packet, Param, Tlv};
+use brisk_proto::{AssocId, CloseReason, Config, Endpoint, EndpointConfig, Event, State, Time};
 use harness::packet;
 
 /// The scripted peer's Initiate Tag and initial TSN.
@@ -132,6 +133,76 @@ fn the_first_data_chunk_of_an_association_is_sacked_at_once() {
     );
 }
 
+/// The one ABORT `bytes` carries: (verification tag, T bit, its causes'
+/// codes and values).
+fn the_abort(bytes: &[u8]) -> (u32, bool, Vec<(u16, Vec<u8>)>) {
+    let p = Packet::decode(bytes).expect("a valid packet");
+    let [
+        Chunk::Abort(Abort {
+            reflected_tag,
+            causes,
+        }),
+    ] = &p.chunks[..]
+    else {
+        panic!("expected one ABORT, got {:?}", shape(bytes));
+    };
+    let causes = causes
+        .iter()
+        .map(|c| {
+            let mut v = Vec::new();
+            c.encode(&mut v).unwrap();
+            (c.code(), v.get(4..).unwrap_or_default().to_vec())
+        })
+        .collect();
+    (p.header.verification_tag, *reflected_tag, causes)
+}
+
+#[test]
+fn an_init_with_a_window_below_1500_is_answered_with_abort_and_1500_is_accepted() {
+    let mut ep = server();
+    // RFC 9260 3.3.2: a_rwnd < 1500: discard, ABORT under the Initiate Tag.
+    let small = Init {
+        a_rwnd: 1499,
+        ..init()
+    };
+    ep.handle_datagram(Time::ZERO, peer(), &packet(0, vec![Chunk::Init(small)]));
+    let replies = sent(&mut ep, Time::ZERO);
+    assert_eq!(replies.len(), 1);
+    let (tag, t_bit, causes) = the_abort(&replies[0]);
+    assert_eq!((tag, t_bit), (PEER_TAG, false));
+    assert_eq!(causes.len(), 1);
+    assert_eq!(causes[0].0, ErrorCause::INVALID_MANDATORY_PARAMETER);
+    assert_eq!(ep.stats().init_acks_sent, 0);
+    let least = Init {
+        a_rwnd: 1500,
+        ..init()
+    };
+    let ack = init_ack_from(&mut ep, Time::ZERO, least);
+    assert_ne!(ack.initiate_tag, 0);
+}
+
+#[test]
+fn an_init_with_a_window_below_1500_leaves_an_existing_association_as_it_was() {
+    let mut ep = server();
+    established(&mut ep);
+    let id = ep.association_ids().next().unwrap();
+    let small = Init {
+        initiate_tag: 1234,
+        a_rwnd: 1000,
+        ..init()
+    };
+    let now = Time::from_millis(5);
+    ep.handle_datagram(now, peer(), &packet(0, vec![Chunk::Init(small)]));
+    let replies = sent(&mut ep, now);
+    assert_eq!(replies.len(), 1);
+    assert_eq!(the_abort(&replies[0]).0, 1234);
+    // RFC 9260 3.3.2: MUST NOT change the state of any existing association.
+    assert_eq!(
+        ep.association(id).map(|a| a.state()),
+        Some(State::Established)
+    );
+}
+
 #[test]
 fn the_init_ack_offers_no_more_outbound_streams_than_the_init_accepts() {
     // RFC 9260 3.3.3: OS of the INIT ACK MUST NOT exceed the INIT's MIS.
@@ -149,4 +220,75 @@ fn the_init_ack_offers_no_more_outbound_streams_than_the_init_accepts() {
     };
     let ack = init_ack_from(&mut ep, Time::ZERO, many);
     assert_eq!(ack.outbound_streams, Config::rfc9260().outbound_streams);
+}
+
+/// An endpoint that connects to the scripted peer: its association and the
+/// Initiate Tag of its INIT.
+fn client() -> (Endpoint, AssocId, u32) {
+    let mut ep = Endpoint::new(
+        EndpointConfig {
+            accept: false,
+            ..EndpointConfig::default()
+        },
+        [3; 32],
+    );
+    let id = ep.connect(Time::ZERO, peer(), Config::rfc9260()).unwrap();
+    let replies = sent(&mut ep, Time::ZERO);
+    let p = Packet::decode(&replies[0]).unwrap();
+    let Chunk::Init(i) = &p.chunks[0] else {
+        panic!("expected INIT")
+    };
+    let tag = i.initiate_tag;
+    (ep, id, tag)
+}
+
+/// The scripted peer's INIT ACK, with a state cookie and `extra` parameters.
+fn peer_init_ack(extra: Vec<Param<'static>>) -> InitAck<'static> {
+    let mut params = vec![Param::StateCookie(b"a cookie".to_vec().into())];
+    params.extend(extra);
+    InitAck {
+        initiate_tag: PEER_TAG,
+        a_rwnd: 65536,
+        outbound_streams: 10,
+        inbound_streams: 10,
+        initial_tsn: PEER_TSN,
+        params,
+    }
+}
+
+/// Hands the client an INIT ACK; returns what it sent back and its events.
+fn answer_init(ack: InitAck<'static>) -> (Vec<Vec<u8>>, Vec<Event>, Option<State>) {
+    let (mut ep, id, tag) = client();
+    let now = Time::from_millis(5);
+    ep.handle_datagram(now, peer(), &packet(tag, vec![Chunk::InitAck(ack)]));
+    let replies = sent(&mut ep, now);
+    let mut events = Vec::new();
+    while let Some((_, e)) = ep.poll_event() {
+        events.push(e);
+    }
+    let state = ep.association_ref(id).map(|a| a.state());
+    (replies, events, state)
+}
+
+fn local_abort(events: &[Event]) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, Event::Closed(CloseReason::LocalAbort { .. })))
+}
+
+#[test]
+fn an_init_ack_with_a_window_below_1500_aborts_the_association() {
+    let ack = InitAck {
+        a_rwnd: 1499,
+        ..peer_init_ack(vec![])
+    };
+    let (replies, events, state) = answer_init(ack);
+    // RFC 9260 3.3.3, 5.1: discarded, answered by ABORT under its Initiate Tag.
+    assert_eq!(replies.len(), 1);
+    let (tag, t_bit, causes) = the_abort(&replies[0]);
+    assert_eq!((tag, t_bit), (PEER_TAG, false));
+    assert_eq!(causes.len(), 1);
+    assert_eq!(causes[0].0, ErrorCause::INVALID_MANDATORY_PARAMETER);
+    assert!(local_abort(&events), "{events:?}");
+    assert_ne!(state, Some(State::CookieEchoed));
 }

@@ -172,9 +172,10 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
             });
             return;
         }
-        Err(InitProblem::Abort(cause)) => {
+        Err(InitProblem::Abort(cause, why)) => {
+            // 3.3.3, 5.1: ABORT under the INIT ACK's Initiate Tag.
             a.peer_tag = ack.initiate_tag;
-            a.abort_with(cause, "INIT ACK with zero streams");
+            a.abort_with(cause, &format!("INIT ACK with {why}"));
             return;
         }
     }
