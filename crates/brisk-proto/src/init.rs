@@ -54,7 +54,8 @@ pub(crate) fn refusal(init: &Init<'_>) -> Result<(), Option<Chunk<'static>>> {
     }
 }
 
-/// Checks the fixed fields of an INIT or INIT ACK.
+/// Checks the fixed fields of an INIT or INIT ACK, and that it lists no
+/// host name.
 pub(crate) fn check_init<const ACK: bool>(init: &InitChunk<'_, ACK>) -> Result<(), InitProblem> {
     if init.initiate_tag == 0 {
         return Err(InitProblem::ZeroTag);
@@ -70,6 +71,22 @@ pub(crate) fn check_init<const ACK: bool>(init: &InitChunk<'_, ACK>) -> Result<(
         return Err(InitProblem::Abort(
             ErrorCause::InvalidMandatoryParameter,
             "a_rwnd below 1500",
+        ));
+    }
+    // 3.3.2.1 (11), 5.1.2 B: a Host Name Address MUST be answered with ABORT;
+    // Unresolvable Address carries the whole parameter (3.3.10.5).
+    if let Some(p) = init
+        .params
+        .iter()
+        .find(|p| matches!(p, Param::HostNameAddress(_)))
+    {
+        let mut raw = Vec::with_capacity(4 + p.value_len());
+        if p.encode(&mut raw).is_err() {
+            raw.clear();
+        }
+        return Err(InitProblem::Abort(
+            ErrorCause::UnresolvableAddress(raw.into()),
+            "a Host Name Address",
         ));
     }
     Ok(())

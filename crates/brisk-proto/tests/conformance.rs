@@ -157,6 +157,37 @@ fn the_abort(bytes: &[u8]) -> (u32, bool, Vec<(u16, Vec<u8>)>) {
     (p.header.verification_tag, *reflected_tag, causes)
 }
 
+fn host_name() -> Param<'static> {
+    Param::HostNameAddress(b"peer.example\0".to_vec().into())
+}
+
+/// The whole TLV of a parameter, as an error cause carries it.
+fn tlv(p: &Param<'_>) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.encode(&mut v).unwrap();
+    v
+}
+
+#[test]
+fn an_init_with_a_host_name_address_is_answered_with_abort_unresolvable_address() {
+    let mut ep = server();
+    let mut i = init();
+    i.params.push(host_name());
+    ep.handle_datagram(Time::ZERO, peer(), &packet(0, vec![Chunk::Init(i)]));
+    let replies = sent(&mut ep, Time::ZERO);
+    assert_eq!(replies.len(), 1);
+    // RFC 9260 3.3.2 Note 3, 5.1.2 B: ABORT under the Initiate Tag, T clear.
+    assert_eq!(
+        the_abort(&replies[0]),
+        (
+            PEER_TAG,
+            false,
+            vec![(ErrorCause::UNRESOLVABLE_ADDRESS, tlv(&host_name()))]
+        )
+    );
+    assert_eq!(ep.stats().init_acks_sent, 0);
+}
+
 #[test]
 fn an_init_with_a_window_below_1500_is_answered_with_abort_and_1500_is_accepted() {
     let mut ep = server();
@@ -274,6 +305,24 @@ fn local_abort(events: &[Event]) -> bool {
     events
         .iter()
         .any(|e| matches!(e, Event::Closed(CloseReason::LocalAbort { .. })))
+}
+
+#[test]
+fn an_init_ack_with_a_host_name_address_aborts_the_association() {
+    let (replies, events, state) = answer_init(peer_init_ack(vec![host_name()]));
+    // RFC 9260 3.3.3 Note 3, 5.1.2 B: ABORT (no COOKIE ECHO), under the
+    // INIT ACK's Initiate Tag, with Unresolvable Address.
+    assert_eq!(replies.len(), 1);
+    assert_eq!(
+        the_abort(&replies[0]),
+        (
+            PEER_TAG,
+            false,
+            vec![(ErrorCause::UNRESOLVABLE_ADDRESS, tlv(&host_name()))]
+        )
+    );
+    assert!(local_abort(&events), "{events:?}");
+    assert_ne!(state, Some(State::CookieEchoed));
 }
 
 #[test]
