@@ -341,3 +341,27 @@ fn an_init_ack_with_a_window_below_1500_aborts_the_association() {
     assert!(local_abort(&events), "{events:?}");
     assert_ne!(state, Some(State::CookieEchoed));
 }
+
+#[test]
+fn an_init_ack_with_initiate_tag_0_is_answered_with_abort_t_bit_and_destroys_the_tcb() {
+    let (mut ep, id, our_tag) = client();
+    let ack = InitAck {
+        initiate_tag: 0,
+        ..peer_init_ack(vec![])
+    };
+    let now = Time::from_millis(5);
+    ep.handle_datagram(now, peer(), &packet(our_tag, vec![Chunk::InitAck(ack)]));
+    let replies = sent(&mut ep, now);
+    // RFC 9260 3.3.3: destroy the TCB, SHOULD send ABORT with the T bit:
+    // the packet carries our own tag, the one the peer knows from our INIT
+    // (8.5.1 B).
+    assert_eq!(replies.len(), 1);
+    let (tag, t_bit, _) = the_abort(&replies[0]);
+    assert_eq!((tag, t_bit), (our_tag, true));
+    let mut closed = false;
+    while let Some((_, e)) = ep.poll_event() {
+        closed |= matches!(e, Event::Closed(_));
+    }
+    assert!(closed);
+    assert!(ep.association_ref(id).is_none_or(|a| a.is_closed()));
+}

@@ -22,7 +22,7 @@ use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::CommonHeader;
 use crate::wire::cause::ErrorCause;
-use crate::wire::chunk::{Chunk, CookieAck, CookieEcho, Init, InitAck};
+use crate::wire::chunk::{Abort, Chunk, CookieAck, CookieEcho, Init, InitAck};
 use crate::wire::param::Param;
 
 /// Handshake state of the side that sent INIT.
@@ -166,7 +166,16 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     match check_init(ack) {
         Ok(()) => {}
         Err(InitProblem::ZeroTag) => {
-            // 3.3.3: destroy the association.
+            // 3.3.3: destroy the TCB and SHOULD send ABORT with the T bit:
+            // the packet carries our own tag, which the peer knows (8.5.1 B).
+            a.control.clear();
+            a.control.push_back(Control::with_tag(
+                Chunk::Abort(Abort {
+                    reflected_tag: true,
+                    causes: vec![ErrorCause::InvalidMandatoryParameter],
+                }),
+                a.local_tag,
+            ));
             a.close(CloseReason::LocalAbort {
                 reason: "INIT ACK with initiate tag 0".into(),
             });
