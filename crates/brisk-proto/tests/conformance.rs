@@ -365,3 +365,49 @@ fn an_init_ack_with_initiate_tag_0_is_answered_with_abort_t_bit_and_destroys_the
     assert!(closed);
     assert!(ep.association_ref(id).is_none_or(|a| a.is_closed()));
 }
+
+/// Hands `ep` a SHUTDOWN ACK under `tag`; checks the answer is a SHUTDOWN
+/// COMPLETE under the same tag with the T bit.
+fn shutdown_ack_gets_shutdown_complete_t_bit(ep: &mut Endpoint, tag: u32) {
+    let now = Time::from_millis(5);
+    let ack = Chunk::ShutdownAck(brisk_proto::wire::chunk::ShutdownAck);
+    ep.handle_datagram(now, peer(), &packet(tag, vec![ack]));
+    let replies = sent(ep, now);
+    assert_eq!(replies.len(), 1, "tag {tag:#x}");
+    let p = Packet::decode(&replies[0]).unwrap();
+    assert_eq!(p.header.verification_tag, tag);
+    assert!(
+        matches!(
+            p.chunks[..],
+            [Chunk::ShutdownComplete(
+                brisk_proto::wire::chunk::ShutdownComplete {
+                    reflected_tag: true
+                }
+            )]
+        ),
+        "{:?}",
+        shape(&replies[0])
+    );
+}
+
+#[test]
+fn a_shutdown_ack_before_the_handshake_ends_is_answered_with_shutdown_complete_t_bit() {
+    // RFC 9260 8.5.1 E, 8.4 rule 5: in COOKIE-WAIT and COOKIE-ECHOED it is
+    // out of the blue, whatever its tag: SHUTDOWN COMPLETE under the tag
+    // received, T bit set; the handshake goes on.
+    let (mut ep, id, our_tag) = client();
+    for tag in [our_tag, 0xdead_beef] {
+        shutdown_ack_gets_shutdown_complete_t_bit(&mut ep, tag);
+        let state = ep.association_ref(id).map(|a| a.state());
+        assert_eq!(state, Some(State::CookieWait));
+    }
+    let ack = Chunk::InitAck(peer_init_ack(vec![]));
+    ep.handle_datagram(Time::from_millis(5), peer(), &packet(our_tag, vec![ack]));
+    let echo = sent(&mut ep, Time::from_millis(5));
+    assert_eq!(shape(&echo[0]), (PEER_TAG, vec![types::COOKIE_ECHO]));
+    for tag in [our_tag, PEER_TAG] {
+        shutdown_ack_gets_shutdown_complete_t_bit(&mut ep, tag);
+        let state = ep.association_ref(id).map(|a| a.state());
+        assert_eq!(state, Some(State::CookieEchoed));
+    }
+}

@@ -859,6 +859,9 @@ impl Association {
         chunks: &[Chunk<'_>],
         from: SocketAddr,
     ) {
+        if shutdown::out_of_the_blue_shutdown_ack(self, header, chunks) {
+            return;
+        }
         if !chunks.is_empty() && !self.verification_tag_ok(header, chunks) {
             // 8.5: silently discarded.
             self.counters.malformed_chunks += 1;

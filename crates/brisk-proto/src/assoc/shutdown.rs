@@ -5,6 +5,7 @@ use super::{Association, Control, State, sack};
 use crate::events::{CloseReason, Event};
 use crate::time::Time;
 use crate::timer::TimerKind;
+use crate::wire::CommonHeader;
 use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{self, Chunk, ShutdownAck, ShutdownComplete};
 
@@ -115,6 +116,30 @@ pub(super) fn on_shutdown_ack(a: &mut Association, _now: Time) {
             })));
         a.close(CloseReason::Shutdown);
     }
+}
+
+/// 8.5.1 E: a packet with a SHUTDOWN ACK in COOKIE-WAIT or COOKIE-ECHOED is
+/// out of the blue, whatever its tag: 8.4 rule 5 answers it with SHUTDOWN
+/// COMPLETE under the tag received, T bit set (rule 2: never a packet with
+/// an ABORT). Returns whether the packet was taken so.
+pub(super) fn out_of_the_blue_shutdown_ack(
+    a: &mut Association,
+    header: &CommonHeader,
+    chunks: &[Chunk<'_>],
+) -> bool {
+    if !matches!(a.state, State::CookieWait | State::CookieEchoed)
+        || !chunks.iter().any(|c| matches!(c, Chunk::ShutdownAck(_)))
+        || chunks.iter().any(|c| matches!(c, Chunk::Abort(_)))
+    {
+        return false;
+    }
+    a.control.push_back(Control::with_tag(
+        Chunk::ShutdownComplete(ShutdownComplete {
+            reflected_tag: true,
+        }),
+        header.verification_tag,
+    ));
+    true
 }
 
 /// A SHUTDOWN COMPLETE ends the association from SHUTDOWN-ACK-SENT (9.2).
