@@ -411,3 +411,62 @@ fn a_shutdown_ack_before_the_handshake_ends_is_answered_with_shutdown_complete_t
         assert_eq!(state, Some(State::CookieEchoed));
     }
 }
+
+/// The error cause codes of the ABORTs that crossed the wire in `dir`.
+fn abort_causes(p: &harness::Pair, dir: harness::Dir) -> Vec<Vec<u16>> {
+    p.log
+        .iter()
+        .filter(|l| l.seen.dir == dir && l.seen.has(types::ABORT))
+        .map(|l| the_abort(&l.seen.bytes).2.iter().map(|c| c.0).collect())
+        .collect()
+}
+
+#[test]
+fn an_abort_after_association_max_retrans_does_not_claim_a_protocol_violation() {
+    let cfg = Config {
+        assoc_max_retrans: 2,
+        ..Config::rfc9260()
+    };
+    let mut p = harness::Pair::new(harness::ms(10), cfg.clone());
+    p.connect(cfg);
+    // B's SACKs are lost: A's DATA goes unanswered until it gives up (8.1).
+    p.rule(|s| (s.dir == harness::Dir::BtoA).then_some(harness::Fate::Drop));
+    p.a_send(brisk_proto::OutgoingMessage::new(0, &b"lost"[..]));
+    p.run_for(harness::ms(60_000));
+    assert!(
+        p.a_events
+            .iter()
+            .any(|(_, _, e)| matches!(e, Event::Closed(CloseReason::PeerUnreachable { .. })))
+    );
+    // RFC 9260 3.3.10.13: Protocol Violation is for the peer's violations;
+    // giving up is our own decision (3.3.10.12).
+    assert_eq!(
+        abort_causes(&p, harness::Dir::AtoB),
+        vec![vec![ErrorCause::USER_INITIATED_ABORT]]
+    );
+}
+
+#[test]
+fn an_abort_when_the_shutdown_guard_expires_does_not_claim_a_protocol_violation() {
+    let cfg = Config {
+        assoc_max_retrans: 100,
+        rto_max: harness::ms(2000),
+        ..Config::rfc9260()
+    };
+    let mut p = harness::Pair::new(harness::ms(10), cfg.clone());
+    let (a, _) = p.connect(cfg);
+    // B's SHUTDOWN ACKs are lost: T5-shutdown-guard ends it (9.2).
+    p.rule(|s| (s.dir == harness::Dir::BtoA).then_some(harness::Fate::Drop));
+    let now = p.now;
+    p.a.association(a).unwrap().shutdown(now);
+    p.run_for(harness::ms(30_000));
+    assert!(
+        p.a_events
+            .iter()
+            .any(|(_, _, e)| matches!(e, Event::Closed(CloseReason::LocalAbort { .. })))
+    );
+    assert_eq!(
+        abort_causes(&p, harness::Dir::AtoB),
+        vec![vec![ErrorCause::USER_INITIATED_ABORT]]
+    );
+}

@@ -6,7 +6,6 @@ use crate::events::{CloseReason, Event};
 use crate::time::Time;
 use crate::timer::TimerKind;
 use crate::wire::CommonHeader;
-use crate::wire::cause::ErrorCause;
 use crate::wire::chunk::{self, Chunk, ShutdownAck, ShutdownComplete};
 
 /// The application asked to shut down.
@@ -169,9 +168,6 @@ pub(super) fn on_t2(a: &mut Association, now: Time) {
 /// T5-shutdown-guard expired: abort (9.2).
 pub(super) fn on_guard(a: &mut Association) {
     if a.state == State::ShutdownSent {
-        a.abort_with(
-            ErrorCause::ProtocolViolation(b"shutdown guard timer expired".to_vec().into()),
-            "shutdown did not complete within 5 * RTO.Max",
-        );
+        a.give_up("shutdown did not complete within 5 * RTO.Max");
     }
 }
