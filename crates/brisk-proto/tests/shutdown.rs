@@ -209,3 +209,27 @@ fn data_sent_in_shutdown_pending_asks_for_an_immediate_sack() {
     );
     assert!(closed(&p.a_events).is_some());
 }
+
+#[test]
+fn a_shutdown_with_a_delayed_sack_pending_carries_the_sack_first() {
+    let mut p = connected();
+    // Past the first DATA (SACKed at once, RFC 9260 5.1): B delays its SACKs.
+    p.warm_up();
+    let b = p.b_id.unwrap();
+    p.a_send(OutgoingMessage::new(0, vec![3; 100]));
+    // The DATA reaches B (10 ms); its SACK waits for SACK.Delay.
+    p.run_for(ms(10));
+    assert_eq!(p.b_recv_all().len(), 1);
+    let mark = p.log.len();
+    let now = p.now;
+    p.b.association(b).unwrap().shutdown(now);
+    p.run_for(ms(1000));
+    // 9.2: the SHUTDOWN's peer may wait for its last DATA to be SACKed: the
+    // SACK goes first, in the same packet.
+    let first = p.log[mark..]
+        .iter()
+        .find(|l| l.seen.dir == Dir::BtoA)
+        .expect("B sent");
+    assert_eq!(first.seen.chunk_types, vec![types::SACK, types::SHUTDOWN]);
+    assert_eq!(closed(&p.b_events), Some(CloseReason::Shutdown));
+}

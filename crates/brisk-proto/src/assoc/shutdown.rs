@@ -30,6 +30,12 @@ pub(super) fn progress(a: &mut Association, now: Time) {
         // 9.2: SHUTDOWN-PENDING with nothing outstanding: send SHUTDOWN.
         State::ShutdownPending => {
             a.state = State::ShutdownSent;
+            // 9.2: the SHUTDOWN's Cumulative TSN Ack stands for a SACK, but a
+            // peer may wait for its last DATA to be SACKed: a delayed SACK
+            // goes now, ahead of the SHUTDOWN in its packet.
+            if super::receive::sack_pending(a) {
+                a.sack_requested = true;
+            }
             send_shutdown(a);
             start_t2(a, now);
             // T5-shutdown-guard bounds the whole shutdown (9.2: 5 * RTO.Max).
