@@ -233,3 +233,39 @@ fn a_shutdown_with_a_delayed_sack_pending_carries_the_sack_first() {
     assert_eq!(first.seen.chunk_types, vec![types::SACK, types::SHUTDOWN]);
     assert_eq!(closed(&p.b_events), Some(CloseReason::Shutdown));
 }
+
+#[test]
+fn a_shutdown_acknowledging_a_tsn_never_sent_is_aborted_naming_the_shutdown() {
+    let mut p = connected();
+    // B's initial TSN, from its INIT ACK: B has sent no DATA yet.
+    let b_initial = p
+        .log
+        .iter()
+        .find_map(|l| {
+            match &brisk_proto::wire::Packet::decode(&l.seen.bytes)
+                .ok()?
+                .chunks[0]
+            {
+                brisk_proto::wire::Chunk::InitAck(ack) => Some(ack.initial_tsn),
+                _ => None,
+            }
+        })
+        .unwrap();
+    p.inject_to_b(vec![brisk_proto::wire::Chunk::Shutdown(
+        brisk_proto::wire::chunk::Shutdown {
+            cum_tsn_ack: b_initial.wrapping_add(10),
+        },
+    )]);
+    p.run_for(ms(100));
+    // RFC 9260 9.2 (a SHUTDOWN's cumulative ack is a SACK's), 15: the
+    // reason names the chunk that did it.
+    let Some(CloseReason::LocalAbort { reason }) = closed(&p.b_events) else {
+        panic!("B aborted: {:?}", closed(&p.b_events));
+    };
+    assert!(reason.contains("SHUTDOWN"), "{reason}");
+    let Some(CloseReason::PeerAbort { causes }) = closed(&p.a_events) else {
+        panic!("A saw the ABORT: {:?}", closed(&p.a_events));
+    };
+    assert!(causes.contains("SHUTDOWN"), "{causes}");
+    assert!(!causes.contains("SACK"), "{causes}");
+}
