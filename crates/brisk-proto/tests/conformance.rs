@@ -1,6 +1,6 @@
 //! Wire conformance, packet by packet: a scripted peer's packets, built with
 //! `brisk_proto::wire`, go to an `Endpoint` in memory, and its replies are
-//! checked exactly: chunks, verification tags, T bits (RFC 9260 3.3, 5, 6.2,
+//! checked exactly: chunks, verification tags, T bits (RFC 9260 3.3, 5,
 //! 8.4, 8.5.1, 9.2).
 
 mod harness;
@@ -8,7 +8,7 @@ mod harness;
 use std::net::SocketAddr;
 
 use brisk_proto::wire::cause::ErrorCause;
-use brisk_proto::wire::chunk::{Abort, CookieEcho, Data, DataFlags, Init, InitAck, types};
+use brisk_proto::wire::chunk::{Abort, CookieEcho, Init, InitAck, types};
 use brisk_proto::wire::{Chunk, Packet, Param, Tlv};
 use brisk_proto::{AssocId, CloseReason, Config, Endpoint, EndpointConfig, Event, State, Time};
 use harness::packet;
@@ -87,50 +87,6 @@ fn established(ep: &mut Endpoint) -> InitAck<'static> {
     let replies = sent(ep, Time::ZERO);
     assert_eq!(shape(&replies[0]), (PEER_TAG, vec![types::COOKIE_ACK]));
     ack
-}
-
-fn data(tsn: u32, flags: DataFlags) -> Chunk<'static> {
-    Chunk::Data(Data {
-        flags,
-        tsn,
-        stream_id: 0,
-        ssn: 0,
-        ppid: 0,
-        payload: b"hello".to_vec().into(),
-    })
-}
-
-#[test]
-fn the_first_data_chunk_of_an_association_is_sacked_at_once() {
-    let mut ep = server();
-    let ack = established(&mut ep);
-    // No I bit: nothing but RFC 9260 5.1 asks for the SACK at once.
-    let now = Time::from_millis(5);
-    ep.handle_datagram(
-        now,
-        peer(),
-        &packet(
-            ack.initiate_tag,
-            vec![data(PEER_TSN, DataFlags::UNFRAGMENTED)],
-        ),
-    );
-    let replies = sent(&mut ep, now);
-    assert_eq!(replies.len(), 1, "a SACK at once, not after SACK.Delay");
-    assert_eq!(shape(&replies[0]), (PEER_TAG, vec![types::SACK]));
-    // Later DATA is acknowledged as 6.2 says: the next single packet waits.
-    let later = Time::from_millis(10);
-    ep.handle_datagram(
-        later,
-        peer(),
-        &packet(
-            ack.initiate_tag,
-            vec![data(PEER_TSN + 1, DataFlags::UNFRAGMENTED)],
-        ),
-    );
-    assert!(
-        sent(&mut ep, later).is_empty(),
-        "the second SACK is delayed"
-    );
 }
 
 /// The one ABORT `bytes` carries: (verification tag, T bit, its causes'
