@@ -29,11 +29,16 @@ pub(crate) fn new_tag(rng: &mut dyn RngCore, in_use: &dyn Fn(u32) -> bool) -> u3
 
 /// Why an INIT or INIT ACK cannot start an association.
 pub(crate) enum InitProblem {
-    /// 3.3.2: an Initiate Tag of 0: discard silently.
+    /// 3.3.2: an Initiate Tag of 0: discard silently (an INIT ACK's destroys
+    /// the TCB, 3.3.3).
     ZeroTag,
-    /// 3.3.2, 3.3.3: zero streams one way: ABORT with this cause.
-    Abort(ErrorCause<'static>),
+    /// 3.3.2, 3.3.3, 5.1: an invalid value or parameter: ABORT with this
+    /// cause; the text says what was wrong.
+    Abort(ErrorCause<'static>, &'static str),
 }
+
+/// RFC 9260 3.3.2, 3.3.3: the smallest a_rwnd an INIT or INIT ACK may carry.
+pub(crate) const MIN_A_RWND: u32 = 1500;
 
 /// How an INIT that cannot start an association is answered (3.3.2): `Ok`
 /// when it can; `Err(None)` to discard it silently; `Err(Some(abort))` to send
@@ -42,20 +47,47 @@ pub(crate) fn refusal(init: &Init<'_>) -> Result<(), Option<Chunk<'static>>> {
     match check_init(init) {
         Ok(()) => Ok(()),
         Err(InitProblem::ZeroTag) => Err(None),
-        Err(InitProblem::Abort(cause)) => Err(Some(Chunk::Abort(Abort {
+        Err(InitProblem::Abort(cause, _)) => Err(Some(Chunk::Abort(Abort {
             reflected_tag: false,
             causes: vec![cause],
         }))),
     }
 }
 
-/// Checks the fixed fields of an INIT or INIT ACK.
+/// Checks the fixed fields of an INIT or INIT ACK, and that it lists no
+/// host name.
 pub(crate) fn check_init<const ACK: bool>(init: &InitChunk<'_, ACK>) -> Result<(), InitProblem> {
     if init.initiate_tag == 0 {
         return Err(InitProblem::ZeroTag);
     }
     if init.outbound_streams == 0 || init.inbound_streams == 0 {
-        return Err(InitProblem::Abort(ErrorCause::InvalidMandatoryParameter));
+        return Err(InitProblem::Abort(
+            ErrorCause::InvalidMandatoryParameter,
+            "zero streams",
+        ));
+    }
+    // 3.3.2, 3.3.3: a_rwnd below 1500: discard, SHOULD answer with ABORT.
+    if init.a_rwnd < MIN_A_RWND {
+        return Err(InitProblem::Abort(
+            ErrorCause::InvalidMandatoryParameter,
+            "a_rwnd below 1500",
+        ));
+    }
+    // 3.3.2.1 (11), 5.1.2 B: a Host Name Address MUST be answered with ABORT;
+    // Unresolvable Address carries the whole parameter (3.3.10.5).
+    if let Some(p) = init
+        .params
+        .iter()
+        .find(|p| matches!(p, Param::HostNameAddress(_)))
+    {
+        let mut raw = Vec::with_capacity(4 + p.value_len());
+        if p.encode(&mut raw).is_err() {
+            raw.clear();
+        }
+        return Err(InitProblem::Abort(
+            ErrorCause::UnresolvableAddress(raw.into()),
+            "a Host Name Address",
+        ));
     }
     Ok(())
 }
@@ -156,7 +188,8 @@ pub(crate) fn build_init_ack(
     InitAck {
         initiate_tag: i.local_tag,
         a_rwnd: i.cfg.receive_buffer,
-        outbound_streams: i.cfg.outbound_streams,
+        // 3.3.3: no more outbound streams than the INIT's MIS.
+        outbound_streams: i.cfg.outbound_streams.min(i.init.inbound_streams),
         inbound_streams: i.cfg.max_inbound_streams,
         initial_tsn: i.local_initial_tsn,
         params,

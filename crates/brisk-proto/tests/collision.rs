@@ -148,3 +148,106 @@ fn a_stale_cookie_is_retried_with_a_cookie_preservative() {
             .any(|p| matches!(p, brisk_proto::wire::Param::CookiePreservative { .. }))
     );
 }
+
+/// Sends `count` ordered messages "{tag}{n}" on each of streams 0..4 from
+/// one side's association.
+fn send_on_streams(ep: &mut Endpoint, id: brisk_proto::AssocId, now: brisk_proto::Time, tag: &str) {
+    let assoc = ep.association(id).expect("association");
+    for n in 0..3 {
+        for stream in 0..4u16 {
+            let payload = format!("{tag}{stream}.{n}").into_bytes();
+            assoc
+                .send(now, OutgoingMessage::new(stream, payload))
+                .expect("send");
+        }
+    }
+}
+
+/// What one side's association delivered, per stream, in order.
+fn received(ep: &mut Endpoint, id: brisk_proto::AssocId) -> Vec<Vec<String>> {
+    let mut per_stream = vec![Vec::new(); 4];
+    if let Some(assoc) = ep.association(id) {
+        while let Some(m) = assoc.recv() {
+            per_stream[usize::from(m.stream_id)]
+                .push(String::from_utf8_lossy(&m.payload).into_owned());
+        }
+    }
+    per_stream
+}
+
+fn expected(tag: &str) -> Vec<Vec<String>> {
+    (0..4)
+        .map(|s| (0..3).map(|n| format!("{tag}{s}.{n}")).collect())
+        .collect()
+}
+
+/// A and B use streams 0..3 (`cfg` both ways), leaving what A received
+/// unread when `read_before` is false; then B restarts (a fresh endpoint on
+/// the same address and port connects again: 5.2.4 A at A) and both use the
+/// same streams again. Returns what each side read afterwards.
+fn restart_and_reuse_streams(cfg: Config, read_before: bool) -> [Vec<Vec<String>>; 2] {
+    let mut p = Pair::new(ms(10), cfg.clone());
+    let (a, b) = p.connect(cfg.clone());
+    let now = p.now;
+    send_on_streams(&mut p.a, a, now, "a-old");
+    send_on_streams(&mut p.b, b, now, "b-old");
+    p.run_for(ms(1000));
+    assert_eq!(received(&mut p.b, b), expected("a-old"));
+    if read_before {
+        assert_eq!(received(&mut p.a, a), expected("b-old"));
+    }
+    p.b = Endpoint::new(
+        EndpointConfig {
+            accept_config: cfg.clone(),
+            ..EndpointConfig::default()
+        },
+        [8; 32],
+    );
+    p.b_events.clear();
+    let b2 = p.b.connect(p.now, p.a_addr, cfg).unwrap();
+    p.b_id = Some(b2);
+    p.run_for(ms(1000));
+    assert!(
+        p.a_events
+            .iter()
+            .any(|(_, id, e)| *id == a && *e == Event::Restarted)
+    );
+    assert!(p.b_events.iter().any(|(_, _, e)| *e == Event::Connected));
+    let now = p.now;
+    send_on_streams(&mut p.a, a, now, "a-new");
+    send_on_streams(&mut p.b, b2, now, "b-new");
+    p.run_for(ms(2000));
+    [received(&mut p.a, a), received(&mut p.b, b2)]
+}
+
+#[test]
+fn after_a_peer_restart_ordered_messages_on_used_streams_are_delivered_both_ways() {
+    // RFC 9260 5.2.4 A, 6.5: the restarted association numbers every stream
+    // from SSN 0, both ways, as the restarted peer does.
+    let [at_a, at_b] = restart_and_reuse_streams(Config::rfc9260(), true);
+    assert_eq!(at_b, expected("a-new"));
+    assert_eq!(at_a, expected("b-new"));
+}
+
+#[test]
+fn after_a_peer_restart_i_data_messages_on_used_streams_are_delivered_both_ways() {
+    // RFC 8260 2.1: with I-DATA the MIDs start from 0 again too.
+    let cfg = Config {
+        message_interleaving: true,
+        ..Config::rfc9260()
+    };
+    let [at_a, at_b] = restart_and_reuse_streams(cfg, true);
+    assert_eq!(at_b, expected("a-new"));
+    assert_eq!(at_a, expected("b-new"));
+}
+
+#[test]
+fn messages_received_before_a_peer_restart_stay_readable_after_it() {
+    let [at_a, _] = restart_and_reuse_streams(Config::rfc9260(), false);
+    let both: Vec<Vec<String>> = expected("b-old")
+        .into_iter()
+        .zip(expected("b-new"))
+        .map(|(old, new)| old.into_iter().chain(new).collect())
+        .collect();
+    assert_eq!(at_a, both);
+}

@@ -180,6 +180,7 @@ fn fuzz_loop() {
         total.tainted += t.tainted;
         total.closes += t.closes;
         total.liveness_checked += t.liveness_checked;
+        total.peer_restarts += t.peer_restarts;
     };
     for &seed in REGRESSION_SEEDS {
         match run_seed(seed, false) {
@@ -225,7 +226,7 @@ fn fuzz_loop() {
     println!(
         "fuzz_loop: {cases} cases, {} steps, {:.1} s wall, {cpu}, {threads} threads \
          ({} packets sent, {} injected, {} messages received of which {} carried injected \
-         data, {} associations closed, {} cases checked for full delivery)",
+         data, {} associations closed, {} cases checked for full delivery, {} peer restarts)",
         total.steps,
         wall.as_secs_f64(),
         total.packets,
@@ -234,6 +235,7 @@ fn fuzz_loop() {
         total.tainted,
         total.closes,
         total.liveness_checked,
+        total.peer_restarts,
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(cases > 0 && total.steps > 0, "the loop ran no case");
@@ -242,6 +244,7 @@ fn fuzz_loop() {
         total.liveness_checked > 0,
         "no case reached the full-delivery check"
     );
+    assert!(total.peer_restarts > 0, "no peer crashed and restarted");
 }
 
 #[test]

@@ -209,3 +209,63 @@ fn data_sent_in_shutdown_pending_asks_for_an_immediate_sack() {
     );
     assert!(closed(&p.a_events).is_some());
 }
+
+#[test]
+fn a_shutdown_with_a_delayed_sack_pending_carries_the_sack_first() {
+    let mut p = connected();
+    // Past the first DATA (SACKed at once, RFC 9260 5.1): B delays its SACKs.
+    p.warm_up();
+    let b = p.b_id.unwrap();
+    p.a_send(OutgoingMessage::new(0, vec![3; 100]));
+    // The DATA reaches B (10 ms); its SACK waits for SACK.Delay.
+    p.run_for(ms(10));
+    assert_eq!(p.b_recv_all().len(), 1);
+    let mark = p.log.len();
+    let now = p.now;
+    p.b.association(b).unwrap().shutdown(now);
+    p.run_for(ms(1000));
+    // 9.2: the SHUTDOWN's peer may wait for its last DATA to be SACKed: the
+    // SACK goes first, in the same packet.
+    let first = p.log[mark..]
+        .iter()
+        .find(|l| l.seen.dir == Dir::BtoA)
+        .expect("B sent");
+    assert_eq!(first.seen.chunk_types, vec![types::SACK, types::SHUTDOWN]);
+    assert_eq!(closed(&p.b_events), Some(CloseReason::Shutdown));
+}
+
+#[test]
+fn a_shutdown_acknowledging_a_tsn_never_sent_is_aborted_naming_the_shutdown() {
+    let mut p = connected();
+    // B's initial TSN, from its INIT ACK: B has sent no DATA yet.
+    let b_initial = p
+        .log
+        .iter()
+        .find_map(|l| {
+            match &brisk_proto::wire::Packet::decode(&l.seen.bytes)
+                .ok()?
+                .chunks[0]
+            {
+                brisk_proto::wire::Chunk::InitAck(ack) => Some(ack.initial_tsn),
+                _ => None,
+            }
+        })
+        .unwrap();
+    p.inject_to_b(vec![brisk_proto::wire::Chunk::Shutdown(
+        brisk_proto::wire::chunk::Shutdown {
+            cum_tsn_ack: b_initial.wrapping_add(10),
+        },
+    )]);
+    p.run_for(ms(100));
+    // RFC 9260 9.2 (a SHUTDOWN's cumulative ack is a SACK's), 15: the
+    // reason names the chunk that did it.
+    let Some(CloseReason::LocalAbort { reason }) = closed(&p.b_events) else {
+        panic!("B aborted: {:?}", closed(&p.b_events));
+    };
+    assert!(reason.contains("SHUTDOWN"), "{reason}");
+    let Some(CloseReason::PeerAbort { causes }) = closed(&p.a_events) else {
+        panic!("A saw the ABORT: {:?}", closed(&p.a_events));
+    };
+    assert!(causes.contains("SHUTDOWN"), "{causes}");
+    assert!(!causes.contains("SACK"), "{causes}");
+}

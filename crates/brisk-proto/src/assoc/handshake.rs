@@ -16,7 +16,7 @@ use crate::init::{
     unrecognized_to_report,
 };
 use crate::path::{Path, PathId};
-use crate::rx::{Delivery, IReassembly, MidOrdering, Reassembly, TsnTracker};
+use crate::rx::{IReassembly, MidOrdering, Reassembly, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
@@ -137,7 +137,9 @@ impl Association {
         // RFC 8260: ordering by MID only where I-DATA was negotiated (it
         // was, before the peer is adopted).
         self.mid_ordering = MidOrdering::new(if self.idata { inbound } else { 0 });
-        self.delivery = Delivery::new(inbound);
+        // Every inbound stream expects SSN 0 (6.5); messages already
+        // acknowledged and ready stay readable (a restart, 5.2.4 A).
+        self.delivery.restart(inbound);
         // Each destination starts afresh with the peer's window (7.2.1).
         let cfg = &self.cfg;
         self.paths.reset_each(|p| Path {
@@ -165,15 +167,25 @@ pub(super) fn on_init_ack(a: &mut Association, now: Time, ack: &InitAck<'_>) {
     match check_init(ack) {
         Ok(()) => {}
         Err(InitProblem::ZeroTag) => {
-            // 3.3.3: destroy the association.
+            // 3.3.3: destroy the TCB and SHOULD send ABORT with the T bit:
+            // the packet carries our own tag, which the peer knows (8.5.1 B).
+            a.control.clear();
+            a.control.push_back(Control::with_tag(
+                Chunk::Abort(Abort {
+                    reflected_tag: true,
+                    causes: vec![ErrorCause::InvalidMandatoryParameter],
+                }),
+                a.local_tag,
+            ));
             a.close(CloseReason::LocalAbort {
                 reason: "INIT ACK with initiate tag 0".into(),
             });
             return;
         }
-        Err(InitProblem::Abort(cause)) => {
+        Err(InitProblem::Abort(cause, why)) => {
+            // 3.3.3, 5.1: ABORT under the INIT ACK's Initiate Tag.
             a.peer_tag = ack.initiate_tag;
-            a.abort_with(cause, "INIT ACK with zero streams");
+            a.abort_with(cause, &format!("INIT ACK with {why}"));
             return;
         }
     }
@@ -448,6 +460,9 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
     for id in failed {
         a.emit(Event::SendFailed { id });
     }
+    // 5.2.4 A, 6.5: the new association numbers every stream from 0 (SSNs,
+    // and MIDs with I-DATA), as the restarted peer expects.
+    a.send_queue.reset_all_ssns();
     a.local_tag = c.local_tag;
     a.rtx.restart(Tsn(c.local_initial_tsn), &mut a.timers);
     a.control.clear();

@@ -811,6 +811,16 @@ impl Association {
         });
     }
 
+    /// Aborts on a decision of our own, a limit run out (8.1, 9.2): the
+    /// ABORT says why with User-Initiated Abort (3.3.10.12), since Protocol
+    /// Violation is for what the peer did wrong (3.3.10.13).
+    fn give_up(&mut self, reason: &str) {
+        self.abort_with(
+            ErrorCause::UserInitiatedAbort(reason.as_bytes().to_vec().into()),
+            reason,
+        );
+    }
+
     /// Queues an ERROR chunk, unless this packet already drew one or the
     /// rate limit is spent: a peer cannot make us answer each of its chunks
     /// with an ERROR (RFC 9260 leaves the rate to the implementation).
@@ -866,6 +876,9 @@ impl Association {
         chunks: &[Chunk<'_>],
         from: SocketAddr,
     ) {
+        if shutdown::out_of_the_blue_shutdown_ack(self, header, chunks) {
+            return;
+        }
         if !chunks.is_empty() && !self.verification_tag_ok(header, chunks) {
             // 8.5: silently discarded.
             self.counters.malformed_chunks += 1;
@@ -1067,10 +1080,7 @@ impl Association {
         self.errors += 1;
         if self.errors > self.cfg.assoc_max_retrans {
             let errors = self.errors;
-            self.abort_with(
-                ErrorCause::ProtocolViolation(b"peer unreachable".to_vec().into()),
-                "peer unreachable",
-            );
+            self.give_up("peer unreachable");
             // The reason the application sees is the failure, not the ABORT.
             if let Some(Event::Closed(reason)) = self.events.back_mut() {
                 *reason = CloseReason::PeerUnreachable { errors };

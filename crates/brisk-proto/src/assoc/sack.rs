@@ -33,7 +33,7 @@ pub(super) fn on_sack(a: &mut Association, now: Time, sack: &Sack) -> bool {
     let queued = a.queued_chunk();
     let (rtx, mut env) = a.tx();
     let result = rtx.on_sack(now, sack, queued, &mut env);
-    act(a, now, result)
+    act(a, now, result, "SACK")
 }
 
 /// 9.2: the Cumulative TSN Ack of a SHUTDOWN acknowledges like a SACK.
@@ -41,11 +41,17 @@ pub(super) fn on_shutdown_cum_ack(a: &mut Association, now: Time, cum_tsn_ack: T
     let queued = a.queued_chunk();
     let (rtx, mut env) = a.tx();
     let result = rtx.on_shutdown_cum_ack(now, cum_tsn_ack, queued, &mut env);
-    act(a, now, result)
+    act(a, now, result, "SHUTDOWN")
 }
 
-/// Acts on what the retransmission queue made of a SACK.
-fn act(a: &mut Association, now: Time, result: Result<SackResult, SackRejected>) -> bool {
+/// Acts on what the retransmission queue made of a SACK, or of the
+/// cumulative ack of a SHUTDOWN: `chunk` names which, for an abort.
+fn act(
+    a: &mut Association,
+    now: Time,
+    result: Result<SackResult, SackRejected>,
+    chunk: &str,
+) -> bool {
     let result = match result {
         Ok(result) => result,
         // 6.2.1: an old SACK that arrived late.
@@ -53,11 +59,10 @@ fn act(a: &mut Association, now: Time, result: Result<SackResult, SackRejected>)
         // RFC 9260 15: MUST abort on a SACK acknowledging a TSN never sent.
         Err(SackRejected::AcksUnsentTsn) => {
             a.counters.malformed_chunks += 1;
+            let info = format!("{chunk} acknowledges a TSN never sent");
             a.abort_with(
-                ErrorCause::ProtocolViolation(
-                    b"SACK acknowledges a TSN never sent".to_vec().into(),
-                ),
-                "peer acknowledged a TSN never sent",
+                ErrorCause::ProtocolViolation(info.as_bytes().to_vec().into()),
+                &format!("peer's {info}"),
             );
             return false;
         }

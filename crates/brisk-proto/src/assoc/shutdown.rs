@@ -5,7 +5,7 @@ use super::{Association, Control, State, sack};
 use crate::events::{CloseReason, Event};
 use crate::time::Time;
 use crate::timer::TimerKind;
-use crate::wire::cause::ErrorCause;
+use crate::wire::CommonHeader;
 use crate::wire::chunk::{self, Chunk, ShutdownAck, ShutdownComplete};
 
 /// The application asked to shut down.
@@ -30,6 +30,12 @@ pub(super) fn progress(a: &mut Association, now: Time) {
         // 9.2: SHUTDOWN-PENDING with nothing outstanding: send SHUTDOWN.
         State::ShutdownPending => {
             a.state = State::ShutdownSent;
+            // 9.2: the SHUTDOWN's Cumulative TSN Ack stands for a SACK, but a
+            // peer may wait for its last DATA to be SACKed: a delayed SACK
+            // goes now, ahead of the SHUTDOWN in its packet.
+            if super::receive::sack_pending(a) {
+                a.sack_requested = true;
+            }
             send_shutdown(a);
             start_t2(a, now);
             // T5-shutdown-guard bounds the whole shutdown (9.2: 5 * RTO.Max).
@@ -117,6 +123,30 @@ pub(super) fn on_shutdown_ack(a: &mut Association, _now: Time) {
     }
 }
 
+/// 8.5.1 E: a packet with a SHUTDOWN ACK in COOKIE-WAIT or COOKIE-ECHOED is
+/// out of the blue, whatever its tag: 8.4 rule 5 answers it with SHUTDOWN
+/// COMPLETE under the tag received, T bit set (rule 2: never a packet with
+/// an ABORT). Returns whether the packet was taken so.
+pub(super) fn out_of_the_blue_shutdown_ack(
+    a: &mut Association,
+    header: &CommonHeader,
+    chunks: &[Chunk<'_>],
+) -> bool {
+    if !matches!(a.state, State::CookieWait | State::CookieEchoed)
+        || !chunks.iter().any(|c| matches!(c, Chunk::ShutdownAck(_)))
+        || chunks.iter().any(|c| matches!(c, Chunk::Abort(_)))
+    {
+        return false;
+    }
+    a.control.push_back(Control::with_tag(
+        Chunk::ShutdownComplete(ShutdownComplete {
+            reflected_tag: true,
+        }),
+        header.verification_tag,
+    ));
+    true
+}
+
 /// A SHUTDOWN COMPLETE ends the association from SHUTDOWN-ACK-SENT (9.2).
 pub(super) fn on_shutdown_complete(a: &mut Association) {
     if a.state == State::ShutdownAckSent {
@@ -144,9 +174,6 @@ pub(super) fn on_t2(a: &mut Association, now: Time) {
 /// T5-shutdown-guard expired: abort (9.2).
 pub(super) fn on_guard(a: &mut Association) {
     if a.state == State::ShutdownSent {
-        a.abort_with(
-            ErrorCause::ProtocolViolation(b"shutdown guard timer expired".to_vec().into()),
-            "shutdown did not complete within 5 * RTO.Max",
-        );
+        a.give_up("shutdown did not complete within 5 * RTO.Max");
     }
 }

@@ -47,6 +47,18 @@ impl Delivery {
         }
     }
 
+    /// A new association takes over (RFC 9260 5.2.4 A): `inbound_streams`
+    /// streams, each expecting SSN 0 (6.5). Messages ready for the
+    /// application stay; ordered ones waiting for a predecessor of the old
+    /// association never get it and are dropped.
+    pub fn restart(&mut self, inbound_streams: u16) {
+        let ready = std::mem::take(&mut self.ready);
+        let ready_bytes = self.ready_bytes;
+        *self = Self::new(inbound_streams);
+        self.ready = ready;
+        self.ready_bytes = ready_bytes;
+    }
+
     /// Number of inbound streams.
     pub fn inbound_streams(&self) -> u16 {
         u16::try_from(self.next_ssn.len()).unwrap_or(u16::MAX)

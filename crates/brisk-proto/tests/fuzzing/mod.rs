@@ -26,6 +26,16 @@
 //!   - once the wire is calm, every message sent is delivered and
 //!     acknowledged (when both associations are up).
 //!
+//! In a peer-restart world ([`Plan::restart`]) a step may crash one side and
+//! bring it back as a fresh endpoint on the same address and port that
+//! connects again (RFC 9260 5.2.4 A at the other side). There, without
+//! injection nor application abort or shutdown:
+//!   - when an association restarts, each message it had was acknowledged,
+//!     failed (`SendFailed`) or delivered;
+//!   - every message acknowledged is delivered;
+//!   - once calm with both up, every message is delivered unless it failed
+//!     or its sender crashed before it arrived.
+//!
 //! Duplicates and order are judged per receiving association life (id and
 //! restarts): a new association made from a replayed, still valid COOKIE ECHO
 //! (RFC 9260 5.1.5) may legitimately take old packets again.
@@ -84,6 +94,9 @@ pub struct Plan {
     pub eager_read: [bool; 2],
     /// The squatter world ([`squat`]).
     pub squat: bool,
+    /// A side may crash and come back, a fresh endpoint that connects again
+    /// (RFC 9260 5.2.4 A): [`World::restart_peer`].
+    pub restart: bool,
 }
 
 /// A packet in flight: arrival, order of sending, receiving side, bytes.
@@ -130,6 +143,8 @@ pub struct Tally {
     pub tainted: u64,
     pub closes: u64,
     pub liveness_checked: u64,
+    /// Sides that crashed and came back (peer-restart worlds).
+    pub peer_restarts: u64,
 }
 
 /// Two endpoints, a wire and a clock, driven by a byte source.
@@ -172,6 +187,9 @@ pub struct World<'s> {
     /// The application aborted or shut down, or a packet was injected.
     disturbed: bool,
     closed_any: bool,
+    /// Peer-restart worlds: messages whose delivery is not owed (they
+    /// failed, or their sender crashed before they arrived).
+    exempt: BTreeSet<(usize, u64)>,
     /// FNV-1a of every datagram sent, for determinism checks.
     pub wire_hash: u64,
     pub tally: Tally,
@@ -344,6 +362,8 @@ impl<'s> World<'s> {
             chaos: d.chance(64),
             eager_read: [d.chance(200), d.chance(200)],
             squat: squat::enabled(seeds[A]),
+            // Drawn from what was drawn already, so that no seed's world moves.
+            restart: seeds[A] % 4 == 1,
         };
         let endpoint = |side: usize, cfg: &Config| {
             let mut seed = [side as u8 + 1; 32];
@@ -393,6 +413,7 @@ impl<'s> World<'s> {
             calm: false,
             disturbed: false,
             closed_any: false,
+            exempt: BTreeSet::new(),
             wire_hash: 0xcbf2_9ce4_8422_2325,
             tally: Tally::default(),
             squatter: None,
@@ -558,14 +579,18 @@ impl<'s> World<'s> {
                 self.epoch[side] += 1;
             }
             Event::Restarted => {
+                self.check_restart(side, id);
                 *self.restarts.entry((side, id)).or_default() += 1;
                 if self.current[side] == Some(id) {
                     self.epoch[side] += 1;
                 }
             }
             Event::Closed(ref r) => {
+                // A crashed peer's endpoint may abort the other side's
+                // association (8.4 rule 8) before its INIT restarts it.
                 if !self.plan.inject
                     && !self.plan.chaos
+                    && !self.plan.restart
                     && self.plan.loss == 0
                     && self.cfgs.iter().all(|c| c.assoc_max_retrans >= 5)
                 {
@@ -587,6 +612,12 @@ impl<'s> World<'s> {
                         "{} {id:?}: {e:?} for a message never sent",
                         NAMES[side]
                     ));
+                }
+                if !acked
+                    && self.plan.restart
+                    && let Some(&seq) = self.msg_ids.get(&(side, id, mid))
+                {
+                    self.exempt.insert((side, seq));
                 }
                 if let Some(before) = self.terminal.insert((side, id, mid), acked) {
                     self.fail(format!(
@@ -1038,6 +1069,7 @@ impl<'s> World<'s> {
             if self.current[A].is_none() { 12 } else { 1 }, // 11 reconnect if down
             if reconfig_mode() { 4 } else { 0 },            // 12 reconfigure streams
             if self.plan.squat { 2 } else { 0 },            // 13 the squatter world
+            if self.plan.restart { 2 } else { 0 },          // 14 a side crashes, restarts
         ];
         match self.d.weighted(&weights) {
             0 => self.send(A),
@@ -1099,9 +1131,85 @@ impl<'s> World<'s> {
             }
             11 => self.reconnect(),
             12 => self.reconfigure(),
-            _ => self.squat_step(),
+            13 => self.squat_step(),
+            _ => self.restart_peer(),
         }
         self.settle();
+    }
+
+    /// A side crashes and comes back: its application read what was ready,
+    /// then a fresh endpoint (a new seed, the same address, port and
+    /// configuration) takes its place and connects again, which the other
+    /// side sees as a restart (RFC 9260 5.2.2, 5.2.4 A). What the old
+    /// endpoint held is gone: its messages not yet received are not owed.
+    fn restart_peer(&mut self) {
+        let side = if self.d.bool() { A } else { B };
+        let seed = self.d.u32();
+        self.read_side(side, usize::MAX);
+        let lost: Vec<(usize, u64)> = self
+            .sent
+            .keys()
+            .filter(|&&(s, seq)| s == side && !self.received.contains(&(s, seq)))
+            .copied()
+            .collect();
+        self.exempt.extend(lost);
+        // The new endpoint numbers its associations and messages afresh.
+        self.msg_ids.retain(|&(s, ..), _| s != side);
+        self.terminal.retain(|&(s, ..), _| s != side);
+        self.restarts.retain(|&(s, _), _| s != side);
+        self.delivered.retain(|&((s, ..), ..)| s != side);
+        self.last_ordered.retain(|&((s, ..), ..), _| s != side);
+        let mut key = [side as u8 + 0x41; 32];
+        key[..4].copy_from_slice(&seed.to_le_bytes());
+        // The same addresses (a multi-homed side stays multi-homed).
+        let config = self.eps[side].config().clone();
+        self.eps[side] = Endpoint::new(config, key);
+        self.seen[side] = Seen::default();
+        self.tally.peer_restarts += 1;
+        let cfg = self.cfgs[side].clone();
+        let result = self.eps[side].connect(self.now, self.addrs[1 - side], cfg);
+        self.log(|| format!("{} crashes and connects again: {result:?}", NAMES[side]));
+        self.current[side] = result.ok();
+        self.epoch[side] += 1;
+    }
+
+    /// RFC 9260 5.2.4 A: the association `id` of `side` restarted; each
+    /// message of its old life was acknowledged, failed, or delivered.
+    fn check_restart(&mut self, side: usize, id: AssocId) {
+        if !self.plan.restart || self.plan.inject || self.plan.chaos {
+            return;
+        }
+        for (&(s, i, mid), &seq) in &self.msg_ids {
+            if s == side
+                && i == id
+                && !self.terminal.contains_key(&(s, i, mid))
+                && !self.received.contains(&(s, seq))
+            {
+                self.fail(format!(
+                    "{} {id:?} restarted: message seq {seq} ({mid:?}) of its old life was \
+                     neither acknowledged, failed nor delivered",
+                    NAMES[side]
+                ));
+            }
+        }
+    }
+
+    /// Peer-restart worlds without injection nor abort: every message
+    /// acknowledged was delivered (a crashed side read what it had first).
+    fn check_acked_delivered(&self) {
+        if !self.plan.restart || self.disturbed {
+            return;
+        }
+        for (&(side, id, mid), &seq) in &self.msg_ids {
+            if self.terminal.get(&(side, id, mid)) == Some(&true)
+                && !self.received.contains(&(side, seq))
+            {
+                self.fail(format!(
+                    "{} {id:?}: message seq {seq} ({mid:?}) was acknowledged and never delivered",
+                    NAMES[side]
+                ));
+            }
+        }
     }
 
     /// The application of one side reconfigures its streams (RFC 6525):
@@ -1180,6 +1288,7 @@ impl<'s> World<'s> {
         }
         self.read(true);
         self.check_memory();
+        self.check_acked_delivered();
         if self.disturbed || self.closed_any {
             return;
         }
@@ -1192,7 +1301,7 @@ impl<'s> World<'s> {
         }
         self.tally.liveness_checked += 1;
         for (&(side, seq), s) in &self.sent {
-            if !self.received.contains(&(side, seq)) {
+            if !self.received.contains(&(side, seq)) && !self.exempt.contains(&(side, seq)) {
                 self.fail(format!(
                     "no injection, no abort, calm network: message seq {seq} from {} \
                      (stream {}, unordered {}) was never delivered",
@@ -1201,7 +1310,8 @@ impl<'s> World<'s> {
             }
         }
         for (&(side, id, mid), &seq) in &self.msg_ids {
-            if self.terminal.get(&(side, id, mid)) != Some(&true) {
+            let terminal = self.terminal.get(&(side, id, mid));
+            if terminal != Some(&true) && !(self.plan.restart && terminal == Some(&false)) {
                 self.fail(format!(
                     "calm network, both associations up: {} message seq {seq} ({mid:?}) \
                      delivered but never MessageAcked",
@@ -1270,6 +1380,7 @@ pub fn established() -> World<'static> {
         chaos: false,
         eager_read: [true, true],
         squat: false,
+        restart: false,
     };
     w.calm = true;
     for side in [A, B] {
