@@ -40,6 +40,11 @@
 //! restarts): a new association made from a replayed, still valid COOKIE ECHO
 //! (RFC 9260 5.1.5) may legitimately take old packets again.
 //!
+//! In one case in four ([`offpath`]), an off-path stranger who knows the
+//! addresses and ports but no tag, cookie or nonce sends packets of every
+//! chunk type as the peer: the endpoint that gets one emits no event for it
+//! (no restart, reset, stream change, close, message or path change).
+//!
 //! In one case in four ([`squat`]), B is multi-homed and a squatter lists A's
 //! address and third-party ones in its INIT before A connects; nothing but
 //! paced, bounded HEARTBEATs may go to those addresses, and the squatter's
@@ -49,6 +54,7 @@
 
 pub mod generate;
 pub mod mutate;
+pub mod offpath;
 pub mod source;
 pub mod squat;
 
@@ -97,6 +103,8 @@ pub struct Plan {
     /// A side may crash and come back, a fresh endpoint that connects again
     /// (RFC 9260 5.2.4 A): [`World::restart_peer`].
     pub restart: bool,
+    /// An off-path stranger sends packets too ([`offpath`]).
+    pub offpath: bool,
 }
 
 /// A packet in flight: arrival, order of sending, receiving side, bytes.
@@ -364,6 +372,7 @@ impl<'s> World<'s> {
             squat: squat::enabled(seeds[A]),
             // Drawn from what was drawn already, so that no seed's world moves.
             restart: seeds[A] % 4 == 1,
+            offpath: offpath::enabled(seeds[B]),
         };
         let endpoint = |side: usize, cfg: &Config| {
             let mut seed = [side as u8 + 1; 32];
@@ -1070,6 +1079,7 @@ impl<'s> World<'s> {
             if reconfig_mode() { 4 } else { 0 },            // 12 reconfigure streams
             if self.plan.squat { 2 } else { 0 },            // 13 the squatter world
             if self.plan.restart { 2 } else { 0 },          // 14 a side crashes, restarts
+            if self.plan.offpath { 4 } else { 0 },          // 15 an off-path stranger
         ];
         match self.d.weighted(&weights) {
             0 => self.send(A),
@@ -1132,7 +1142,11 @@ impl<'s> World<'s> {
             11 => self.reconnect(),
             12 => self.reconfigure(),
             13 => self.squat_step(),
-            _ => self.restart_peer(),
+            14 => self.restart_peer(),
+            _ => {
+                let to = if self.d.bool() { A } else { B };
+                self.inject_offpath(to);
+            }
         }
         self.settle();
     }
@@ -1164,6 +1178,7 @@ impl<'s> World<'s> {
         // The same addresses (a multi-homed side stays multi-homed).
         let config = self.eps[side].config().clone();
         self.eps[side] = Endpoint::new(config, key);
+        self.squat_side_restarted(side);
         self.seen[side] = Seen::default();
         self.tally.peer_restarts += 1;
         let cfg = self.cfgs[side].clone();
@@ -1381,6 +1396,7 @@ pub fn established() -> World<'static> {
         eager_read: [true, true],
         squat: false,
         restart: false,
+        offpath: false,
     };
     w.calm = true;
     for side in [A, B] {

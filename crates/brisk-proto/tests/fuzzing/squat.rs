@@ -178,6 +178,16 @@ impl World<'_> {
         true
     }
 
+    /// `side` crashed and a fresh endpoint took its place: if it was B, the
+    /// squatter's association went with it (the new endpoint numbers its
+    /// associations afresh, so the old id names nothing of the squatter's).
+    pub(super) fn squat_side_restarted(&mut self, side: usize) {
+        if let Some(s) = self.squatter.as_mut().filter(|_| side == B) {
+            s.id = None;
+            s.cookie = None;
+        }
+    }
+
     /// Watches a packet `side` sends to `to`; `true` if the world took it
     /// (the squatter's traffic, not the A-B wire's).
     pub(super) fn squat_watch(&mut self, side: usize, to: SocketAddr, bytes: &[u8]) -> bool {
