@@ -111,7 +111,11 @@ fn with_the_primary_black_holed_the_sender_fails_over_and_loses_nothing() {
         assert_eq!(values(&records, v, "failed_over"), [1.0, 1.0], "{v}");
         assert_eq!(values(&records, v, "messages_lost"), [0.0, 0.0], "{v}");
         assert_eq!(values(&records, v, "messages_duplicated"), [0.0, 0.0]);
-        assert_eq!(values(&records, v, "needless_retransmissions"), [0.0, 0.0]);
+        // At most the one message whose SACK the black hole ate: the first
+        // DATA is SACKed at once (RFC 9260 5.1), so the 4th of each burst
+        // waits for a delayed SACK, which the dead primary may swallow.
+        let needless = values(&records, v, "needless_retransmissions");
+        assert!(needless.iter().all(|&n| n <= 1.0), "{v}: {needless:?}");
         assert!(
             values(&records, v, "bytes_sent_secondary")
                 .iter()
@@ -120,12 +124,14 @@ fn with_the_primary_black_holed_the_sender_fails_over_and_loses_nothing() {
         );
     }
     // RFC 9260 timers (RTO.Min 1 s): the first message delivered over the
-    // secondary is a retransmission after one RTO; new data stays on the
-    // primary (Path.Max.Retrans 5 takes 63 s), so every message written
-    // after the outage is caught in the failover.
+    // secondary is a retransmission after one RTO, from the oldest message
+    // not yet acknowledged (which may be the last of the burst before the
+    // outage, up to one 200 ms gap earlier); new data stays on the primary
+    // (Path.Max.Retrans 5 takes 63 s), so every message written after the
+    // outage is caught in the failover.
     let standard = values(&records, "standard", "failover_ms");
     assert!(
-        standard.iter().all(|&f| (1000.0..1300.0).contains(&f)),
+        standard.iter().all(|&f| (800.0..1300.0).contains(&f)),
         "{standard:?}"
     );
     assert!(

@@ -370,7 +370,9 @@ fn chunks_on_an_invalid_stream_are_all_sacked_and_errors_are_rate_limited() {
             .collect();
         p.inject_to_b(chunks);
     }
-    p.run_for(ms(50));
+    // The first packet was SACKed at once (RFC 9260 5.1), so the last one's
+    // SACK is the delayed one (SACK.Delay, 200 ms).
+    p.run_for(ms(250));
     let from_b: Vec<_> = p.log.iter().filter(|l| l.seen.dir == Dir::BtoA).collect();
     let errors = from_b
         .iter()

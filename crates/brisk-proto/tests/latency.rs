@@ -8,9 +8,12 @@ use std::time::Duration;
 use brisk_proto::{Config, EarlyRetransmit, OutgoingMessage, RetransmitCause, Time};
 use harness::{Dir, Fate, Pair, ms};
 
+/// Connected and past the first DATA, which RFC 9260 5.1 SACKs at once:
+/// B delays its SACKs as 6.2 says.
 fn connected(cfg: Config) -> Pair {
     let mut p = Pair::new(ms(10), cfg.clone());
     p.connect(cfg);
+    p.warm_up();
     p
 }
 

@@ -83,6 +83,17 @@ fn an_unordered_message_overtakes_a_lost_ordered_one() {
 #[test]
 fn delayed_sack_acks_every_second_packet_or_after_sack_delay() {
     let mut p = connected(Config::rfc9260());
+    // RFC 9260 5.1: the association's first DATA chunk is SACKed at once,
+    // when it arrives (10 ms).
+    p.a_send(OutgoingMessage::new(0, vec![1; 100]));
+    let t_warm = p.now;
+    p.run_for(ms(1000));
+    let first_sack = p
+        .log
+        .iter()
+        .find(|l| l.seen.dir == Dir::BtoA && l.seen.has_sack())
+        .map(|l| l.seen.sent_at);
+    assert_eq!(first_sack, Some(t_warm + ms(10)));
     let sacks_before = p.log.iter().filter(|l| l.seen.has_sack()).count();
     p.a_send(OutgoingMessage::new(0, vec![1; 100]));
     let t_first = p.now;
@@ -297,6 +308,8 @@ fn sack_wait_for_an_i_bit_message(b_honours: bool) -> Duration {
     };
     let mut p = Pair::new(ms(10), b_cfg);
     p.connect(Config::rfc9260());
+    // Past the first DATA, which RFC 9260 5.1 SACKs at once either way.
+    p.warm_up();
     let mark = p.log.len();
     p.a_send(OutgoingMessage::new(0, &b"now"[..]).immediate_sack(true));
     p.run_for(ms(1000));

@@ -16,7 +16,7 @@ use crate::init::{
     unrecognized_to_report,
 };
 use crate::path::{Path, PathId};
-use crate::rx::{IReassembly, MidOrdering, Reassembly, TsnTracker};
+use crate::rx::{IReassembly, MidOrdering, Reassembly, SackDecision, TsnTracker};
 use crate::serial::Tsn;
 use crate::time::Time;
 use crate::timer::TimerKind;
@@ -470,6 +470,9 @@ fn restart(a: &mut Association, now: Time, c: &CookieContents) {
     // old association's requests are gone with it.
     a.reconfig = super::reconfig::Reconfig::new(c.local_initial_tsn);
     a.timers.stop(TimerKind::Reconfig);
+    // 5.1: the new association's first DATA chunk is acknowledged at once.
+    a.sack_decision = SackDecision::new(a.cfg.sack_freq, a.cfg.sack_delay);
+    a.timers.stop(TimerKind::DelayedSack);
     a.adopt_cookie_peer(c);
     a.local_tie_tag = 0;
     a.peer_tie_tag = 0;

@@ -291,6 +291,8 @@ pub struct SackDecision {
     packets: u32,
     /// When a packet required an immediate SACK, if one did since the last SACK.
     due_since: Option<Time>,
+    /// Whether any new DATA arrived in this association yet.
+    data_seen: bool,
 }
 
 impl SackDecision {
@@ -303,6 +305,7 @@ impl SackDecision {
             sack_delay: sack_delay.min(MAX_SACK_DELAY),
             packets: 0,
             due_since: None,
+            data_seen: false,
         }
     }
 
@@ -325,9 +328,14 @@ impl SackDecision {
         gaps_after: bool,
     ) -> Option<Duration> {
         self.packets = self.packets.saturating_add(1);
+        let first = any_new && !self.data_seen;
+        self.data_seen |= any_new;
         let at_once =
+            // RFC 9260 5.1: the first DATA chunk of an association MUST be
+            // acknowledged immediately.
+            first
             // RFC 9260 6.2: the I bit asks for a SACK without delay (RFC 7053).
-            immediate
+            || immediate
             // RFC 9260 6.2: duplicates and no new DATA: MUST SACK at once; with
             // new DATA: MAY, and we do. Nothing accepted at all (every chunk
             // dropped, e.g. out of window) also calls for an immediate SACK.
@@ -681,7 +689,17 @@ mod tests {
     }
 
     impl SackTimer {
+        /// A decision past the association's first DATA (acknowledged at
+        /// once, RFC 9260 5.1), so that 6.2's rules apply.
         fn new(sack_freq: u32, sack_delay: Duration) -> Self {
+            let mut s = Self::fresh(sack_freq, sack_delay);
+            s.on_data_packet(Time::ZERO, true, false, false, false, false);
+            s.on_sack_sent();
+            s
+        }
+
+        /// A decision for an association that has received no DATA yet.
+        fn fresh(sack_freq: u32, sack_delay: Duration) -> Self {
             Self {
                 decision: SackDecision::new(sack_freq, sack_delay),
                 delayed: None,
@@ -728,6 +746,17 @@ mod tests {
         assert_eq!(s.deadline(), None);
         s.on_data_packet(ms(20), true, false, false, false, false);
         assert!(!s.sack_due(ms(20)));
+    }
+
+    #[test]
+    fn the_first_data_of_an_association_is_acked_at_once_and_only_the_first() {
+        let mut s = SackTimer::fresh(2, Duration::from_millis(200));
+        s.on_data_packet(ms(0), true, false, false, false, false);
+        assert!(s.sack_due(ms(0)));
+        s.on_sack_sent();
+        s.on_data_packet(ms(10), true, false, false, false, false);
+        assert!(!s.sack_due(ms(10)));
+        assert_eq!(s.deadline(), Some(ms(210)));
     }
 
     #[test]

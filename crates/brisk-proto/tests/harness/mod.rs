@@ -229,10 +229,10 @@ impl Pair {
         (id, self.b_id.expect("B accepted"))
     }
 
-    /// A sends one message and B acknowledges it, so that the association
-    /// is past its first DATA and B's SACKs follow RFC 9260 6.2 from here
-    /// on. The message is read, and the log and the packet counts start
-    /// afresh.
+    /// A sends one message and B acknowledges it at once (RFC 9260 5.1: the
+    /// first DATA chunk of an association is SACKed immediately), so that
+    /// B's SACKs follow 6.2 from here on. The message is read, and the log
+    /// and the packet counts start afresh.
     pub fn warm_up(&mut self) {
         let id = self.a_id.expect("connected");
         self.a_send(brisk_proto::OutgoingMessage::new(0, &b"warm-up"[..]));
