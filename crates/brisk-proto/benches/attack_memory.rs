@@ -222,7 +222,7 @@ fn with_extensions() -> Config {
     }
 }
 
-/// An INIT listing `listed` addresses the peer does not own, then a minute of
+/// An INIT listing `listed` addresses the peer does not own, then an hour of
 /// the server's heartbeats to them, which nobody answers.
 fn address_list(listed: u8) -> Row {
     let region = Region::new(GLOBAL);
@@ -233,7 +233,7 @@ fn address_list(listed: u8) -> Row {
     let mut peak = heap(&region);
     let mut probes = 0;
     let mut now = Time::ZERO;
-    while now < Time::from_millis(60_000) {
+    while now < Time::from_millis(3_600_000) {
         ep.handle_timeout(now);
         let mut buf = Vec::new();
         while let Some(t) = ep.poll_transmit(now, &mut buf) {
@@ -244,12 +244,12 @@ fn address_list(listed: u8) -> Row {
         peak = peak.max(heap(&region));
         now = ep
             .poll_timeout()
-            .unwrap_or(Time::from_millis(60_000))
+            .unwrap_or(Time::from_millis(3_600_000))
             .max(now + std::time::Duration::from_millis(1));
     }
     Row {
         attack: format!(
-            "INIT lists {listed} addresses it does not own, then 60 s of probes ({probes} packets to them)"
+            "INIT lists {listed} addresses it does not own, then an hour of probes ({probes} packets to them)"
         ),
         buffer: 0,
         charged: 0,
