@@ -307,3 +307,42 @@ fn a_forward_tsn_that_arrives_is_not_repeated_for_the_sacks_already_on_their_way
     // The first message, and the 19 after the lost one.
     assert_eq!(p.b_recv_all().len(), 20);
 }
+
+#[test]
+fn a_forward_tsn_goes_last_in_its_packet_with_data_and_with_idata() {
+    // Be conservative in what you send: some receivers drop a packet in
+    // which a FORWARD TSN (RFC 3758 3.2) or I-FORWARD-TSN (RFC 8260 2.3)
+    // is followed by another chunk, so it goes last, or alone.
+    for idata in [false, true] {
+        let c = Config {
+            message_interleaving: idata,
+            ..pr_config()
+        };
+        let mut p = connected(c.clone(), c);
+        for n in [1, 3, 6] {
+            p.drop_data_packet(Dir::AtoB, n);
+        }
+        // More than the window holds: new data waits when the loss is found.
+        for i in 0..40u8 {
+            p.a_send(OutgoingMessage::new(0, vec![i; 1000]).with_max_retransmits(0));
+        }
+        p.run_for(ms(3000));
+        let forward = |t: u8| t == types::FORWARD_TSN || t == types::IFORWARD_TSN;
+        let with_forward: Vec<&Vec<u8>> = p
+            .log
+            .iter()
+            .filter(|l| l.seen.dir == Dir::AtoB && l.seen.chunk_types.iter().any(|&t| forward(t)))
+            .map(|l| &l.seen.chunk_types)
+            .collect();
+        assert!(
+            with_forward.iter().any(|t| t.len() > 1),
+            "idata {idata}: a FORWARD TSN bundled: {with_forward:?}"
+        );
+        for types in &with_forward {
+            assert!(
+                types.last().is_some_and(|&t| forward(t)),
+                "idata {idata}: {types:?}"
+            );
+        }
+    }
+}
