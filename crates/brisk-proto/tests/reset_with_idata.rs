@@ -929,3 +929,52 @@ fn after_every_kind_of_reset_every_scheduler_sends_and_delivers_new_messages() {
         }
     }
 }
+
+#[test]
+fn a_forward_tsn_behind_messages_held_for_an_ssn_tsn_reset_drops_none_of_them() {
+    // RFC 6525 5.1.4 with RFC 3758 3.6 (RFC 8260 2.3.1 with I-DATA): B's
+    // SSN/TSN Reset Request waits "In progress" while A has data
+    // outstanding, and B holds A's ordered messages meanwhile. A abandons
+    // a later message and its FORWARD TSN skips the stream past the held
+    // ones: they were acknowledged, and are delivered all the same.
+    for idata in [false, true] {
+        let c = Config {
+            partial_reliability: true,
+            message_interleaving: idata,
+            ..cfg()
+        };
+        let mut p = Pair::new(ms(10), c.clone());
+        p.connect(c);
+        p.run_for(ms(1000) - Duration::from_micros(p.now.as_micros()));
+        // The first transmission of the first message and of the last is lost.
+        p.drop_data_packet(Dir::AtoB, 1);
+        p.drop_data_packet(Dir::AtoB, 4);
+        p.a_send(msg(0, 1, 100));
+        let now = p.now;
+        b_assoc(&mut p).reset_ssn_tsn(now).unwrap();
+        for tag in 2..=3 {
+            p.run_for(ms(1));
+            p.a_send(msg(0, tag, 100));
+        }
+        p.run_for(ms(1));
+        let lost = p.a_send(OutgoingMessage::new(0, vec![4; 100]).with_max_retransmits(0));
+        p.run_for(ms(10_000));
+        assert_eq!(p.a_abandoned(), vec![lost], "idata {idata}");
+        assert!(
+            p.log
+                .iter()
+                .any(|l| l.seen.dir == Dir::AtoB && (l.seen.has(192) || l.seen.has(194))),
+            "idata {idata}: a FORWARD TSN went"
+        );
+        assert!(
+            responses(&p, Dir::AtoB)
+                .iter()
+                .any(|r| r.1 == ReconfigResult::InProgress),
+            "idata {idata}: {:?}",
+            responses(&p, Dir::AtoB)
+        );
+        let tags: Vec<u8> = b_got(&mut p).iter().map(|m| m.3).collect();
+        assert_eq!(tags, [1, 2, 3], "idata {idata}");
+        assert_eq!(b_assoc(&mut p).receive_held(), 0, "idata {idata}");
+    }
+}
