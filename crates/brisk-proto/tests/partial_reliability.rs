@@ -6,7 +6,7 @@ mod harness;
 use std::time::Duration;
 
 use brisk_proto::wire::chunk::types;
-use brisk_proto::{Config, OutgoingMessage};
+use brisk_proto::{Config, OutgoingMessage, RetransmitCause};
 use harness::{Dir, Pair, ms};
 
 fn pr_config() -> Config {
@@ -345,4 +345,49 @@ fn a_forward_tsn_goes_last_in_its_packet_with_data_and_with_idata() {
             );
         }
     }
+}
+
+#[test]
+fn with_low_latency_and_no_loss_no_message_is_abandoned() {
+    // RFC 3758 / RFC 7496: a limit of retransmissions counts those the
+    // sender makes to recover a loss. The low-latency preset's redundant
+    // copies (cause Bundled) and tail-loss probes are not: without loss,
+    // no message with max_retransmits = 0 is abandoned. Bursts of a few
+    // messages with pauses between, some SACKs late: probes go.
+    let a = Config {
+        partial_reliability: true,
+        ..Config::low_latency()
+    };
+    let mut causes = Vec::new();
+    for (b, size, mut x) in [
+        (pr_config(), 200, 1u64),
+        (pr_config(), 1500, 3),
+        (a.clone(), 3000, 4),
+    ] {
+        let mut p = connected(a.clone(), b);
+        // Some SACKs late, none lost: the probe goes before them.
+        p.rule(|seen| {
+            (seen.dir == Dir::BtoA && seen.ordinal % 4 == 0).then_some(harness::Fate::Delay(ms(60)))
+        });
+        let mut sent = 0;
+        for i in 0..200u32 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            for _ in 0..(x >> 61) {
+                let m = OutgoingMessage::new((i % 3) as u16, vec![i as u8; size]);
+                p.a_send(m.with_max_retransmits(0));
+                sent += 1;
+            }
+            p.run_for(ms([0, 1, 3, 10, 25, 60, 150, 400][(x >> 60) as usize % 8]));
+            sent -= p.b_recv_all().len();
+        }
+        p.run_for(ms(3000));
+        sent -= p.b_recv_all().len();
+        assert_eq!(p.a_abandoned(), vec![], "{size}");
+        assert_eq!(sent, 0, "{size}: every message arrives");
+        causes.extend(p.a_retransmissions().iter().map(|r| r.2));
+    }
+    assert!(causes.contains(&RetransmitCause::Bundled));
+    assert!(causes.contains(&RetransmitCause::TailLossProbe));
 }

@@ -46,6 +46,10 @@ pub struct SentChunk {
     pub first_sent: Time,
     pub last_sent: Time,
     pub transmissions: u32,
+    /// Of those, the copies sent for redundancy or as a probe, not to
+    /// recover a loss (`Bundled`, `TailLossProbe`): they do not count
+    /// against a message's retransmission limit (RFC 7496 4).
+    pub copies: u32,
     pub state: ChunkState,
     /// Miss indications since the chunk was last sent (RFC 9260 7.2.4).
     pub misses: u32,
@@ -70,6 +74,12 @@ impl SentChunk {
     /// Bytes the chunk occupies on the wire: header, payload and padding.
     pub fn size(&self) -> u32 {
         self.frag.chunk_size()
+    }
+
+    /// The transmissions that count against a retransmission limit (RFC
+    /// 7496 4, RFC 3758 3.5 A): the first and those made to recover a loss.
+    pub fn counted_transmissions(&self) -> u32 {
+        self.transmissions.saturating_sub(self.copies)
     }
 
     /// The chunk as it goes on the wire, DATA or I-DATA, with the I bit
@@ -432,6 +442,7 @@ impl Outstanding {
             first_sent: now,
             last_sent: now,
             transmissions: 1,
+            copies: 0,
             state: ChunkState::InFlight,
             misses: 0,
             fast_retransmitted: false,
@@ -485,6 +496,7 @@ impl Outstanding {
         };
         chunk.state = ChunkState::InFlight;
         chunk.transmissions += 1;
+        chunk.copies += u32::from(cause == RetransmitCause::TailLossProbe);
         chunk.last_sent = now;
         chunk.misses = 0;
         chunk.packet = packet;
@@ -518,6 +530,7 @@ impl Outstanding {
             return false;
         }
         chunk.transmissions += 1;
+        chunk.copies += 1;
         chunk.last_sent = now;
         // Karn: an ambiguous chunk spoils the RTT probe.
         if self
@@ -881,6 +894,7 @@ impl Outstanding {
             first_sent: now,
             last_sent: now,
             transmissions: 0,
+            copies: 0,
             state: ChunkState::Abandoned,
             misses: 0,
             fast_retransmitted: false,
