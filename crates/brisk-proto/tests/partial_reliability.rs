@@ -391,3 +391,36 @@ fn with_low_latency_and_no_loss_no_message_is_abandoned() {
     assert!(causes.contains(&RetransmitCause::Bundled));
     assert!(causes.contains(&RetransmitCause::TailLossProbe));
 }
+
+#[test]
+fn an_abandoned_message_is_never_reported_acknowledged() {
+    // RFC 3758 3.5: once the peer's cumulative ack passes an abandoned
+    // message (after the FORWARD TSN), the message stays abandoned: it
+    // ends in MessageAbandoned, never also in MessageAcked.
+    for idata in [false, true] {
+        let c = Config {
+            events: true,
+            message_interleaving: idata,
+            ..pr_config()
+        };
+        let mut p = connected(c.clone(), c);
+        p.drop_data_packet(Dir::AtoB, 1);
+        let lost = p.a_send(OutgoingMessage::new(0, vec![1u8; 100]).with_max_retransmits(0));
+        for tag in 2..=4 {
+            p.run_for(ms(1));
+            p.a_send(OutgoingMessage::new(0, vec![tag; 100]).with_max_retransmits(0));
+        }
+        p.run_for(ms(5000));
+        assert_eq!(p.a_abandoned(), vec![lost], "idata {idata}");
+        let acked: Vec<_> = p
+            .a_events
+            .iter()
+            .filter_map(|(_, _, e)| match e {
+                brisk_proto::Event::MessageAcked { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(acked.len(), 3, "idata {idata}: {acked:?}");
+        assert!(!acked.contains(&lost), "idata {idata}: {acked:?}");
+    }
+}

@@ -709,7 +709,9 @@ impl Outstanding {
             self.payload_bytes -= chunk.frag.payload.len();
             self.policed -= usize::from(is_policed(&chunk));
             self.retire(&chunk, &mut out);
-            if chunk.frag.flags.ending {
+            // RFC 3758 3.5: an abandoned message that the cumulative ack
+            // passes (after the FORWARD TSN) stays abandoned, not acknowledged.
+            if chunk.frag.flags.ending && !chunk.message_abandoned {
                 out.acked_messages.push(AckedMessage {
                     id: chunk.frag.msg,
                     queued_at: chunk.frag.queued_at,
