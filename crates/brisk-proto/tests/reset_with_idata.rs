@@ -978,3 +978,47 @@ fn a_forward_tsn_behind_messages_held_for_an_ssn_tsn_reset_drops_none_of_them() 
         assert_eq!(b_assoc(&mut p).receive_held(), 0, "idata {idata}");
     }
 }
+
+#[test]
+fn after_an_ssn_tsn_reset_a_forward_tsn_still_names_a_stream_reset_before() {
+    // RFC 3758 3.5 F with RFC 6525 5.1.4: a stream reset earlier leaves no
+    // trace once the SSN/TSN reset moved the TSNs half the number space
+    // on: the FORWARD TSN that abandons a message on that stream names the
+    // stream, and the message behind it is delivered.
+    for idata in [false, true] {
+        let c = Config {
+            partial_reliability: true,
+            message_interleaving: idata,
+            ..cfg()
+        };
+        let mut p = Pair::new(ms(10), c.clone());
+        p.connect(c);
+        p.run_for(ms(1000) - Duration::from_micros(p.now.as_micros()));
+        p.a_send(msg(0, 1, 100));
+        p.run_for(ms(100));
+        let now = p.now;
+        a_assoc(&mut p).reset_streams(now, &[0]).unwrap();
+        p.run_for(ms(500));
+        // TSNs beyond the reset request's.
+        p.a_send(msg(1, 2, 100));
+        p.run_for(ms(500));
+        let now = p.now;
+        a_assoc(&mut p).reset_ssn_tsn(now).unwrap();
+        p.run_for(ms(500));
+        assert_eq!(
+            events(&p.a_events).len(),
+            2,
+            "idata {idata}: {:?}",
+            events(&p.a_events)
+        );
+        let n = p.data_packets(Dir::AtoB).len() as u64;
+        p.drop_data_packet(Dir::AtoB, n + 1);
+        let lost = p.a_send(OutgoingMessage::new(0, vec![3; 100]).with_max_retransmits(0));
+        p.run_for(ms(1));
+        p.a_send(msg(0, 4, 100));
+        p.run_for(ms(5000));
+        assert_eq!(p.a_abandoned(), vec![lost], "idata {idata}");
+        let tags: Vec<u8> = b_got(&mut p).iter().map(|m| m.3).collect();
+        assert_eq!(tags, [1, 2, 4], "idata {idata}");
+    }
+}
