@@ -76,6 +76,14 @@ impl SentChunk {
         self.frag.chunk_size()
     }
 
+    /// RFC 3758 3.5 C: whether the Advanced.Peer.Ack.Point may pass the
+    /// chunk: abandoned, or of an abandoned message and gap-acked since (the
+    /// peer has it; were it a stop, the point would move back).
+    pub fn skipped_by_forward_tsn(&self) -> bool {
+        self.state == ChunkState::Abandoned
+            || (self.state == ChunkState::GapAcked && self.message_abandoned)
+    }
+
     /// The transmissions that count against a retransmission limit (RFC
     /// 7496 4, RFC 3758 3.5 A): the first and those made to recover a loss.
     pub fn counted_transmissions(&self) -> u32 {
@@ -931,7 +939,7 @@ impl Outstanding {
         for c in self
             .chunks
             .iter()
-            .take_while(|c| c.state == ChunkState::Abandoned)
+            .take_while(|c| c.skipped_by_forward_tsn())
         {
             if !c.frag.flags.unordered {
                 // TSN order is SSN order within a stream: the later one wins.
@@ -957,7 +965,7 @@ impl Outstanding {
         for c in self
             .chunks
             .iter()
-            .take_while(|c| c.state == ChunkState::Abandoned)
+            .take_while(|c| c.skipped_by_forward_tsn())
         {
             let (stream, unordered, mid) = (c.frag.stream_id, c.frag.flags.unordered, c.frag.mid);
             // TSN order is MID order within a stream's ordered messages.
