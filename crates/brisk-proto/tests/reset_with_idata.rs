@@ -1022,3 +1022,46 @@ fn after_an_ssn_tsn_reset_a_forward_tsn_still_names_a_stream_reset_before() {
         assert_eq!(tags, [1, 2, 4], "idata {idata}");
     }
 }
+
+#[test]
+fn an_iforward_tsn_past_a_missing_fragment_drops_its_unfinished_message() {
+    // RFC 3758 3.6 with RFC 8260 2.3.1: a TSN the cumulative TSN passed
+    // without receiving it never comes. An unfinished message missing a
+    // fragment before one held at or before that point can never finish,
+    // whether or not the I-FORWARD-TSN names it (Brisk's sender leaves out
+    // entries of a stream being reset): it is dropped, and the room it took
+    // is free for the chunks that let a deferred reset be performed.
+    let pr = Config {
+        partial_reliability: true,
+        ..cfg()
+    };
+    let mut p = b_muted(pr);
+    let seq = a_first_seq(&p);
+    let t = p.a_next_tsn();
+    // MID 0's first fragment (TSN t) is lost; its second and third arrive.
+    p.inject_to_b(vec![idata(t + 1, 0, 1, (false, false), 1)]);
+    p.inject_to_b(vec![idata(t + 2, 0, 2, (false, false), 1)]);
+    // The reset waits for TSN t + 3.
+    inject_reset(&mut p, seq, t + 3);
+    assert!(b_assoc(&mut p).receive_held() >= 1000);
+    p.inject_to_b(vec![Chunk::IForwardTsn(IForwardTsn {
+        new_cum_tsn: t + 2,
+        streams: vec![],
+    })]);
+    assert_eq!(
+        b_assoc(&mut p).receive_held(),
+        0,
+        "the stranded message stays"
+    );
+    p.inject_to_b(vec![idata(t + 3, 1, 0, (true, true), 2)]);
+    p.run_for(ms(20));
+    assert_eq!(
+        responses(&p, Dir::BtoA).last(),
+        Some(&(seq, ReconfigResult::SuccessPerformed))
+    );
+    assert!(
+        !events(&p.b_events)
+            .iter()
+            .any(|e| matches!(e.1, Event::Closed(_)))
+    );
+}

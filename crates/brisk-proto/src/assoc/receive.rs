@@ -241,6 +241,8 @@ pub(super) fn on_iforward_tsn(
     }
     a.counters.forward_tsns_received += 1;
     if skip_cum_tsn(a, f.new_cum_tsn) {
+        // What it skipped without naming it (see `forget_stranded`).
+        a.ireassembly.forget_stranded(f.new_cum_tsn);
         let streams = a.delivery.inbound_streams();
         for s in f.streams.iter().filter(|s| s.stream_id < streams) {
             a.ireassembly.forget(s.stream_id, s.unordered, s.mid);
