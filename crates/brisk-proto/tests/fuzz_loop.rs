@@ -72,6 +72,10 @@ const RESET_REGRESSION_SEEDS: &[u64] = &[
     // FORWARD TSNs left out the stream's entry: the receiver waited forever
     // (`after_an_ssn_tsn_reset_a_forward_tsn_still_names_a_stream_reset_before`).
     0x14d,
+    // An I-FORWARD-TSN past a lost fragment left its unfinished message
+    // filling the buffer a deferred reset needed: abort
+    // (`an_iforward_tsn_past_a_missing_fragment_drops_its_unfinished_message`).
+    0x208b4,
 ];
 
 /// Whether the case of `seed` is a reset world (see the module docs).
