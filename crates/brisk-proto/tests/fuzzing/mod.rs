@@ -280,8 +280,8 @@ pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
 
 /// A reset world's extensions (after every other draw: the other worlds
 /// keep theirs): stream reconfiguration and partial reliability, I-DATA at
-/// both ends or neither (drawn from the seed's first stream count, the same
-/// for both), and a random stream scheduler (RFC 8260 3).
+/// both ends or neither (drawn here; [`World::new_world`] gives B A's), and
+/// a random stream scheduler (RFC 8260 3).
 fn reset_world_config(d: &mut Dice<'_>, c: &mut Config) {
     use brisk_proto::StreamScheduler as S;
     c.stream_reconfig = true;
@@ -296,10 +296,9 @@ fn reset_world_config(d: &mut Dice<'_>, c: &mut Config) {
     ]);
 }
 
-/// `BRISK_FUZZ_RECONFIG=1`: every world negotiates stream reconfiguration
-/// (RFC 6525) and message interleaving (RFC 8260), and the applications
-/// reset streams, add streams and reset SSNs/TSNs mid-traffic. Off, the
-/// draws are those of the corpus and the regression seeds.
+/// `BRISK_FUZZ_RECONFIG=1`: every world is a reset world (see the module
+/// docs), not only those the loop picks. Off, the draws of the other worlds
+/// are those of the corpus and the regression seeds.
 pub fn reconfig_mode() -> bool {
     std::env::var_os("BRISK_FUZZ_RECONFIG").is_some_and(|v| v == "1")
 }
