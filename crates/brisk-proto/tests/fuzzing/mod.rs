@@ -1207,7 +1207,10 @@ impl<'s> World<'s> {
     pub fn finish(&mut self) {
         self.calm = true;
         let limit = self.now + Duration::from_secs(1800);
-        for _ in 0..20_000 {
+        // Bounded by virtual time above all: a request answered "In
+        // progress" goes again every RTO (RFC 6525 5.2.7), which on a short
+        // path takes many steps while a backed-off T3 (up to RTO.Max) waits.
+        for _ in 0..200_000 {
             self.read(true);
             let quiet = self.wire.is_empty()
                 && [A, B].iter().all(|&s| {
