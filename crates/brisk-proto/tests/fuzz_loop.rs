@@ -22,9 +22,16 @@
 //! - `BRISK_FUZZ_SEED=<n>`: run only that seed (decimal or 0x hex), with a
 //!   trace of every step on stderr: how to reproduce a failure.
 //! - `BRISK_FUZZ_TRACE=1`: trace every world (corpus replays too).
-//! - `BRISK_FUZZ_RECONFIG=1`: stream reconfiguration and message
-//!   interleaving in every world, and the applications reconfigure streams
-//!   mid-traffic (other worlds than the same seeds without it).
+//! - `BRISK_FUZZ_RECONFIG=1`: every case is a reset world (below), not
+//!   only one seed in four.
+//!
+//! Reset worlds: one seed in four (those equal to 1 modulo 4) negotiates
+//! stream reconfiguration (RFC 6525) and partial reliability (RFC 3758) at
+//! both ends, message interleaving (RFC 8260) at both ends or neither, and
+//! a random stream scheduler; the applications send with random lifetimes
+//! and retransmission limits and reset streams, add streams and reset
+//! SSNs/TSNs mid-traffic (`fuzzing::Plan::reset_world`). They share the
+//! default budget with the other worlds.
 //!
 //! A failing case panics with its seed and step. Seeds that once found a bug
 //! go in [`REGRESSION_SEEDS`] and run first, every time.
@@ -60,7 +67,39 @@ const REGRESSION_SEEDS: &[u64] = &[
     // Squatter world: after a Stale Cookie error, T1-init sent INIT to an
     // unconfirmed address (multihoming.rs reduces it).
     0xd60,
+    // Squatter world with resets: a FORWARD TSN (no destination of its own)
+    // rode on a HEARTBEAT to an unconfirmed address (RFC 9260 5.4).
+    0xa0d, 0xa1d,
 ];
+
+/// Seeds that found bugs in reset worlds (`BRISK_FUZZ_RECONFIG=1`); they
+/// run first, as reset worlds, every time.
+const RESET_REGRESSION_SEEDS: &[u64] = &[
+    // MessageAcked for a message abandoned before (once the cumulative ack
+    // passed it after the FORWARD TSN): `an_abandoned_message_is_never_reported_acknowledged`.
+    0x3, 0xa,
+    // A stream reset before an SSN/TSN reset left its old TSN behind, and
+    // FORWARD TSNs left out the stream's entry: the receiver waited forever
+    // (`after_an_ssn_tsn_reset_a_forward_tsn_still_names_a_stream_reset_before`).
+    0x14d,
+    // An I-FORWARD-TSN past a lost fragment left its unfinished message
+    // filling the buffer a deferred reset needed: abort
+    // (`an_iforward_tsn_past_a_missing_fragment_drops_its_unfinished_message`).
+    0x208b4,
+    // A request answered "In progress" every few milliseconds used up the
+    // final drain's step budget before a backed-off T3 fired.
+    0x97d8a,
+];
+
+/// Whether the case of `seed` is a reset world (see the module docs).
+fn is_reset_world(seed: u64) -> bool {
+    fuzzing::reconfig_mode() || reset_by_default(seed)
+}
+
+/// One seed in four is a reset world without `BRISK_FUZZ_RECONFIG`.
+fn reset_by_default(seed: u64) -> bool {
+    seed % 4 == 1
+}
 
 /// Steps per case at most (a case draws its own count up to this).
 const MAX_STEPS: u64 = 600;
@@ -101,15 +140,24 @@ fn steps_for(seed: u64) -> u64 {
 
 /// Runs one seeded case; a panic comes back as an error naming the seed and step.
 fn run_seed(seed: u64, trace: bool) -> Result<Tally, String> {
+    run_seed_in(seed, trace, is_reset_world(seed))
+}
+
+/// [`run_seed`], a reset world if `reset_world`.
+fn run_seed_in(seed: u64, trace: bool, reset_world: bool) -> Result<Tally, String> {
     let progress = Cell::new(0);
-    let label = format!("seed {seed:#x}");
+    let label = format!(
+        "seed {seed:#x}{}",
+        if reset_world { " (reset world)" } else { "" }
+    );
     let result = catch_unwind(AssertUnwindSafe(|| {
-        fuzzing::run_case(
+        fuzzing::run_case_in(
             Box::new(RngSource::new(seed)),
             label.clone(),
             steps_for(seed),
             trace,
             &progress,
+            reset_world,
         )
     }));
     result.map_err(|e| {
@@ -120,9 +168,14 @@ fn run_seed(seed: u64, trace: bool) -> Result<Tally, String> {
             .unwrap_or_else(|| "non-string panic".into());
         format!(
             "fuzz_loop: seed {seed:#x} failed at step {}: {msg}\n  reproduce: \
-             BRISK_FUZZ_SEED={seed:#x} cargo test -p brisk-proto --test fuzz_loop -- \
+             {}BRISK_FUZZ_SEED={seed:#x} cargo test -p brisk-proto --test fuzz_loop -- \
              --nocapture fuzz_loop",
-            progress.get()
+            progress.get(),
+            if reset_world && !reset_by_default(seed) {
+                "BRISK_FUZZ_RECONFIG=1 "
+            } else {
+                ""
+            }
         )
     })
 }
@@ -188,7 +241,13 @@ fn fuzz_loop() {
             Err(e) => failures.push(e),
         }
     }
-    let mut cases = REGRESSION_SEEDS.len() as u64;
+    for &seed in RESET_REGRESSION_SEEDS {
+        match run_seed_in(seed, false, true) {
+            Ok(t) => add(&mut total, &t),
+            Err(e) => failures.push(e),
+        }
+    }
+    let mut cases = (REGRESSION_SEEDS.len() + RESET_REGRESSION_SEEDS.len()) as u64;
 
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(!failures.is_empty());

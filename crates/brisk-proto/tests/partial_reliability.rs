@@ -6,7 +6,7 @@ mod harness;
 use std::time::Duration;
 
 use brisk_proto::wire::chunk::types;
-use brisk_proto::{Config, OutgoingMessage};
+use brisk_proto::{Config, OutgoingMessage, RetransmitCause};
 use harness::{Dir, Pair, ms};
 
 fn pr_config() -> Config {
@@ -306,4 +306,197 @@ fn a_forward_tsn_that_arrives_is_not_repeated_for_the_sacks_already_on_their_way
     assert_eq!(forward_tsns(&p), vec![(first_tsn, t0 + 35)]);
     // The first message, and the 19 after the lost one.
     assert_eq!(p.b_recv_all().len(), 20);
+}
+
+#[test]
+fn a_forward_tsn_goes_last_in_its_packet_with_data_and_with_idata() {
+    // Be conservative in what you send: some receivers drop a packet in
+    // which a FORWARD TSN (RFC 3758 3.2) or I-FORWARD-TSN (RFC 8260 2.3)
+    // is followed by another chunk, so it goes last, or alone.
+    for idata in [false, true] {
+        let c = Config {
+            message_interleaving: idata,
+            ..pr_config()
+        };
+        let mut p = connected(c.clone(), c);
+        for n in [1, 3, 6] {
+            p.drop_data_packet(Dir::AtoB, n);
+        }
+        // More than the window holds: new data waits when the loss is found.
+        for i in 0..40u8 {
+            p.a_send(OutgoingMessage::new(0, vec![i; 1000]).with_max_retransmits(0));
+        }
+        p.run_for(ms(3000));
+        let forward = |t: u8| t == types::FORWARD_TSN || t == types::IFORWARD_TSN;
+        let with_forward: Vec<&Vec<u8>> = p
+            .log
+            .iter()
+            .filter(|l| l.seen.dir == Dir::AtoB && l.seen.chunk_types.iter().any(|&t| forward(t)))
+            .map(|l| &l.seen.chunk_types)
+            .collect();
+        assert!(
+            with_forward.iter().any(|t| t.len() > 1),
+            "idata {idata}: a FORWARD TSN bundled: {with_forward:?}"
+        );
+        for types in &with_forward {
+            assert!(
+                types.last().is_some_and(|&t| forward(t)),
+                "idata {idata}: {types:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn with_low_latency_and_no_loss_no_message_is_abandoned() {
+    // RFC 3758 / RFC 7496: a limit of retransmissions counts those the
+    // sender makes to recover a loss. The low-latency preset's redundant
+    // copies (cause Bundled) and tail-loss probes are not: without loss,
+    // no message with max_retransmits = 0 is abandoned. Bursts of a few
+    // messages with pauses between, some SACKs late: probes go.
+    let a = Config {
+        partial_reliability: true,
+        ..Config::low_latency()
+    };
+    let mut causes = Vec::new();
+    for (b, size, mut x) in [
+        (pr_config(), 200, 1u64),
+        (pr_config(), 1500, 3),
+        (a.clone(), 3000, 4),
+    ] {
+        let mut p = connected(a.clone(), b);
+        // Some SACKs late, none lost: the probe goes before them.
+        p.rule(|seen| {
+            (seen.dir == Dir::BtoA && seen.ordinal % 4 == 0).then_some(harness::Fate::Delay(ms(60)))
+        });
+        let mut sent = 0;
+        for i in 0..200u32 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            for _ in 0..(x >> 61) {
+                let m = OutgoingMessage::new((i % 3) as u16, vec![i as u8; size]);
+                p.a_send(m.with_max_retransmits(0));
+                sent += 1;
+            }
+            p.run_for(ms([0, 1, 3, 10, 25, 60, 150, 400][(x >> 60) as usize % 8]));
+            sent -= p.b_recv_all().len();
+        }
+        p.run_for(ms(3000));
+        sent -= p.b_recv_all().len();
+        assert_eq!(p.a_abandoned(), vec![], "{size}");
+        assert_eq!(sent, 0, "{size}: every message arrives");
+        causes.extend(p.a_retransmissions().iter().map(|r| r.2));
+    }
+    assert!(causes.contains(&RetransmitCause::Bundled));
+    assert!(causes.contains(&RetransmitCause::TailLossProbe));
+}
+
+#[test]
+fn an_abandoned_message_is_never_reported_acknowledged() {
+    // RFC 3758 3.5: once the peer's cumulative ack passes an abandoned
+    // message (after the FORWARD TSN), the message stays abandoned: it
+    // ends in MessageAbandoned, never also in MessageAcked.
+    for idata in [false, true] {
+        let c = Config {
+            events: true,
+            message_interleaving: idata,
+            ..pr_config()
+        };
+        let mut p = connected(c.clone(), c);
+        p.drop_data_packet(Dir::AtoB, 1);
+        let lost = p.a_send(OutgoingMessage::new(0, vec![1u8; 100]).with_max_retransmits(0));
+        for tag in 2..=4 {
+            p.run_for(ms(1));
+            p.a_send(OutgoingMessage::new(0, vec![tag; 100]).with_max_retransmits(0));
+        }
+        p.run_for(ms(5000));
+        assert_eq!(p.a_abandoned(), vec![lost], "idata {idata}");
+        let acked: Vec<_> = p
+            .a_events
+            .iter()
+            .filter_map(|(_, _, e)| match e {
+                brisk_proto::Event::MessageAcked { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(acked.len(), 3, "idata {idata}: {acked:?}");
+        assert!(!acked.contains(&lost), "idata {idata}: {acked:?}");
+    }
+}
+
+/// The New Cumulative TSN of every FORWARD TSN and I-FORWARD-TSN A sent.
+fn forward_points(p: &Pair) -> Vec<u32> {
+    use brisk_proto::wire::{Chunk, Packet};
+    p.log
+        .iter()
+        .filter(|l| l.seen.dir == Dir::AtoB)
+        .filter_map(|l| Packet::decode(&l.seen.bytes).ok())
+        .flat_map(|pk| {
+            pk.chunks
+                .iter()
+                .filter_map(|c| match c {
+                    Chunk::ForwardTsn(f) => Some(f.new_cum_tsn),
+                    Chunk::IForwardTsn(f) => Some(f.new_cum_tsn),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn successive_forward_tsns_never_go_backwards_under_random_loss() {
+    // RFC 3758 3.5: the Advanced.Peer.Ack.Point never moves back, even when
+    // the peer reports (gap-acks) chunks of a message already abandoned.
+    // Random loss and reordering both ways, messages of one to four
+    // fragments with retransmission limits of 0 to 2, with DATA and I-DATA.
+    let mut forwards = 0;
+    for seed in 1..=200u64 {
+        let idata = seed % 2 == 0;
+        let c = Config {
+            message_interleaving: idata,
+            mtu: 600,
+            ..pr_config()
+        };
+        let mut p = connected(c.clone(), c);
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut wire = next();
+        p.rule(move |_| {
+            wire ^= wire << 13;
+            wire ^= wire >> 7;
+            wire ^= wire << 17;
+            match wire % 16 {
+                0..=2 => Some(harness::Fate::Drop),
+                3 => Some(harness::Fate::Delay(ms(15))),
+                _ => None,
+            }
+        });
+        for _ in 0..150 {
+            let len = (next() % 2000 + 1) as usize;
+            let stream = (next() % 3) as u16;
+            let max = (next() % 3) as u32;
+            p.a_send(OutgoingMessage::new(stream, vec![7; len]).with_max_retransmits(max));
+            p.run_for(ms(next() % 30));
+            p.b_recv_all();
+        }
+        p.run_for(ms(10_000));
+        let points = forward_points(&p);
+        forwards += points.len();
+        for w in points.windows(2) {
+            assert!(
+                w[1].wrapping_sub(w[0]) < 1 << 31,
+                "seed {seed}: FORWARD TSN to {} after one to {}: {points:?}",
+                w[1],
+                w[0]
+            );
+        }
+    }
+    assert!(forwards > 20, "{forwards} FORWARD TSNs");
 }

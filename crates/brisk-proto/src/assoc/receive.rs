@@ -216,7 +216,7 @@ pub(super) fn on_forward_tsn(
         a.reassembly.forget_through(f.new_cum_tsn);
         let streams = a.delivery.inbound_streams();
         for s in f.streams.iter().filter(|s| s.stream_id < streams) {
-            a.delivery.skip_through(s.stream_id, s.ssn, now);
+            super::reconfig::skip_ssn(a, s.stream_id, s.ssn, f.new_cum_tsn, now);
         }
         seen.ready |= a.delivery.has_ready();
     }
@@ -241,12 +241,13 @@ pub(super) fn on_iforward_tsn(
     }
     a.counters.forward_tsns_received += 1;
     if skip_cum_tsn(a, f.new_cum_tsn) {
+        // What it skipped without naming it (see `forget_stranded`).
+        a.ireassembly.forget_stranded(f.new_cum_tsn);
         let streams = a.delivery.inbound_streams();
         for s in f.streams.iter().filter(|s| s.stream_id < streams) {
             a.ireassembly.forget(s.stream_id, s.unordered, s.mid);
             if !s.unordered {
-                a.mid_ordering
-                    .skip_through(s.stream_id, s.mid, now, &mut a.delivery);
+                super::reconfig::skip_mid(a, s.stream_id, s.mid, f.new_cum_tsn, now);
             }
         }
         seen.ready |= a.delivery.has_ready();

@@ -7,7 +7,7 @@
 
 use std::net::SocketAddr;
 
-use super::{Association, State, receive};
+use super::{Association, Control, State, receive};
 use crate::events::{Event, RetransmitCause};
 use crate::path::PathId;
 use crate::serial::Tsn;
@@ -131,6 +131,18 @@ impl Association {
             self.push_controls(&mut p, to);
             return if p.is_empty() { None } else { p.finish().ok() };
         }
+        // RFC 9260 5.4: an unconfirmed address gets its HEARTBEATs alone,
+        // nothing addressed to whichever destination (a FORWARD TSN, an ERROR).
+        let confirmed = self.paths.get(to).confirmed;
+        // Be conservative in what you send: a FORWARD TSN goes last in its
+        // packet (some receivers drop a packet with a chunk after it).
+        let forward = if confirmed {
+            self.take_forward_tsn()
+        } else {
+            None
+        };
+        let forward_len = forward.as_ref().map_or(0, |c| c.chunk.encoded_len());
+        let reserved = forward.is_some() && p.reserve(forward_len);
         let data_allowed = matches!(
             self.state,
             State::Established | State::ShutdownPending | State::ShutdownReceived
@@ -155,18 +167,50 @@ impl Association {
         if data_ready {
             self.add_data(now, &mut p, to);
         }
+        if let Some(forward) = forward {
+            p.release(forward_len);
+            self.push_forward_tsn_last(&mut p, forward, reserved);
+        }
         if p.is_empty() {
             return None;
         }
         p.finish().ok()
     }
 
+    /// Takes the FORWARD TSN or I-FORWARD-TSN waiting among the control
+    /// chunks (there is at most one), for [`Self::push_forward_tsn_last`].
+    fn take_forward_tsn(&mut self) -> Option<Control> {
+        let at = self
+            .control
+            .iter()
+            .position(|c| matches!(c.chunk, Chunk::ForwardTsn(_) | Chunk::IForwardTsn(_)))?;
+        self.control.remove(at)
+    }
+
+    /// Ends the packet with the FORWARD TSN if room was kept for it;
+    /// otherwise it leads the next packet's controls, where it goes last again.
+    fn push_forward_tsn_last(&mut self, p: &mut PacketBuilder<'_>, forward: Control, fits: bool) {
+        if fits && p.push(&forward.chunk).is_ok() {
+            self.counters.forward_tsns_sent += 1;
+        } else {
+            self.control.push_front(forward);
+        }
+    }
+
     /// Moves control chunks into the packet while they fit, up to one that
     /// needs a packet of its own, must lead one (5.1, 6.10), or goes to
     /// another destination than `to` (6.4).
     fn push_controls(&mut self, p: &mut PacketBuilder<'_>, to: PathId) {
+        let confirmed = self.paths.get(to).confirmed;
         while self.control.front().is_some_and(|c| {
-            !c.is_alone() && (p.is_empty() || !c.chunk.must_lead()) && c.to.is_none_or(|t| t == to)
+            !c.is_alone()
+                && (p.is_empty() || !c.chunk.must_lead())
+                && match c.to {
+                    Some(t) => t == to,
+                    // RFC 9260 5.4: only what is addressed to it goes to an
+                    // unconfirmed destination.
+                    None => confirmed,
+                }
         }) {
             if !self.push_control(p) {
                 break;

@@ -67,6 +67,14 @@ impl FsnMap {
         }
     }
 
+    /// How many fragments are held below FSN `fsn`.
+    pub fn count_below(&self, fsn: u32) -> usize {
+        match self {
+            FsnMap::Few(v) => v.partition_point(|e| e.0 < fsn),
+            FsnMap::Many(m) => m.range(..fsn).count(),
+        }
+    }
+
     /// Holds `held` as fragment `fsn`, replacing any fragment with that FSN.
     pub fn insert(&mut self, fsn: u32, held: Held) {
         match self {
@@ -133,6 +141,7 @@ mod tests {
                 prop_assert_eq!(ours.len(), model.len());
                 prop_assert_eq!(ours.last_fsn(), model.keys().next_back().copied());
                 prop_assert_eq!(ours.get(fsn), model.get(&fsn));
+                prop_assert_eq!(ours.count_below(fsn), model.range(..fsn).count());
                 let a: Vec<&Held> = ours.values().collect();
                 let b: Vec<&Held> = model.values().collect();
                 prop_assert_eq!(a, b);

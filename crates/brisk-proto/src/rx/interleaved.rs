@@ -270,6 +270,31 @@ impl IReassembly {
         self.drop_partials(doomed)
     }
 
+    /// RFC 3758 3.6 with RFC 8260: the cumulative TSN moved to `cum_tsn`
+    /// (an I-FORWARD-TSN), and a TSN it passed that did not arrive never
+    /// will. A message's fragments take increasing TSNs in FSN order (RFC
+    /// 8260 2.1): an unfinished message missing an FSN below one held at or
+    /// before `cum_tsn` can never finish, named by the I-FORWARD-TSN or not,
+    /// and is dropped. Returns the bytes dropped. Visits only the fragments
+    /// at or before `cum_tsn`.
+    pub fn forget_stranded(&mut self, cum_tsn: u32) -> usize {
+        let cum = self.unwrapper.peek(cum_tsn);
+        let mut doomed: Vec<MessageKey> = self
+            .by_tsn
+            .range(..=cum)
+            .filter(|(_, (key, fsn))| {
+                self.partials.get(key).is_some_and(|p| {
+                    // FSNs below `fsn` held: all of 0..fsn if none is missing.
+                    p.fragments.count_below(*fsn) as u64 != u64::from(*fsn)
+                })
+            })
+            .map(|(_, &(key, _))| key)
+            .collect();
+        doomed.sort_unstable();
+        doomed.dedup();
+        self.drop_partials(doomed)
+    }
+
     /// RFC 6525 5.2.2 with RFC 8260: the peer reset `stream_id` once every
     /// TSN up to `last_tsn` (the request's Sender's Last Assigned TSN) was
     /// received or skipped. Its unfinished messages of the old numbering,

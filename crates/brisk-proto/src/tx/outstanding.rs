@@ -46,6 +46,10 @@ pub struct SentChunk {
     pub first_sent: Time,
     pub last_sent: Time,
     pub transmissions: u32,
+    /// Of those, the copies sent for redundancy or as a probe, not to
+    /// recover a loss (`Bundled`, `TailLossProbe`): they do not count
+    /// against a message's retransmission limit (RFC 7496 4).
+    pub copies: u32,
     pub state: ChunkState,
     /// Miss indications since the chunk was last sent (RFC 9260 7.2.4).
     pub misses: u32,
@@ -70,6 +74,20 @@ impl SentChunk {
     /// Bytes the chunk occupies on the wire: header, payload and padding.
     pub fn size(&self) -> u32 {
         self.frag.chunk_size()
+    }
+
+    /// RFC 3758 3.5 C: whether the Advanced.Peer.Ack.Point may pass the
+    /// chunk: abandoned, or of an abandoned message and gap-acked since (the
+    /// peer has it; were it a stop, the point would move back).
+    pub fn skipped_by_forward_tsn(&self) -> bool {
+        self.state == ChunkState::Abandoned
+            || (self.state == ChunkState::GapAcked && self.message_abandoned)
+    }
+
+    /// The transmissions that count against a retransmission limit (RFC
+    /// 7496 4, RFC 3758 3.5 A): the first and those made to recover a loss.
+    pub fn counted_transmissions(&self) -> u32 {
+        self.transmissions.saturating_sub(self.copies)
     }
 
     /// The chunk as it goes on the wire, DATA or I-DATA, with the I bit
@@ -432,6 +450,7 @@ impl Outstanding {
             first_sent: now,
             last_sent: now,
             transmissions: 1,
+            copies: 0,
             state: ChunkState::InFlight,
             misses: 0,
             fast_retransmitted: false,
@@ -485,6 +504,7 @@ impl Outstanding {
         };
         chunk.state = ChunkState::InFlight;
         chunk.transmissions += 1;
+        chunk.copies += u32::from(cause == RetransmitCause::TailLossProbe);
         chunk.last_sent = now;
         chunk.misses = 0;
         chunk.packet = packet;
@@ -518,6 +538,7 @@ impl Outstanding {
             return false;
         }
         chunk.transmissions += 1;
+        chunk.copies += 1;
         chunk.last_sent = now;
         // Karn: an ambiguous chunk spoils the RTT probe.
         if self
@@ -696,7 +717,9 @@ impl Outstanding {
             self.payload_bytes -= chunk.frag.payload.len();
             self.policed -= usize::from(is_policed(&chunk));
             self.retire(&chunk, &mut out);
-            if chunk.frag.flags.ending {
+            // RFC 3758 3.5: an abandoned message that the cumulative ack
+            // passes (after the FORWARD TSN) stays abandoned, not acknowledged.
+            if chunk.frag.flags.ending && !chunk.message_abandoned {
                 out.acked_messages.push(AckedMessage {
                     id: chunk.frag.msg,
                     queued_at: chunk.frag.queued_at,
@@ -881,6 +904,7 @@ impl Outstanding {
             first_sent: now,
             last_sent: now,
             transmissions: 0,
+            copies: 0,
             state: ChunkState::Abandoned,
             misses: 0,
             fast_retransmitted: false,
@@ -915,7 +939,7 @@ impl Outstanding {
         for c in self
             .chunks
             .iter()
-            .take_while(|c| c.state == ChunkState::Abandoned)
+            .take_while(|c| c.skipped_by_forward_tsn())
         {
             if !c.frag.flags.unordered {
                 // TSN order is SSN order within a stream: the later one wins.
@@ -941,7 +965,7 @@ impl Outstanding {
         for c in self
             .chunks
             .iter()
-            .take_while(|c| c.state == ChunkState::Abandoned)
+            .take_while(|c| c.skipped_by_forward_tsn())
         {
             let (stream, unordered, mid) = (c.frag.stream_id, c.frag.flags.unordered, c.frag.mid);
             // TSN order is MID order within a stream's ordered messages.

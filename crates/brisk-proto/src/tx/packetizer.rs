@@ -25,6 +25,21 @@ impl<'b> PacketBuilder<'b> {
         self.mtu.saturating_sub(self.writer.len())
     }
 
+    /// Keeps `len` bytes free for a chunk that goes last, if they are free
+    /// now; returns whether they were.
+    pub fn reserve(&mut self, len: usize) -> bool {
+        if !self.fits(len) {
+            return false;
+        }
+        self.mtu -= len;
+        true
+    }
+
+    /// Gives back what [`reserve`](Self::reserve) kept.
+    pub fn release(&mut self, len: usize) {
+        self.mtu = self.mtu.saturating_add(len);
+    }
+
     /// Whether a chunk of `len` encoded bytes still fits.
     pub fn fits(&self, len: usize) -> bool {
         len <= self.room()

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::config::{Config, EarlyRetransmit, Nagle};
 use crate::events::RetransmitCause;
-use crate::message::MessageId;
+use crate::message::{MessageId, Reliability};
 use crate::path::{Path, PathId, Paths};
 use crate::recovery::fast_retransmit::FastRecovery;
 use crate::recovery::spurious::{self, SpuriousTimeouts};
@@ -826,10 +826,14 @@ impl RetransmissionQueue {
             .outstanding
             .chunks()
             .filter(|c| {
+                // A tail-loss probe is a copy, not a recovery: it goes
+                // whatever the limit (RFC 8985 7.3; RFC 7496 4).
+                let probe = c.state == ChunkState::Marked(RetransmitCause::TailLossProbe);
                 matches!(c.state, ChunkState::Marked(_))
+                    && !(probe && matches!(c.frag.reliability, Reliability::MaxRetransmits(_)))
                     && c.frag
                         .reliability
-                        .abandons(c.frag.queued_at, c.transmissions, now)
+                        .abandons(c.frag.queued_at, c.counted_transmissions(), now)
             })
             .map(|c| c.frag.msg)
             .collect();

@@ -120,7 +120,8 @@ pub struct Scheduler {
 /// The state of FCFS, priority and WFQ.
 #[derive(Debug, Default)]
 struct Ordered {
-    /// FCFS: the stream of every queued message not started, oldest first.
+    /// FCFS: the stream of every queued message not finished (with DATA:
+    /// not started), oldest first.
     arrivals: VecDeque<u32>,
     /// Priority: the streams with messages per priority, each in turn order.
     levels: BTreeMap<u16, VecDeque<u32>>,
@@ -228,6 +229,22 @@ impl Scheduler {
     pub fn on_fragment(&mut self, slot: u32, next_len: usize) {
         if self.kind != StreamScheduler::Fcfs {
             self.on_start(slot, Some(next_len));
+        }
+    }
+
+    /// I-DATA: the started front message of `slot` ended out of the
+    /// scheduler's turn (while an SSN/TSN reset waits, RFC 6525 5.1.4);
+    /// `next_len` as in [`on_start`](Self::on_start). FCFS forgets the
+    /// message's arrival, the stream's first (RFC 8260 3.1); the others keep
+    /// the stream's turn if it has more messages.
+    pub fn on_finish_out_of_turn(&mut self, slot: u32, next_len: Option<usize>) {
+        if next_len.is_none() {
+            self.remove(slot);
+        } else if let Some(ord) = self.ordered.as_deref_mut()
+            && self.kind == StreamScheduler::Fcfs
+            && let Some(i) = ord.arrivals.iter().position(|&s| s == slot)
+        {
+            ord.arrivals.remove(i);
         }
     }
 

@@ -24,7 +24,16 @@
 //!   - with little loss, the first handshake completes;
 //!   - with no loss, no association ever closes;
 //!   - once the wire is calm, every message sent is delivered and
-//!     acknowledged (when both associations are up).
+//!     acknowledged (when both associations are up), unless it was
+//!     abandoned (partial reliability); a message acknowledged
+//!     (`MessageAcked`) is delivered, abandoned or not.
+//!
+//! A reset world ([`Plan::reset_world`]) negotiates stream reconfiguration
+//! (RFC 6525) and partial reliability (RFC 3758) at both ends, message
+//! interleaving (RFC 8260) at both ends or at neither, and a random stream
+//! scheduler; its applications send with random lifetimes and retransmission
+//! limits (RFC 7496) and reset streams, add streams and reset SSNs/TSNs
+//! mid-traffic.
 //!
 //! In a peer-restart world ([`Plan::restart`]) a step may crash one side and
 //! bring it back as a fresh endpoint on the same address and port that
@@ -105,6 +114,8 @@ pub struct Plan {
     pub restart: bool,
     /// An off-path stranger sends packets too ([`offpath`]).
     pub offpath: bool,
+    /// A reset world (see the module docs).
+    pub reset_world: bool,
 }
 
 /// A packet in flight: arrival, order of sending, receiving side, bytes.
@@ -183,6 +194,8 @@ pub struct World<'s> {
     msg_ids: BTreeMap<(usize, AssocId, MessageId), u64>,
     /// Messages with MessageAcked (true) or SendFailed (false).
     terminal: BTreeMap<(usize, AssocId, MessageId), bool>,
+    /// Messages with MessageAbandoned (partial reliability).
+    abandoned: BTreeSet<(usize, AssocId, MessageId)>,
     /// Packets in flight: arrival, order of sending, receiving side, bytes.
     wire: BinaryHeap<Reverse<InFlight>>,
     wire_seq: u64,
@@ -215,6 +228,11 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
 /// A configuration drawn from the presets, with knobs turned so that
 /// fragmentation, full buffers and every latency mechanism come up.
 pub fn config(d: &mut Dice<'_>) -> Config {
+    config_for(d, reconfig_mode())
+}
+
+/// [`config`], for a reset world if `reset_world` (see the module docs).
+pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
     let mut c = match d.below(5) {
         0 => Config::rfc9260(),
         1 => Config::signaling(),
@@ -285,11 +303,8 @@ pub fn config(d: &mut Dice<'_>) -> Config {
     if d.chance(64) {
         c.partial_reliability = d.bool();
     }
-    if reconfig_mode() {
-        // Both extensions at both ends (after every draw: the seeds keep
-        // their worlds otherwise).
-        c.stream_reconfig = true;
-        c.message_interleaving = true;
+    if reset_world {
+        reset_world_config(d, &mut c);
     }
     if c.validate().is_err() {
         Config::rfc9260()
@@ -298,10 +313,27 @@ pub fn config(d: &mut Dice<'_>) -> Config {
     }
 }
 
-/// `BRISK_FUZZ_RECONFIG=1`: every world negotiates stream reconfiguration
-/// (RFC 6525) and message interleaving (RFC 8260), and the applications
-/// reset streams, add streams and reset SSNs/TSNs mid-traffic. Off, the
-/// draws are those of the corpus and the regression seeds.
+/// A reset world's extensions (after every other draw: the other worlds
+/// keep theirs): stream reconfiguration and partial reliability, I-DATA at
+/// both ends or neither (drawn here; [`World::new_world`] gives B A's), and
+/// a random stream scheduler (RFC 8260 3).
+fn reset_world_config(d: &mut Dice<'_>, c: &mut Config) {
+    use brisk_proto::StreamScheduler as S;
+    c.stream_reconfig = true;
+    c.partial_reliability = true;
+    c.message_interleaving = d.u32() % 2 == 0;
+    c.stream_scheduler = *d.pick(&[
+        S::Fcfs,
+        S::RoundRobin,
+        S::RoundRobinPacket,
+        S::Priority,
+        S::Wfq,
+    ]);
+}
+
+/// `BRISK_FUZZ_RECONFIG=1`: every world is a reset world (see the module
+/// docs), not only those the loop picks. Off, the draws of the other worlds
+/// are those of the corpus and the regression seeds.
 pub fn reconfig_mode() -> bool {
     std::env::var_os("BRISK_FUZZ_RECONFIG").is_some_and(|v| v == "1")
 }
@@ -353,10 +385,23 @@ fn parse_genuine(p: &[u8]) -> Option<(usize, u32, u64, u16, bool, usize)> {
 }
 
 impl<'s> World<'s> {
-    /// A world whose endpoints, configurations and network come from `d`.
-    pub fn new(mut d: Dice<'s>, label: String) -> Self {
+    /// A world whose endpoints, configurations and network come from `d`:
+    /// a reset world with `BRISK_FUZZ_RECONFIG=1`.
+    pub fn new(d: Dice<'s>, label: String) -> Self {
+        Self::new_world(d, label, reconfig_mode())
+    }
+
+    /// [`new`](Self::new), a reset world if `reset_world` (module docs).
+    pub fn new_world(mut d: Dice<'s>, label: String, reset_world: bool) -> Self {
         let seeds = [d.u32(), d.u32()];
-        let cfgs = [config(&mut d), config(&mut d)];
+        let mut cfgs = [
+            config_for(&mut d, reset_world),
+            config_for(&mut d, reset_world),
+        ];
+        if reset_world {
+            // RFC 8260 2.2: I-DATA at both ends or at neither.
+            cfgs[B].message_interleaving = cfgs[A].message_interleaving;
+        }
         let plan = Plan {
             latency: Duration::from_micros(u64::from(d.range(100, 60_000))),
             loss: if d.chance(64) {
@@ -373,6 +418,7 @@ impl<'s> World<'s> {
             // Drawn from what was drawn already, so that no seed's world moves.
             restart: seeds[A] % 4 == 1,
             offpath: offpath::enabled(seeds[B]),
+            reset_world,
         };
         let endpoint = |side: usize, cfg: &Config| {
             let mut seed = [side as u8 + 1; 32];
@@ -415,6 +461,7 @@ impl<'s> World<'s> {
             restarts: BTreeMap::new(),
             msg_ids: BTreeMap::new(),
             terminal: BTreeMap::new(),
+            abandoned: BTreeSet::new(),
             wire: BinaryHeap::new(),
             wire_seq: 0,
             dropped: 0,
@@ -601,7 +648,12 @@ impl<'s> World<'s> {
                     && !self.plan.chaos
                     && !self.plan.restart
                     && self.plan.loss == 0
-                    && self.cfgs.iter().all(|c| c.assoc_max_retrans >= 5)
+                    && self
+                        .cfgs
+                        .iter()
+                        // An INIT tried once or twice, with an RTO below the
+                        // round trip, may time out on a lossless path.
+                        .all(|c| c.assoc_max_retrans >= 5 && c.max_init_retransmits >= 5)
                 {
                     self.fail(format!(
                         "no injection, no abort, no loss: {} {id:?} closed: {r:?}",
@@ -613,6 +665,9 @@ impl<'s> World<'s> {
                 if self.current[side] == Some(id) {
                     self.current[side] = None;
                 }
+            }
+            Event::MessageAbandoned { id: mid } => {
+                self.abandoned.insert((side, id, mid));
             }
             Event::MessageAcked { id: mid, .. } | Event::SendFailed { id: mid } => {
                 let acked = matches!(e, Event::MessageAcked { .. });
@@ -872,7 +927,7 @@ impl<'s> World<'s> {
             ppid: seq as u32,
             unordered,
             immediate_sack: self.d.chance(32),
-            reliability: brisk_proto::Reliability::Reliable,
+            reliability: self.reliability(),
             payload: payload.into(),
         };
         let now = self.now;
@@ -897,6 +952,20 @@ impl<'s> World<'s> {
                 },
             );
             self.msg_ids.insert((side, id, mid), seq);
+        }
+    }
+
+    /// A message's partial reliability policy (RFC 7496): in a reset world
+    /// a random lifetime or retransmission limit at times, otherwise none.
+    fn reliability(&mut self) -> brisk_proto::Reliability {
+        use brisk_proto::Reliability as R;
+        if !self.plan.reset_world {
+            return R::Reliable;
+        }
+        match self.d.below(4) {
+            0 => R::Lifetime(Duration::from_millis(u64::from(self.d.range(1, 3000)))),
+            1 => R::MaxRetransmits(self.d.below(4)),
+            _ => R::Reliable,
         }
     }
 
@@ -1076,7 +1145,7 @@ impl<'s> World<'s> {
             3,                                              // 9 an old packet replayed
             if chaos { 1 } else { 0 },                      // 10 shutdown or abort
             if self.current[A].is_none() { 12 } else { 1 }, // 11 reconnect if down
-            if reconfig_mode() { 4 } else { 0 },            // 12 reconfigure streams
+            if self.plan.reset_world { 4 } else { 0 },      // 12 reconfigure streams
             if self.plan.squat { 2 } else { 0 },            // 13 the squatter world
             if self.plan.restart { 2 } else { 0 },          // 14 a side crashes, restarts
             if self.plan.offpath { 4 } else { 0 },          // 15 an off-path stranger
@@ -1189,7 +1258,8 @@ impl<'s> World<'s> {
     }
 
     /// RFC 9260 5.2.4 A: the association `id` of `side` restarted; each
-    /// message of its old life was acknowledged, failed, or delivered.
+    /// message of its old life was acknowledged, failed, abandoned (partial
+    /// reliability) or delivered.
     fn check_restart(&mut self, side: usize, id: AssocId) {
         if !self.plan.restart || self.plan.inject || self.plan.chaos {
             return;
@@ -1198,6 +1268,7 @@ impl<'s> World<'s> {
             if s == side
                 && i == id
                 && !self.terminal.contains_key(&(s, i, mid))
+                && !self.abandoned.contains(&(s, i, mid))
                 && !self.received.contains(&(s, seq))
             {
                 self.fail(format!(
@@ -1286,7 +1357,10 @@ impl<'s> World<'s> {
     pub fn finish(&mut self) {
         self.calm = true;
         let limit = self.now + Duration::from_secs(1800);
-        for _ in 0..20_000 {
+        // Bounded by virtual time above all: a request answered "In
+        // progress" goes again every RTO (RFC 6525 5.2.7), which on a short
+        // path takes many steps while a backed-off T3 (up to RTO.Max) waits.
+        for _ in 0..200_000 {
             self.read(true);
             let quiet = self.wire.is_empty()
                 && [A, B].iter().all(|&s| {
@@ -1315,18 +1389,36 @@ impl<'s> World<'s> {
             return;
         }
         self.tally.liveness_checked += 1;
+        // Partial reliability: an abandoned message may be lost, unless it
+        // was acknowledged (an acknowledged message is delivered).
+        let abandoned: BTreeSet<(usize, u64)> = self
+            .msg_ids
+            .iter()
+            .filter(|&(k, _)| self.abandoned.contains(k) && self.terminal.get(k) != Some(&true))
+            .map(|(&(side, ..), &seq)| (side, seq))
+            .collect();
         for (&(side, seq), s) in &self.sent {
-            if !self.received.contains(&(side, seq)) && !self.exempt.contains(&(side, seq)) {
+            if !self.received.contains(&(side, seq))
+                && !self.exempt.contains(&(side, seq))
+                && !abandoned.contains(&(side, seq))
+            {
+                let acked = self
+                    .msg_ids
+                    .iter()
+                    .any(|(k, &q)| k.0 == side && q == seq && self.terminal.get(k) == Some(&true));
                 self.fail(format!(
                     "no injection, no abort, calm network: message seq {seq} from {} \
-                     (stream {}, unordered {}) was never delivered",
+                     (stream {}, unordered {}, MessageAcked {acked}) was never delivered",
                     NAMES[side], s.stream, s.unordered
                 ));
             }
         }
         for (&(side, id, mid), &seq) in &self.msg_ids {
             let terminal = self.terminal.get(&(side, id, mid));
-            if terminal != Some(&true) && !(self.plan.restart && terminal == Some(&false)) {
+            if terminal != Some(&true)
+                && !(self.plan.restart && terminal == Some(&false))
+                && !abandoned.contains(&(side, seq))
+            {
                 self.fail(format!(
                     "calm network, both associations up: {} message seq {seq} ({mid:?}) \
                      delivered but never MessageAcked",
@@ -1347,7 +1439,19 @@ pub fn run_case(
     trace: bool,
     progress: &std::cell::Cell<u64>,
 ) -> Tally {
-    let mut w = World::new(Dice::new(src), label);
+    run_case_in(src, label, max_steps, trace, progress, reconfig_mode())
+}
+
+/// [`run_case`] in a reset world if `reset_world` (see the module docs).
+pub fn run_case_in(
+    src: Box<dyn Source + '_>,
+    label: String,
+    max_steps: u64,
+    trace: bool,
+    progress: &std::cell::Cell<u64>,
+    reset_world: bool,
+) -> Tally {
+    let mut w = World::new_world(Dice::new(src), label, reset_world);
     w.trace = trace;
     w.log(|| {
         format!(
@@ -1397,6 +1501,7 @@ pub fn established() -> World<'static> {
         squat: false,
         restart: false,
         offpath: false,
+        reset_world: false,
     };
     w.calm = true;
     for side in [A, B] {

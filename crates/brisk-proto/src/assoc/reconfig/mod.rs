@@ -52,7 +52,7 @@ use crate::timer::TimerKind;
 use crate::wire::chunk::{Chunk, ReConfig, ReconfigParam, ReconfigResult};
 
 pub(super) use ours::{filter_forward_tsn, on_timer, poll_request};
-pub(super) use theirs::{after_packet, deliver, ipartial, reassemble_idata};
+pub(super) use theirs::{after_packet, deliver, ipartial, reassemble_idata, skip_mid, skip_ssn};
 
 /// RE-CONFIG responses waiting to be sent at most: a peer that floods us
 /// with requests (or replays) gets no more answers than this until they left.
@@ -153,13 +153,21 @@ struct Deferred {
     next_numbering: Option<IReassembly>,
 }
 
-/// A whole message held by a deferred reset, as its chunks carried it.
+/// A whole message held by a deferred reset, as its chunks carried it, or
+/// a FORWARD TSN's skip of an ordered stream that arrived behind held
+/// messages: it applies to them in turn when they are released (RFC 3758
+/// 3.6 with RFC 6525), never before they are ordered.
 #[derive(Debug)]
 enum Held {
     /// DATA: ordered by SSN in `Delivery`.
     Data(Reassembled),
     /// I-DATA: ordered by MID in `MidOrdering`.
     IData(IReassembled),
+    /// FORWARD TSN: `stream` skips through `ssn`; `tsn` is the New
+    /// Cumulative TSN that carried it.
+    Skip { stream: u16, ssn: u16, tsn: Tsn },
+    /// I-FORWARD-TSN: ordered `stream` skips through `mid` (RFC 8260 2.3.1).
+    SkipMid { stream: u16, mid: u32, tsn: Tsn },
 }
 
 impl Held {
@@ -167,6 +175,7 @@ impl Held {
         match self {
             Held::Data(m) => Tsn(m.first_tsn),
             Held::IData(m) => Tsn(m.first_tsn),
+            Held::Skip { tsn, .. } | Held::SkipMid { tsn, .. } => *tsn,
         }
     }
 
@@ -175,7 +184,23 @@ impl Held {
         match self {
             Held::Data(m) => (m.stream_id, m.unordered, m.payload.len()),
             Held::IData(m) => (m.stream_id, m.unordered, m.payload.len()),
+            Held::Skip { stream, .. } | Held::SkipMid { stream, .. } => (*stream, false, 0),
         }
+    }
+}
+
+/// Holds a skip behind the held messages of `held`: it replaces a skip of
+/// the same stream with no message of that stream after it, so that the
+/// skips held stay within one per held message and one per stream.
+fn hold_skip(held: &mut Vec<Held>, skip: Held) {
+    let (stream, ..) = skip.stream_unordered_len();
+    let last = held
+        .iter_mut()
+        .rev()
+        .find(|h| !h.stream_unordered_len().1 && h.stream_unordered_len().0 == stream);
+    match last {
+        Some(h @ (Held::Skip { .. } | Held::SkipMid { .. })) => *h = skip,
+        _ => held.push(skip),
     }
 }
 

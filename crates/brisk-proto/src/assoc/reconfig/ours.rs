@@ -293,6 +293,10 @@ fn finish(
                 restart_receiving(a, now, Tsn(sender_next), true);
                 let rwnd = a.rtx.peer_rwnd();
                 a.rtx.reset_tsns(Tsn(receiver_next), &mut a.timers);
+                // Every stream is reset and nothing of the old TSNs is
+                // outstanding: no FORWARD TSN entry is left out any more
+                // (the old TSNs, half the number space away, compare at random).
+                a.reconfig.pending_mut().reset_tsns.clear();
                 a.rtx.on_peer_window(rwnd);
                 a.send_queue.reset_all_ssns();
                 a.emit(Event::AssociationReset);

@@ -356,13 +356,63 @@ pub(in crate::assoc) fn after_packet(a: &mut Association, now: Time) {
     answer_performed(a, d.request_seq);
 }
 
-/// The messages a deferred reset held, now that the streams were reset.
+/// The messages a deferred reset held, now that the streams were reset,
+/// and the skips that came behind them, in the order they arrived.
 pub(super) fn release(a: &mut Association, held: Vec<Held>, now: Time) {
     for m in held {
         match m {
             Held::Data(m) => a.delivery.push(m, now),
             Held::IData(m) => a.mid_ordering.push(m, now, &mut a.delivery),
+            Held::Skip { stream, ssn, .. } => a.delivery.skip_through(stream, ssn, now),
+            Held::SkipMid { stream, mid, .. } => {
+                a.mid_ordering
+                    .skip_through(stream, mid, now, &mut a.delivery);
+            }
         }
+    }
+}
+
+/// RFC 3758 3.6: a FORWARD TSN with New Cumulative TSN `new_cum` skips
+/// ordered `stream` through `ssn` (see [`skip_stream`]).
+pub(in crate::assoc) fn skip_ssn(
+    a: &mut Association,
+    stream: u16,
+    ssn: u16,
+    new_cum: u32,
+    now: Time,
+) {
+    let tsn = Tsn(new_cum);
+    skip_stream(a, Held::Skip { stream, ssn, tsn }, now);
+}
+
+/// RFC 8260 2.3.1: an I-FORWARD-TSN with New Cumulative TSN `new_cum` skips
+/// ordered `stream` through `mid` (see [`skip_stream`]).
+pub(in crate::assoc) fn skip_mid(
+    a: &mut Association,
+    stream: u16,
+    mid: u32,
+    new_cum: u32,
+    now: Time,
+) {
+    let tsn = Tsn(new_cum);
+    skip_stream(a, Held::SkipMid { stream, mid, tsn }, now);
+}
+
+/// RFC 3758 3.6 with RFC 6525: a FORWARD TSN's skip of an ordered stream
+/// waits behind the messages held meanwhile, as a message would (see
+/// [`hold_if_due`]): applied at once, it would pass held messages by, and
+/// they would be dropped as stale when released, though acknowledged.
+/// Applied at once otherwise.
+fn skip_stream(a: &mut Association, skip: Held, now: Time) {
+    let (stream, ..) = skip.stream_unordered_len();
+    if let Some(d) = a.reconfig.deferred.as_mut()
+        && d.is_next_numbering(stream, skip.first_tsn().0)
+    {
+        super::hold_skip(&mut d.held, skip);
+    } else if a.reconfig.ssn_tsn_in_flight() {
+        super::hold_skip(&mut a.reconfig.ssn_tsn_held, skip);
+    } else {
+        release(a, vec![skip], now);
     }
 }
 

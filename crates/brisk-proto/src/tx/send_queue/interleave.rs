@@ -99,10 +99,10 @@ impl SendQueue {
         }
         let next = self.head_len(slot);
         match (bypass, ending) {
-            // Served out of turn: the scheduler keeps the stream's turn,
-            // unless it has nothing left.
-            (true, _) if next.is_none() => self.sched.remove(slot),
-            (true, _) => {}
+            // Served out of turn: the scheduler keeps the stream's turn
+            // (FCFS: the message's arrival), unless it has nothing left.
+            (true, true) => self.sched.on_finish_out_of_turn(slot, next),
+            (true, false) => {}
             (false, true) => self.sched.on_start(slot, next),
             (false, false) => self.sched.on_fragment(slot, next.unwrap_or(0)),
         }
