@@ -309,10 +309,12 @@ fn a_forward_tsn_that_arrives_is_not_repeated_for_the_sacks_already_on_their_way
 }
 
 #[test]
-fn a_forward_tsn_goes_last_in_its_packet_with_data_and_with_idata() {
+fn a_forward_tsn_goes_last_in_a_packet_without_data_with_data_and_with_idata() {
     // Be conservative in what you send: some receivers drop a packet in
     // which a FORWARD TSN (RFC 3758 3.2) or I-FORWARD-TSN (RFC 8260 2.3)
-    // is followed by another chunk, so it goes last, or alone.
+    // is followed by another chunk, and usrsctp aborts on any control
+    // chunk after DATA: it goes last, in a packet without DATA, though DATA
+    // is ready to go.
     for idata in [false, true] {
         let c = Config {
             message_interleaving: idata,
@@ -334,13 +336,12 @@ fn a_forward_tsn_goes_last_in_its_packet_with_data_and_with_idata() {
             .filter(|l| l.seen.dir == Dir::AtoB && l.seen.chunk_types.iter().any(|&t| forward(t)))
             .map(|l| &l.seen.chunk_types)
             .collect();
-        assert!(
-            with_forward.iter().any(|t| t.len() > 1),
-            "idata {idata}: a FORWARD TSN bundled: {with_forward:?}"
-        );
+        assert!(!with_forward.is_empty(), "idata {idata}: no FORWARD TSN");
         for types in &with_forward {
             assert!(
-                types.last().is_some_and(|&t| forward(t)),
+                types.last().is_some_and(|&t| forward(t))
+                    && !types.contains(&types::DATA)
+                    && !types.contains(&types::IDATA),
                 "idata {idata}: {types:?}"
             );
         }

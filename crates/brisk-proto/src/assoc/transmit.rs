@@ -134,8 +134,12 @@ impl Association {
         // RFC 9260 5.4: an unconfirmed address gets its HEARTBEATs alone,
         // nothing addressed to whichever destination (a FORWARD TSN, an ERROR).
         let confirmed = self.paths.get(to).confirmed;
-        // Be conservative in what you send: a FORWARD TSN goes last in its
-        // packet (some receivers drop a packet with a chunk after it).
+        // Be conservative in what you send: a FORWARD TSN goes last in a
+        // packet without DATA. Some receivers drop a packet with any chunk
+        // after a FORWARD TSN (a Rust WebRTC stack); usrsctp aborts an
+        // association whose packet has any control chunk after DATA
+        // ("DATA chunk followed by chunk of type c0"). The DATA goes in the
+        // next packet.
         let forward = if confirmed {
             self.take_forward_tsn()
         } else {
@@ -143,10 +147,11 @@ impl Association {
         };
         let forward_len = forward.as_ref().map_or(0, |c| c.chunk.encoded_len());
         let reserved = forward.is_some() && p.reserve(forward_len);
-        let data_allowed = matches!(
-            self.state,
-            State::Established | State::ShutdownPending | State::ShutdownReceived
-        );
+        let data_allowed = forward.is_none()
+            && matches!(
+                self.state,
+                State::Established | State::ShutdownPending | State::ShutdownReceived
+            );
         let data_ready = data_allowed && self.has_data_to_send(to);
         // A SACK is owed in every state after the handshake, SHUTDOWN-RECEIVED
         // and SHUTDOWN-ACK-SENT included (9.2: DATA that came before the
