@@ -501,8 +501,8 @@ impl Endpoint {
         chunks: &[Chunk<'_>],
     ) {
         self.stats.out_of_the_blue += 1;
-        // 8.4 rule 1, 11.2.4.1 (Flooding): never answer a
-        // packet from a non-unicast address, nor let it start an association.
+        // 8.4 rule 1, 11.2.4.1 (Flooding): never answer a packet from a
+        // non-unicast address, nor let it start an association.
         if !is_unicast(from.ip()) {
             self.stats.non_unicast += 1;
             return;
