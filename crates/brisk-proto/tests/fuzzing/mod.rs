@@ -1634,6 +1634,14 @@ pub fn describe(pkt: &[u8]) -> String {
                     .collect::<Vec<_>>(),
                 s.dup_tsns.len()
             ),
+            Chunk::ForwardTsn(f) => format!(
+                "FORWARD-TSN(cum {} {:?})",
+                f.new_cum_tsn,
+                f.streams
+                    .iter()
+                    .map(|s| (s.stream_id, s.ssn))
+                    .collect::<Vec<_>>()
+            ),
             other => other.name().to_owned(),
         })
         .collect();
