@@ -829,6 +829,16 @@ impl<'s> World<'s> {
     /// A message `side` received: genuine and new, in order, or injected.
     fn check_delivery(&mut self, side: usize, id: AssocId, m: &IncomingMessage) {
         self.tally.delivered += 1;
+        self.log(|| {
+            format!(
+                "{} {id:?} reads {} bytes on stream {} ssn {}{}",
+                NAMES[side],
+                m.payload.len(),
+                m.stream_id,
+                m.ssn,
+                if m.unordered { " unordered" } else { "" }
+            )
+        });
         let p = &m.payload[..];
         if p.contains(&generate::INJECTED) {
             self.tally.tainted += 1;
