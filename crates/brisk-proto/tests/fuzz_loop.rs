@@ -93,6 +93,10 @@ const RESET_REGRESSION_SEEDS: &[u64] = &[
     // A request answered "In progress" every few milliseconds used up the
     // final drain's step budget before a backed-off T3 fired.
     0x97d8a,
+    // The association ended (PeerUnreachable) while our SSN/TSN Reset
+    // Request waited for its answer: the acknowledged messages held for it
+    // were lost (`messages_held_for_an_unanswered_ssn_tsn_reset_are_delivered_when_the_association_ends`).
+    0x2dd1e8,
 ];
 
 /// Whether the case of `seed` is a reset world (see the module docs).

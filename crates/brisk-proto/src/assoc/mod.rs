@@ -176,6 +176,9 @@ pub struct Association {
     idata: bool,
     /// New-data packets left in this transmission opportunity (Max.Burst, 6.1).
     burst_budget: u32,
+    /// When the latest input came (a packet, a timer, an abort): the time
+    /// a close stamps on the messages it hands over.
+    last_input: Time,
     next_message_id: u64,
     /// Streams negotiated each way.
     outbound_streams: u16,
@@ -285,6 +288,7 @@ impl Association {
             reconfig: reconfig::Reconfig::new(local_initial_tsn),
             idata: false,
             burst_budget: 0,
+            last_input: Time::ZERO,
             next_message_id: 0,
             outbound_streams: cfg.outbound_streams,
             tracker: TsnTracker::new(crate::serial::Tsn(0)),
@@ -462,10 +466,11 @@ impl Association {
 
     /// Aborts at once (RFC 9260 9.1): sends ABORT with a User-Initiated Abort
     /// cause carrying `reason`, and fails every message not yet acknowledged.
-    pub fn abort(&mut self, _now: Time, reason: &str) {
+    pub fn abort(&mut self, now: Time, reason: &str) {
         if self.state == State::Closed {
             return;
         }
+        self.last_input = now;
         if self.peer_tag != 0 {
             self.control.clear();
             self.control.push_back(Control::new(Chunk::Abort(Abort {
@@ -748,6 +753,7 @@ impl Association {
         for id in failed {
             self.emit(Event::SendFailed { id });
         }
+        reconfig::release_held_at_close(self, self.last_input);
         self.emit(Event::Closed(reason));
     }
 
@@ -846,6 +852,7 @@ impl Association {
         chunks: &[Chunk<'_>],
         from: SocketAddr,
     ) {
+        self.last_input = now;
         self.counters.packets_received += 1;
         let rest = match chunks.split_first() {
             // RFC 9260 8.5.1 D, 5.2.4: a COOKIE ECHO is checked against the
@@ -876,6 +883,7 @@ impl Association {
         chunks: &[Chunk<'_>],
         from: SocketAddr,
     ) {
+        self.last_input = now;
         if shutdown::out_of_the_blue_shutdown_ack(self, header, chunks) {
             return;
         }
@@ -1071,6 +1079,7 @@ impl Association {
         if self.state == State::Closed {
             return;
         }
+        self.last_input = now;
         timers::on_timeout(self, now, ctx);
     }
 

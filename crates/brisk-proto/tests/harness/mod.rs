@@ -449,18 +449,25 @@ impl Pair {
             .expect("send")
     }
 
+    /// Sends from B on its association.
+    pub fn b_send(&mut self, msg: brisk_proto::OutgoingMessage) -> brisk_proto::MessageId {
+        let id = self.b_id.expect("accepted");
+        let now = self.now;
+        self.b
+            .association(id)
+            .expect("association")
+            .send(now, msg)
+            .expect("send")
+    }
+
     /// Every message B can read now.
     pub fn b_recv_all(&mut self) -> Vec<brisk_proto::IncomingMessage> {
-        let Some(id) = self.b_id else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        if let Some(assoc) = self.b.association(id) {
-            while let Some(m) = assoc.recv() {
-                out.push(m);
-            }
-        }
-        out
+        recv_all(&mut self.b, self.b_id)
+    }
+
+    /// Every message A can read now (from a closed association too).
+    pub fn a_recv_all(&mut self) -> Vec<brisk_proto::IncomingMessage> {
+        recv_all(&mut self.a, self.a_id)
     }
 
     /// Packets logged in `dir` that carried DATA.
@@ -495,6 +502,16 @@ impl Pair {
 }
 
 /// An SCTP packet from port 5000 to port 5000 with `tag` and `chunks`.
+fn recv_all(ep: &mut Endpoint, id: Option<AssocId>) -> Vec<brisk_proto::IncomingMessage> {
+    let mut out = Vec::new();
+    if let Some(assoc) = id.and_then(|id| ep.association(id)) {
+        while let Some(m) = assoc.recv() {
+            out.push(m);
+        }
+    }
+    out
+}
+
 pub fn packet(tag: u32, chunks: Vec<Chunk<'static>>) -> Vec<u8> {
     Packet {
         header: brisk_proto::wire::CommonHeader {

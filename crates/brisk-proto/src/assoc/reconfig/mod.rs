@@ -44,6 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Association, Control, State};
 use crate::events::{Event, ResetDirection};
+use crate::message::IncomingMessage;
 use crate::rx::interleaved::{IReassembled, IReassembly, MessageKey};
 use crate::rx::{IFragment, MAX_GAP_OFFSET, Reassembled, Reassembly, ReassemblyError, TsnTracker};
 use crate::serial::Tsn;
@@ -544,6 +545,59 @@ impl Association {
 
 /// A RE-CONFIG chunk (RFC 6525 5.2): requests are answered, responses
 /// matched to our request in flight.
+/// The association ends while our SSN/TSN Reset Request waits for its
+/// answer (RFC 6525 5.1.4): the messages held meanwhile were received whole
+/// and acknowledged, and no earlier one can come any more. They go to the
+/// application in TSN order (each stream's send order),
+/// whatever the numbering the answer would have given them.
+pub(super) fn release_held_at_close(a: &mut Association, now: Time) {
+    let mut held = std::mem::take(&mut a.reconfig.ssn_tsn_held);
+    a.reconfig.ssn_tsn_held_bytes = 0;
+    // Held as they arrived, which loss and reordering shuffle.
+    held.sort_by(|x, y| {
+        let (x, y) = (x.first_tsn(), y.first_tsn());
+        if x.is_before(y) {
+            std::cmp::Ordering::Less
+        } else if y.is_before(x) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    let mut any = false;
+    for h in held {
+        let msg = match h {
+            Held::Data(m) => IncomingMessage {
+                stream_id: m.stream_id,
+                ppid: m.ppid,
+                unordered: m.unordered,
+                ssn: m.ssn,
+                first_tsn: m.first_tsn,
+                payload: m.payload,
+                completed_at: now,
+                deliverable_at: now,
+            },
+            Held::IData(m) => IncomingMessage {
+                stream_id: m.stream_id,
+                ppid: m.ppid,
+                unordered: m.unordered,
+                // As `rx::interleaved` does: the low 16 bits of the MID.
+                ssn: m.mid as u16,
+                first_tsn: m.first_tsn,
+                payload: m.payload,
+                completed_at: now,
+                deliverable_at: now,
+            },
+            Held::Skip { .. } | Held::SkipMid { .. } => continue,
+        };
+        a.delivery.push_ready(msg);
+        any = true;
+    }
+    if any {
+        a.emit(Event::MessageReady);
+    }
+}
+
 pub(super) fn on_reconfig(a: &mut Association, now: Time, chunk: &ReConfig<'_>) {
     if !matches!(
         a.state,
