@@ -347,10 +347,11 @@ fn release_ssn_tsn_held(a: &mut Association, now: Time) {
 }
 
 /// RFC 3758 3.5 F with RFC 6525: a FORWARD TSN's entry for a stream we asked
-/// to reset, when the last chunk it skips on that stream belongs to the old
-/// numbering (its TSN at or before the request's Sender's Last Assigned
-/// TSN), is left out: the peer may have reset the stream already, and that
-/// SSN would then skip messages of the new numbering. The reset, performed
+/// to reset, when the FORWARD TSN passes the request's Sender's Last
+/// Assigned TSN but the last chunk it skips on that stream belongs to the old
+/// numbering (its TSN at or before that TSN), is left out: the peer may have
+/// reset the stream already, and that SSN would then skip messages of the
+/// new numbering. The reset, performed
 /// once the peer's cumulative TSN reaches the request's, delivers what
 /// waited behind the abandoned message (and, with I-DATA, drops what is
 /// left of the unfinished messages of the old numbering).
@@ -374,6 +375,15 @@ pub(in crate::assoc) fn filter_forward_tsn(a: &mut Association, forward: &mut Ch
         let Some(&last) = reset_tsns.get(&stream) else {
             return true;
         };
+        // An ordered entry of a FORWARD TSN that does not pass the request's
+        // TSN reaches the peer before it can perform the reset (RFC 6525
+        // 5.2.2: only once its cumulative TSN reaches the request's): the
+        // skip applies to the old numbering, and must go, for the reset may
+        // still fail, and the stream would wait for the abandoned SSN for
+        // good. (An unordered message blocks nothing: its entry stays out.)
+        if unordered.is_none() && point.is_at_or_before(last) {
+            return true;
+        }
         let skipped = outstanding
             .chunks()
             .filter(|c| {
