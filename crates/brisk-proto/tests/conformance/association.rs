@@ -290,12 +290,9 @@ fn an_init_ack_with_fewer_inbound_streams_limits_our_outbound_streams() {
 #[test]
 fn an_init_ack_with_zero_outbound_streams_is_aborted() {
     let mut t = Tester::client();
-    t.connect(Config::rfc9260());
-    let init = t.expect(types::INIT);
-    t.learn_init(&init);
-    let mut ack = init_ack(TESTER_TAG);
-    ack.outbound_streams = 0;
-    t.send(vec![Chunk::InitAck(ack)]);
+    t.answer_init(|ack| {
+        ack.outbound_streams = 0;
+    });
     let abort = t.expect(types::ABORT);
     assert!(
         abort
@@ -516,12 +513,9 @@ fn an_init_with_a_host_name_address_is_aborted_as_unresolvable() {
 #[test]
 fn an_init_ack_with_a_host_name_address_is_aborted_as_unresolvable() {
     let mut t = Tester::client();
-    t.connect(Config::rfc9260());
-    let init = t.expect(types::INIT);
-    t.learn_init(&init);
-    let mut ack = init_ack(TESTER_TAG);
-    ack.params.push(host_name());
-    t.send(vec![Chunk::InitAck(ack)]);
+    t.answer_init(|ack| {
+        ack.params.push(host_name());
+    });
     let abort = t.expect(types::ABORT);
     assert!(
         abort
@@ -642,12 +636,9 @@ fn an_init_with_zero_inbound_streams_is_aborted() {
 #[test]
 fn an_init_ack_with_zero_inbound_streams_is_aborted() {
     let mut t = Tester::client();
-    t.connect(Config::rfc9260());
-    let init = t.expect(types::INIT);
-    t.learn_init(&init);
-    let mut ack = init_ack(TESTER_TAG);
-    ack.inbound_streams = 0;
-    t.send(vec![Chunk::InitAck(ack)]);
+    t.answer_init(|ack| {
+        ack.inbound_streams = 0;
+    });
     let abort = t.expect(types::ABORT);
     assert!(
         abort
@@ -662,12 +653,9 @@ fn an_init_ack_with_zero_inbound_streams_is_aborted() {
 #[test]
 fn an_init_ack_with_a_receiver_window_below_1500_is_not_accepted() {
     let mut t = Tester::client();
-    t.connect(Config::rfc9260());
-    let init = t.expect(types::INIT);
-    t.learn_init(&init);
-    let mut ack = init_ack(TESTER_TAG);
-    ack.a_rwnd = 1499;
-    t.send(vec![Chunk::InitAck(ack)]);
+    t.answer_init(|ack| {
+        ack.a_rwnd = 1499;
+    });
     if let Some(out) = t.poll() {
         assert_first(&out, types::ABORT);
     }

@@ -89,12 +89,9 @@ fn data_on_a_missing_stream_gets_an_invalid_stream_error() {
 #[test]
 fn an_init_ack_without_a_cookie_is_aborted_as_missing_a_mandatory_parameter() {
     let mut t = Tester::client();
-    t.connect(Config::rfc9260());
-    let init = t.expect(types::INIT);
-    t.learn_init(&init);
-    let mut ack = init_ack(TESTER_TAG);
-    ack.params.clear();
-    t.send(vec![Chunk::InitAck(ack)]);
+    t.answer_init(|ack| {
+        ack.params.clear();
+    });
     let abort = t.expect(types::ABORT);
     let p = abort.packet();
     let Some(Chunk::Abort(a)) = p.chunks.first() else {

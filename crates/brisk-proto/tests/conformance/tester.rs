@@ -372,6 +372,17 @@ impl Tester {
         self.iut_tsn = tsn;
     }
 
+    /// The IUT connects with RFC 9260's defaults; the tester answers its
+    /// INIT with an INIT ACK that `edit` changes.
+    pub fn answer_init(&mut self, edit: impl FnOnce(&mut InitAck<'static>)) {
+        self.connect(Config::rfc9260());
+        let init = self.expect(types::INIT);
+        self.learn_init(&init);
+        let mut ack = init_ack(TESTER_TAG);
+        edit(&mut ack);
+        self.send(vec![Chunk::InitAck(ack)]);
+    }
+
     /// The IUT's association.
     pub fn assoc(&mut self) -> &mut Association {
         let id = self.id.expect("an association");
