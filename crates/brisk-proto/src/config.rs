@@ -243,6 +243,11 @@ declare_config! {
         #[unit = "bytes|none"]
         #[default = None]
         pub initial_cwnd: Option<u32>,
+        /// Congestion controller of each path: RFC 9260 7.2's (slow start,
+        /// congestion avoidance, halving on loss).
+        #[unit = "rfc9260"]
+        #[default = CongestionAlgorithm::Rfc9260]
+        pub congestion_control: CongestionAlgorithm,
         /// Largest SCTP packet (common header included) we send: the path MTU less
         /// the IP and, with RFC 6951 encapsulation, UDP headers. The default, 1452,
         /// fits a 1500-byte path with IPv6 and UDP headers (1472 would be the IPv4
@@ -682,6 +687,29 @@ impl KnobValue for StreamScheduler {
     }
 }
 
+/// Congestion controllers a path may run (`cc/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CongestionAlgorithm {
+    /// RFC 9260 7.2: slow start, congestion avoidance, halving on loss.
+    Rfc9260,
+}
+
+impl KnobValue for CongestionAlgorithm {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "rfc9260" => Ok(CongestionAlgorithm::Rfc9260),
+            _ => Err("rfc9260"),
+        }
+    }
+    fn render(&self) -> String {
+        match self {
+            CongestionAlgorithm::Rfc9260 => "rfc9260",
+        }
+        .to_owned()
+    }
+}
+
 /// Early Retransmit variants (RFC 5827).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EarlyRetransmit {
@@ -1073,6 +1101,7 @@ mod tests {
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
                 "stream_scheduler" => "wfq",
+                "congestion_control" => "rfc9260",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",
@@ -1188,7 +1217,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 48);
+        assert_eq!(KNOBS.len(), 49);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1333,6 +1362,7 @@ fast_retransmit_threshold=3
 lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
+congestion_control=rfc9260
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1382,6 +1412,7 @@ fast_retransmit_threshold=4
 lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
+congestion_control=rfc9260
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1431,6 +1462,7 @@ fast_retransmit_threshold=3
 lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
+congestion_control=rfc9260
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1480,6 +1512,7 @@ fast_retransmit_threshold=3
 lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
+congestion_control=rfc9260
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1529,6 +1562,7 @@ fast_retransmit_threshold=3
 lost_retransmission_detection=true
 max_burst=4
 initial_cwnd=none
+congestion_control=rfc9260
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304

@@ -34,7 +34,10 @@ pub use assoc::{
     AssocId, Association, PathError, PathInfo, ReconfigError, SchedulingError, SendError, State,
     Transmit,
 };
-pub use config::{Config, ConfigError, EarlyRetransmit, KNOBS, Nagle, PRESETS, StreamScheduler};
+pub use config::{
+    Config, ConfigError, CongestionAlgorithm, EarlyRetransmit, KNOBS, Nagle, PRESETS,
+    StreamScheduler,
+};
 pub use endpoint::{ConnectError, Endpoint, EndpointConfig, EndpointStats};
 pub use events::{
     CloseReason, Event, FailoverCause, PathState, ResetDirection, RetransmitCause, Stats,

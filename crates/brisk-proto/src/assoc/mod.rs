@@ -23,6 +23,7 @@ use std::net::SocketAddr;
 
 use rand::RngCore;
 
+use crate::cc::CongestionController;
 use crate::config::Config;
 use crate::cookie::CookieSealer;
 use crate::events::{CloseReason, Event, Stats};

@@ -9,6 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use super::{Association, heartbeat};
+use crate::cc::CongestionController;
 use crate::events::Event;
 use crate::path::{Path, PathId, PathState};
 use crate::recovery::failover::{self, FailoverCause, Thresholds};

@@ -18,7 +18,7 @@ pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
             TimerKind::T3Rtx => on_t3_expiry(a, now),
             TimerKind::EarlyRetransmit => {
                 let (rtx, mut env) = a.tx();
-                rtx.on_early_retransmit_timer(&mut env);
+                rtx.on_early_retransmit_timer(now, &mut env);
             }
             TimerKind::TailLossProbe => {
                 let queued = a.queued_chunk();
@@ -54,5 +54,5 @@ fn on_t3_expiry(a: &mut Association, now: Time) {
         }
     }
     let (rtx, mut env) = a.tx_to(path);
-    rtx.retransmit_after_t3(&mut env);
+    rtx.retransmit_after_t3(now, &mut env);
 }

@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 
 use super::{Association, Control, State, receive};
+use crate::cc::CongestionController;
 use crate::events::{Event, RetransmitCause};
 use crate::path::PathId;
 use crate::serial::Tsn;

@@ -85,7 +85,7 @@ impl Path {
             confirmed: true,
             errors: 0,
             rto: RtoEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
-            cc: CongestionControl::new(pmdcs(cfg.mtu), cfg.initial_cwnd, peer_rwnd),
+            cc: CongestionControl::new(cfg, pmdcs(cfg.mtu), peer_rwnd),
             mtu: cfg.mtu,
             last_data_sent: None,
             ack_spacing: AckSpacing::default(),

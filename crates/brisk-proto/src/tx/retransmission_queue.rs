@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use crate::cc::{AckSample, CongestionController};
 use crate::config::{Config, EarlyRetransmit, Nagle};
 use crate::events::RetransmitCause;
 use crate::message::{MessageId, Reliability};
@@ -539,11 +540,14 @@ impl RetransmissionQueue {
         let peer_alive = self.peer_alive(sack, &outcome);
         self.release_minshall();
         // 7.2.1, 7.2.2 before 7.2.3 (note at the end of 7.2.4).
-        env.path_mut().cc.on_ack(
-            outcome.bytes_acked,
+        env.path_mut().cc.on_ack(&AckSample {
+            now,
+            bytes_acked: outcome.bytes_acked,
             flight_before,
-            self.fast_recovery.in_recovery(),
-        );
+            in_fast_recovery: self.fast_recovery.in_recovery(),
+            rtt: outcome.rtt,
+            newest_acked_sent_at: outcome.htna_sent,
+        });
         self.fast_recovery.on_cum_ack(Tsn(sack.cum_tsn_ack));
         if let Some(sent) = outcome.htna_sent {
             let acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
@@ -570,7 +574,7 @@ impl RetransmissionQueue {
             marked = er_marked;
         }
         if entered {
-            env.path_mut().cc.on_fast_retransmit();
+            env.path_mut().cc.on_fast_retransmit(now);
             self.counters.fast_recoveries += 1;
         }
         if marked {
@@ -950,7 +954,7 @@ impl RetransmissionQueue {
     /// timeouts stay linear, seed 001 4.2.2) and E3 (mark every chunk in
     /// flight; the earliest go first, the rest as cwnd allows). Every other
     /// recovery in progress ends. `env.to` is the destination that timed out.
-    pub fn retransmit_after_t3(&mut self, env: &mut TxEnv<'_>) {
+    pub fn retransmit_after_t3(&mut self, now: Time, env: &mut TxEnv<'_>) {
         self.t3_path = env.to;
         if env.cfg.spurious_timeout_undo
             && let Some(earliest) = self.outstanding.earliest_unacked()
@@ -963,7 +967,7 @@ impl RetransmissionQueue {
             self.spurious.on_expiry(earliest.tsn, before);
         }
         // E1, and E2 unless a thin stream's timeouts stay linear.
-        env.path_mut().cc.on_t3_expiry();
+        env.path_mut().cc.on_t3_expiry(now);
         if thin::backs_off(env.cfg, self.is_thin(env.cfg)) {
             env.path_mut().rto.back_off();
         }
@@ -985,7 +989,7 @@ impl RetransmissionQueue {
 
     /// The Early Retransmit delay ran out (RFC 5827 6): retransmit the chunks
     /// that are still missing; a SACK in the meantime may have resolved them.
-    pub fn on_early_retransmit_timer(&mut self, env: &mut TxEnv<'_>) {
+    pub fn on_early_retransmit_timer(&mut self, now: Time, env: &mut TxEnv<'_>) {
         let pending = std::mem::take(&mut self.early_retransmit_pending);
         let Some(&last) = pending.last() else { return };
         let still_missing = pending.iter().any(|tsn| {
@@ -998,7 +1002,7 @@ impl RetransmissionQueue {
         }
         if self.mark_early_retransmit(last.next()) {
             if self.fast_recovery.enter(self.outstanding.next_tsn().prev()) {
-                env.path_mut().cc.on_fast_retransmit();
+                env.path_mut().cc.on_fast_retransmit(now);
                 self.counters.fast_recoveries += 1;
             }
             self.bypass_cwnd_once = true;
@@ -1163,7 +1167,7 @@ mod tests {
             }
         );
         let (rq, mut env) = f.env();
-        rq.retransmit_after_t3(&mut env);
+        rq.retransmit_after_t3(Time::from_millis(1000), &mut env);
         assert_eq!(f.rq.peer_rwnd(), 100_000);
         assert_eq!(f.rq.outstanding().marked(), 2);
         // D ii: a SACK sets it to a_rwnd less what is outstanding.

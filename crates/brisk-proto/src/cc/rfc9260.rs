@@ -1,12 +1,15 @@
-//! Congestion control of one destination, RFC 9260 7.2: slow start, congestion
+//! RFC 9260 7.2 congestion control, the default: slow start, congestion
 //! avoidance with partial_bytes_acked, and the reductions on loss.
 //!
 //! Sizes count whole DATA chunks with their headers and padding (7.2: "the
 //! length of the DATA chunk, including the padding, SHOULD be used").
 
+use super::{AckSample, CongestionController};
+use crate::time::Time;
+
 /// cwnd, ssthresh and partial_bytes_acked of one destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CongestionControl {
+pub struct Rfc9260 {
     cwnd: u32,
     ssthresh: u32,
     partial_bytes_acked: u32,
@@ -14,7 +17,7 @@ pub struct CongestionControl {
     pmdcs: u32,
 }
 
-impl CongestionControl {
+impl Rfc9260 {
     /// RFC 9260 7.2.1: cwnd = min(4*PMDCS, max(2*PMDCS, 4404)) unless configured;
     /// ssthresh starts at the peer's advertised window ("arbitrarily high").
     pub fn new(pmdcs: u32, initial_cwnd: Option<u32>, peer_rwnd: u32) -> Self {
@@ -27,26 +30,8 @@ impl CongestionControl {
         }
     }
 
-    pub fn cwnd(&self) -> u32 {
-        self.cwnd
-    }
-
-    pub fn ssthresh(&self) -> u32 {
-        self.ssthresh
-    }
-
     pub fn partial_bytes_acked(&self) -> u32 {
         self.partial_bytes_acked
-    }
-
-    pub fn pmdcs(&self) -> u32 {
-        self.pmdcs
-    }
-
-    /// Rule B (6.1): new data may go out while the flight is below cwnd; the
-    /// packet that does so may overshoot it by less than one PMDCS.
-    pub fn allows_new_data(&self, flight_size: u32) -> bool {
-        flight_size < self.cwnd
     }
 
     /// A SACK acknowledged `bytes_acked` new bytes and advanced the cumulative
@@ -117,6 +102,41 @@ impl CongestionControl {
     }
 }
 
+impl CongestionController for Rfc9260 {
+    fn cwnd(&self) -> u32 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+    fn pmdcs(&self) -> u32 {
+        self.pmdcs
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        Rfc9260::on_ack(
+            self,
+            ack.bytes_acked,
+            ack.flight_before,
+            ack.in_fast_recovery,
+        );
+    }
+    fn on_all_acked(&mut self) {
+        Rfc9260::on_all_acked(self);
+    }
+    fn on_fast_retransmit(&mut self, _now: Time) {
+        Rfc9260::on_fast_retransmit(self);
+    }
+    fn on_t3_expiry(&mut self, _now: Time) {
+        Rfc9260::on_t3_expiry(self);
+    }
+    fn undo(&mut self, cwnd: u32, ssthresh: u32) {
+        Rfc9260::undo(self, cwnd, ssthresh);
+    }
+    fn on_idle(&mut self, idle_rtos: u32) {
+        Rfc9260::on_idle(self, idle_rtos);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,19 +145,16 @@ mod tests {
 
     #[test]
     fn initial_cwnd_follows_7_2_1() {
-        assert_eq!(CongestionControl::new(MTU, None, 1 << 20).cwnd(), 4404);
-        assert_eq!(CongestionControl::new(1452, None, 1 << 20).cwnd(), 4404);
-        assert_eq!(CongestionControl::new(9000, None, 1 << 20).cwnd(), 18000);
-        assert_eq!(CongestionControl::new(500, None, 1 << 20).cwnd(), 2000);
-        assert_eq!(
-            CongestionControl::new(MTU, Some(3000), 1 << 20).cwnd(),
-            3000
-        );
+        assert_eq!(Rfc9260::new(MTU, None, 1 << 20).cwnd(), 4404);
+        assert_eq!(Rfc9260::new(1452, None, 1 << 20).cwnd(), 4404);
+        assert_eq!(Rfc9260::new(9000, None, 1 << 20).cwnd(), 18000);
+        assert_eq!(Rfc9260::new(500, None, 1 << 20).cwnd(), 2000);
+        assert_eq!(Rfc9260::new(MTU, Some(3000), 1 << 20).cwnd(), 3000);
     }
 
     #[test]
     fn slow_start_grows_by_at_most_one_pmdcs_and_only_when_cwnd_is_used() {
-        let mut cc = CongestionControl::new(MTU, None, 1 << 20);
+        let mut cc = Rfc9260::new(MTU, None, 1 << 20);
         cc.on_ack(3000, 1000, false);
         assert_eq!(cc.cwnd(), 4404, "not fully utilized: no growth");
         cc.on_ack(3000, 4404, false);
@@ -150,7 +167,7 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_pmdcs_per_cwnd_acked() {
-        let mut cc = CongestionControl::new(MTU, Some(10_000), 5_000);
+        let mut cc = Rfc9260::new(MTU, Some(10_000), 5_000);
         cc.on_ack(6_000, 10_000, false);
         assert_eq!((cc.cwnd(), cc.partial_bytes_acked()), (10_000, 6_000));
         cc.on_ack(6_000, 10_000, false);
@@ -165,7 +182,7 @@ mod tests {
 
     #[test]
     fn fast_retransmit_halves_and_t3_collapses_cwnd() {
-        let mut cc = CongestionControl::new(MTU, Some(20_000), 1 << 20);
+        let mut cc = Rfc9260::new(MTU, Some(20_000), 1 << 20);
         cc.on_fast_retransmit();
         assert_eq!((cc.cwnd(), cc.ssthresh()), (10_000, 10_000));
         cc.on_fast_retransmit();
@@ -182,12 +199,12 @@ mod tests {
 
     #[test]
     fn an_idle_path_decays_cwnd_once_per_rto_but_never_raises_it() {
-        let mut cc = CongestionControl::new(MTU, Some(40_000), 1 << 20);
+        let mut cc = Rfc9260::new(MTU, Some(40_000), 1 << 20);
         cc.on_idle(1);
         assert_eq!((cc.cwnd(), cc.ssthresh()), (20_000, 1 << 20));
         cc.on_idle(10);
         assert_eq!(cc.cwnd(), 4 * MTU);
-        let mut small = CongestionControl::new(MTU, None, 1 << 20);
+        let mut small = Rfc9260::new(MTU, None, 1 << 20);
         small.on_idle(3);
         assert_eq!(small.cwnd(), 4404, "below 4 PMDCS: untouched");
     }
