@@ -49,8 +49,9 @@ pub trait CongestionController {
     fn allows_new_data(&self, flight_size: u32) -> bool {
         flight_size < self.cwnd()
     }
-    /// A packet with `bytes` of DATA went out; `flight_after` is the flight
-    /// size with it.
+    /// A DATA chunk of `bytes` went out, new or retransmitted (not a
+    /// redundant copy of a chunk still in flight); `flight_after` is the
+    /// flight size with it.
     fn on_sent(&mut self, _now: Time, _bytes: u32, _flight_after: u32) {}
     /// A SACK acknowledged new data (or none: `bytes_acked` 0).
     fn on_ack(&mut self, ack: &AckSample);

@@ -328,6 +328,8 @@ impl RetransmissionQueue {
         self.peer_window.on_sent(window_cost(size));
         self.count_retransmission(cause);
         self.on_data_sent(now, earliest, env);
+        let flight = self.outstanding.flight_size();
+        env.path_mut().cc.on_sent(now, size, flight);
         Some(resent)
     }
 
@@ -393,6 +395,8 @@ impl RetransmissionQueue {
         self.counters.data_chunks_sent += 1;
         self.counters.payload_bytes_sent += payload_len;
         self.on_data_sent(now, false, env);
+        let flight = self.outstanding.flight_size();
+        env.path_mut().cc.on_sent(now, size, flight);
         tsn
     }
 
