@@ -244,10 +244,18 @@ declare_config! {
         #[default = None]
         pub initial_cwnd: Option<u32>,
         /// Congestion controller of each path: RFC 9260 7.2's (slow start,
-        /// congestion avoidance, halving on loss).
-        #[unit = "rfc9260"]
+        /// congestion avoidance, halving on loss), or `cubic` (RFC 9438:
+        /// 0.7 on loss, the cubic curve back to the last maximum).
+        #[unit = "rfc9260|cubic"]
         #[default = CongestionAlgorithm::Rfc9260]
         pub congestion_control: CongestionAlgorithm,
+        /// RFC 7661 congestion window validation: a window in use by at
+        /// least half (pipeACK) may grow though not full, an unused one is
+        /// kept (no idle decay) for five minutes, and a loss while
+        /// rate-limited cuts from what was in use.
+        #[unit = "true|false"]
+        #[default = false]
+        pub cwnd_validation: bool,
         /// Largest SCTP packet (common header included) we send: the path MTU less
         /// the IP and, with RFC 6951 encapsulation, UDP headers. The default, 1452,
         /// fits a 1500-byte path with IPv6 and UDP headers (1472 would be the IPv4
@@ -693,18 +701,22 @@ impl KnobValue for StreamScheduler {
 pub enum CongestionAlgorithm {
     /// RFC 9260 7.2: slow start, congestion avoidance, halving on loss.
     Rfc9260,
+    /// RFC 9438 CUBIC.
+    Cubic,
 }
 
 impl KnobValue for CongestionAlgorithm {
     fn parse(text: &str) -> Result<Self, &'static str> {
         match text.trim() {
             "rfc9260" => Ok(CongestionAlgorithm::Rfc9260),
-            _ => Err("rfc9260"),
+            "cubic" => Ok(CongestionAlgorithm::Cubic),
+            _ => Err("rfc9260|cubic"),
         }
     }
     fn render(&self) -> String {
         match self {
             CongestionAlgorithm::Rfc9260 => "rfc9260",
+            CongestionAlgorithm::Cubic => "cubic",
         }
         .to_owned()
     }
@@ -1097,11 +1109,12 @@ mod tests {
                 | "early_retransmit_delay"
                 | "spurious_timeout_undo"
                 | "lost_retransmission_detection"
-                | "ack_reach_floor" => "true",
+                | "ack_reach_floor"
+                | "cwnd_validation" => "true",
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
                 "stream_scheduler" => "wfq",
-                "congestion_control" => "rfc9260",
+                "congestion_control" => "cubic",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",
@@ -1217,7 +1230,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 49);
+        assert_eq!(KNOBS.len(), 50);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1363,6 +1376,7 @@ lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
 congestion_control=rfc9260
+cwnd_validation=false
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1413,6 +1427,7 @@ lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
 congestion_control=rfc9260
+cwnd_validation=false
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1463,6 +1478,7 @@ lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
 congestion_control=rfc9260
+cwnd_validation=false
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1513,6 +1529,7 @@ lost_retransmission_detection=false
 max_burst=4
 initial_cwnd=none
 congestion_control=rfc9260
+cwnd_validation=false
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304
@@ -1563,6 +1580,7 @@ lost_retransmission_detection=true
 max_burst=4
 initial_cwnd=none
 congestion_control=rfc9260
+cwnd_validation=false
 mtu=1452
 receive_buffer=1048576
 send_buffer=4194304

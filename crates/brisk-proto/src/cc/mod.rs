@@ -9,6 +9,8 @@
 //! 7.2: "the length of the DATA chunk, including the padding, SHOULD be
 //! used").
 
+mod cubic;
+mod cwv;
 mod rfc9260;
 
 use std::time::Duration;
@@ -16,6 +18,7 @@ use std::time::Duration;
 use crate::config::{Config, CongestionAlgorithm};
 use crate::time::Time;
 
+pub use cubic::Cubic;
 pub use rfc9260::Rfc9260;
 
 /// What one SACK told the sender, for the controller of the path it
@@ -72,6 +75,7 @@ pub trait CongestionController {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CongestionControl {
     Rfc9260(Rfc9260),
+    Cubic(Cubic),
 }
 
 impl CongestionControl {
@@ -79,21 +83,28 @@ impl CongestionControl {
     /// `pmdcs`, to a peer that advertised `peer_rwnd`.
     pub fn new(cfg: &Config, pmdcs: u32, peer_rwnd: u32) -> Self {
         match cfg.congestion_control {
-            CongestionAlgorithm::Rfc9260 => {
-                Self::Rfc9260(Rfc9260::new(pmdcs, cfg.initial_cwnd, peer_rwnd))
-            }
+            CongestionAlgorithm::Rfc9260 => Self::Rfc9260(
+                Rfc9260::new(pmdcs, cfg.initial_cwnd, peer_rwnd)
+                    .with_cwnd_validation(cfg.cwnd_validation),
+            ),
+            CongestionAlgorithm::Cubic => Self::Cubic(
+                Cubic::new(pmdcs, cfg.initial_cwnd, peer_rwnd)
+                    .with_cwnd_validation(cfg.cwnd_validation),
+            ),
         }
     }
 
     fn inner(&self) -> &dyn CongestionController {
         match self {
             Self::Rfc9260(c) => c,
+            Self::Cubic(c) => c,
         }
     }
 
     fn inner_mut(&mut self) -> &mut dyn CongestionController {
         match self {
             Self::Rfc9260(c) => c,
+            Self::Cubic(c) => c,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! Sizes count whole DATA chunks with their headers and padding (7.2: "the
 //! length of the DATA chunk, including the padding, SHOULD be used").
 
-use super::{AckSample, CongestionController};
+use super::{AckSample, CongestionController, cwv::Cwv};
 use crate::time::Time;
 
 /// cwnd, ssthresh and partial_bytes_acked of one destination.
@@ -15,6 +15,11 @@ pub struct Rfc9260 {
     partial_bytes_acked: u32,
     /// PMDCS: the largest DATA chunk that fits the path.
     pmdcs: u32,
+    /// RFC 7661, when `cwnd_validation` is on.
+    cwv: Option<Cwv>,
+    /// The flight size before the latest SACK (RFC 7661's LossFlightSize
+    /// when that SACK finds a loss).
+    flight_at_last_sack: u32,
 }
 
 impl Rfc9260 {
@@ -27,7 +32,15 @@ impl Rfc9260 {
             ssthresh: peer_rwnd.max(pmdcs),
             partial_bytes_acked: 0,
             pmdcs,
+            cwv: None,
+            flight_at_last_sack: 0,
         }
+    }
+
+    /// With RFC 7661 congestion window validation (`cwnd_validation`).
+    pub fn with_cwnd_validation(mut self, on: bool) -> Self {
+        self.cwv = on.then(Cwv::default);
+        self
     }
 
     pub fn partial_bytes_acked(&self) -> u32 {
@@ -37,11 +50,16 @@ impl Rfc9260 {
     /// A SACK acknowledged `bytes_acked` new bytes and advanced the cumulative
     /// TSN ack point; `flight_before` was the flight size before it.
     pub fn on_ack(&mut self, bytes_acked: u32, flight_before: u32, in_fast_recovery: bool) {
+        self.grow(bytes_acked, flight_before >= self.cwnd, in_fast_recovery);
+    }
+
+    /// 7.2.1 and 7.2.2 for `bytes_acked` newly acknowledged; `fully_utilized`
+    /// when the window was in use (with RFC 7661: validated).
+    fn grow(&mut self, bytes_acked: u32, fully_utilized: bool, in_fast_recovery: bool) {
         if bytes_acked == 0 || in_fast_recovery {
             // 7.2.1: no increase in Fast Recovery.
             return;
         }
-        let fully_utilized = flight_before >= self.cwnd;
         if self.cwnd <= self.ssthresh {
             // 7.2.1 slow start: only while cwnd is fully used; by at most
             // min(bytes acked, L * PMDCS) with L = 1.
@@ -65,9 +83,15 @@ impl Rfc9260 {
         self.partial_bytes_acked = 0;
     }
 
-    /// 7.2.3: loss detected from SACKs (fast retransmit).
-    pub fn on_fast_retransmit(&mut self) {
-        self.ssthresh = (self.cwnd / 2).max(4 * self.pmdcs);
+    /// 7.2.3: loss detected from SACKs (fast retransmit); with RFC 7661
+    /// 4.6.2 in the non-validated phase, half of max(pipeACK,
+    /// LossFlightSize) rather than half of an unused cwnd.
+    pub fn on_fast_retransmit(&mut self, now: Time) {
+        let base = match &self.cwv {
+            Some(cwv) => cwv.loss_base(now, self.cwnd, self.flight_at_last_sack),
+            None => self.cwnd,
+        };
+        self.ssthresh = (base / 2).max(4 * self.pmdcs);
         self.cwnd = self.ssthresh;
         self.partial_bytes_acked = 0;
     }
@@ -77,6 +101,9 @@ impl Rfc9260 {
         self.ssthresh = (self.cwnd / 2).max(4 * self.pmdcs);
         self.cwnd = self.pmdcs;
         self.partial_bytes_acked = 0;
+        if let Some(cwv) = &mut self.cwv {
+            cwv.restart();
+        }
     }
 
     /// The T3 expiry that collapsed cwnd was spurious (RFC 4015 3.2): cwnd and
@@ -113,18 +140,25 @@ impl CongestionController for Rfc9260 {
         self.pmdcs
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        Rfc9260::on_ack(
-            self,
-            ack.bytes_acked,
-            ack.flight_before,
-            ack.in_fast_recovery,
-        );
+        self.flight_at_last_sack = ack.flight_before;
+        let mut fully_utilized = ack.flight_before >= self.cwnd;
+        if let Some(cwv) = &mut self.cwv {
+            cwv.on_ack(ack.now, ack.bytes_acked, ack.rtt, ack.in_fast_recovery);
+            // RFC 7661 4.3: a validated window may grow though not full.
+            fully_utilized = cwv.may_grow(ack.now, self.cwnd, fully_utilized);
+            if cwv.nvp_expired(ack.now) {
+                // RFC 7661 4.4: the NVP ran out, the unused window goes.
+                self.ssthresh = self.ssthresh.max(self.cwnd / 4 * 3);
+                self.cwnd = (self.cwnd / 2).max(4 * self.pmdcs).min(self.cwnd);
+            }
+        }
+        self.grow(ack.bytes_acked, fully_utilized, ack.in_fast_recovery);
     }
     fn on_all_acked(&mut self) {
         Rfc9260::on_all_acked(self);
     }
-    fn on_fast_retransmit(&mut self, _now: Time) {
-        Rfc9260::on_fast_retransmit(self);
+    fn on_fast_retransmit(&mut self, now: Time) {
+        Rfc9260::on_fast_retransmit(self, now);
     }
     fn on_t3_expiry(&mut self, _now: Time) {
         Rfc9260::on_t3_expiry(self);
@@ -133,7 +167,11 @@ impl CongestionController for Rfc9260 {
         Rfc9260::undo(self, cwnd, ssthresh);
     }
     fn on_idle(&mut self, idle_rtos: u32) {
-        Rfc9260::on_idle(self, idle_rtos);
+        // RFC 7661 4.3 replaces 7.2.1's decay: the window is kept for the
+        // non-validated period.
+        if self.cwv.is_none() {
+            Rfc9260::on_idle(self, idle_rtos);
+        }
     }
 }
 
@@ -183,11 +221,11 @@ mod tests {
     #[test]
     fn fast_retransmit_halves_and_t3_collapses_cwnd() {
         let mut cc = Rfc9260::new(MTU, Some(20_000), 1 << 20);
-        cc.on_fast_retransmit();
+        cc.on_fast_retransmit(Time::ZERO);
         assert_eq!((cc.cwnd(), cc.ssthresh()), (10_000, 10_000));
-        cc.on_fast_retransmit();
+        cc.on_fast_retransmit(Time::ZERO);
         assert_eq!(cc.cwnd(), 5_000);
-        cc.on_fast_retransmit();
+        cc.on_fast_retransmit(Time::ZERO);
         assert_eq!(cc.cwnd(), 4 * MTU, "never below 4 PMDCS");
         cc.on_t3_expiry();
         assert_eq!((cc.cwnd(), cc.ssthresh()), (MTU, 4 * MTU));
