@@ -49,6 +49,9 @@
 //! restarts): a new association made from a replayed, still valid COOKIE ECHO
 //! (RFC 9260 5.1.5) may legitimately take old packets again.
 //!
+//! About a third of the worlds run CUBIC (RFC 9438), and half RFC 7661
+//! congestion window validation ([`config`]).
+//!
 //! In one case in four ([`offpath`]), an off-path stranger who knows the
 //! addresses and ports but no tag, cookie or nonce sends packets of every
 //! chunk type as the peer: the endpoint that gets one emits no event for it
@@ -76,8 +79,8 @@ use brisk_proto::rx::window::NEXT_TSN_ALLOWANCE;
 use brisk_proto::wire::chunk::{Abort, ShutdownComplete};
 use brisk_proto::wire::{Chunk, Packet, RawChunks};
 use brisk_proto::{
-    AssocId, Config, EarlyRetransmit, Endpoint, EndpointConfig, Event, IncomingMessage, MessageId,
-    Nagle, OutgoingMessage, State, Time,
+    AssocId, Config, CongestionAlgorithm, EarlyRetransmit, Endpoint, EndpointConfig, Event,
+    IncomingMessage, MessageId, Nagle, OutgoingMessage, State, Time,
 };
 
 pub use source::{Dice, SliceSource, Source, XorShift};
@@ -265,6 +268,12 @@ pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
     // Stream reconfiguration (RFC 6525) on in half the worlds, drawn from
     // the stream count so that no seed's later dice move.
     c.stream_reconfig = c.max_inbound_streams % 2 == 0;
+    // CUBIC (RFC 9438) in about a third of the worlds and RFC 7661 window
+    // validation in half, drawn from the stream count too (issue 28).
+    if c.outbound_streams % 3 == 0 {
+        c.congestion_control = CongestionAlgorithm::Cubic;
+    }
+    c.cwnd_validation = (c.outbound_streams / 2) % 2 == 1;
     if d.chance(64) {
         c.nagle = *d.pick(&[Nagle::Off, Nagle::Classic, Nagle::Minshall]);
     }
