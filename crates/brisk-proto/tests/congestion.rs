@@ -253,3 +253,48 @@ fn a_bulk_cubic_flow_keeps_0_7_of_its_window_on_a_loss_and_regrows_along_the_cub
         "{halved} {before}"
     );
 }
+
+/// RFC 7661 4.3: a window kept through an idle spell (within the five
+/// minute NVP), where RFC 9260 7.2.1 halves it per RTO down to 4*PMDCS.
+/// Counts the DATA packets a burst after 10 s of silence sends before the
+/// first SACK can come back.
+#[test]
+fn with_rfc_7661_the_window_survives_an_idle_spell() {
+    let first_flight = |cc: CongestionAlgorithm, cwv: bool| {
+        let cfg = Config {
+            max_burst: 0,
+            ..cfg(cc, cwv)
+        };
+        let mut p = Pair::new(ms(50), Config::rfc9260());
+        p.connect(cfg);
+        p.warm_up();
+        let a = p.a_id.expect("connected");
+        // Grow the window: 300 messages as fast as it allows.
+        for _ in 0..300 {
+            p.a_send(OutgoingMessage::new(0, vec![1u8; 1024]));
+        }
+        p.run_for(ms(3000));
+        assert_eq!(p.b_recv_all().len(), 300);
+        let grown = p.a.association(a).unwrap().stats().cwnd;
+        p.run_for(ms(10_000));
+        p.log.clear();
+        for _ in 0..100 {
+            p.a_send(OutgoingMessage::new(0, vec![2u8; 1024]));
+        }
+        p.run_for(ms(90));
+        (grown, p.data_packets(Dir::AtoB).len())
+    };
+    for cc in [CongestionAlgorithm::Rfc9260, CongestionAlgorithm::Cubic] {
+        let (grown, decayed) = first_flight(cc, false);
+        let (_, kept) = first_flight(cc, true);
+        eprintln!(
+            "{cc:?}: cwnd {grown} before the spell; {decayed} packets after it, {kept} with RFC 7661"
+        );
+        // 4*PMDCS = 5760 bytes: six 1040-byte chunks.
+        assert_eq!(decayed, 6, "{cc:?}");
+        assert!(
+            kept as u32 * 1040 >= grown,
+            "{cc:?}: {kept} packets for a cwnd of {grown}"
+        );
+    }
+}
