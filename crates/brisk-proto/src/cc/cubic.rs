@@ -210,7 +210,7 @@ impl Cubic {
 
     /// RFC 9438 4.6 and 4.7: a loss found by SACK, once per recovery.
     /// With RFC 7661 in the non-validated phase the reduction is taken from
-    /// max(pipeACK, LossFlightSize) (4.6.2) instead of the unused cwnd.
+    /// max(pipeACK, LossFlightSize) (RFC 7661 4.4.1, beta_cubic for its 1/2) instead of the unused cwnd.
     pub fn on_fast_retransmit(&mut self, now: Time) {
         self.save();
         let base = match &self.cwv {
@@ -322,7 +322,7 @@ impl CongestionController for Cubic {
             cwv.on_ack(now, ack.bytes_acked, ack.rtt, ack.in_fast_recovery);
             may_grow = cwv.may_grow(now, self.cwnd, may_grow);
             if cwv.nvp_expired(now) {
-                // RFC 7661 4.4: the NVP ran out, the unused window goes.
+                // RFC 7661 4.4.3: the NVP ran out, the unused window goes.
                 self.ssthresh = self.ssthresh.max(self.cwnd / 4 * 3);
                 self.set_cwnd((self.cwnd / 2).max(self.floor()).min(self.cwnd));
                 self.epoch = None;

@@ -15,15 +15,17 @@
 //! - idle and rate-limited periods: cwnd is kept, not decayed (RFC 7661 4.3
 //!   replaces RFC 9260 7.2.1's decay per RTO), for at most the
 //!   non-validated period (NVP, five minutes); then it is halved;
-//! - loss in the non-validated phase (RFC 7661 4.6.2): the reduction is
+//! - loss in the non-validated phase (RFC 7661 4.4.1): the reduction is
 //!   taken from max(pipeACK, LossFlightSize), what was really in use, not
-//!   from the unused cwnd.
+//!   from the unused cwnd. Applied once, when the loss is found: the
+//!   controller hears of no end of recovery, so 4.4.1's second step (less
+//!   R, the data retransmitted in the recovery) is left out.
 
 use std::time::Duration;
 
 use crate::time::Time;
 
-/// RFC 7661 4.4: the non-validated period, five minutes.
+/// RFC 7661 5: the non-validated period, five minutes.
 pub const NVP: Duration = Duration::from_secs(300);
 
 /// Slots of the pipeACK maximum filter: the sampling period split in parts.
@@ -144,7 +146,7 @@ impl Cwv {
         validated || fully_utilized
     }
 
-    /// RFC 7661 4.6.2: the volume a loss response is taken from. In the
+    /// RFC 7661 4.4.1: the volume a loss response is taken from. In the
     /// non-validated phase max(pipeACK, LossFlightSize), at most `cwnd`;
     /// otherwise `cwnd` itself.
     pub fn loss_base(&self, now: Time, cwnd: u32, loss_flight: u32) -> u32 {
@@ -154,7 +156,7 @@ impl Cwv {
         }
     }
 
-    /// RFC 7661 4.4: the non-validated period ran out without the window
+    /// RFC 7661 4.4.3: the non-validated period ran out without the window
     /// being validated again; the caller halves cwnd (at most once per NVP).
     pub fn nvp_expired(&mut self, now: Time) -> bool {
         match self.nvp_since {

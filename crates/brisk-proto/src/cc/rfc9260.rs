@@ -84,7 +84,7 @@ impl Rfc9260 {
     }
 
     /// 7.2.3: loss detected from SACKs (fast retransmit); with RFC 7661
-    /// 4.6.2 in the non-validated phase, half of max(pipeACK,
+    /// 4.4.1 in the non-validated phase, half of max(pipeACK,
     /// LossFlightSize) rather than half of an unused cwnd.
     pub fn on_fast_retransmit(&mut self, now: Time) {
         let base = match &self.cwv {
@@ -147,7 +147,7 @@ impl CongestionController for Rfc9260 {
             // RFC 7661 4.3: a validated window may grow though not full.
             fully_utilized = cwv.may_grow(ack.now, self.cwnd, fully_utilized);
             if cwv.nvp_expired(ack.now) {
-                // RFC 7661 4.4: the NVP ran out, the unused window goes.
+                // RFC 7661 4.4.3: the NVP ran out, the unused window goes.
                 self.ssthresh = self.ssthresh.max(self.cwnd / 4 * 3);
                 self.cwnd = (self.cwnd / 2).max(4 * self.pmdcs).min(self.cwnd);
             }
