@@ -210,7 +210,8 @@ impl Cubic {
 
     /// RFC 9438 4.6 and 4.7: a loss found by SACK, once per recovery.
     /// With RFC 7661 in the non-validated phase the reduction is taken from
-    /// max(pipeACK, LossFlightSize) (RFC 7661 4.4.1, beta_cubic for its 1/2) instead of the unused cwnd.
+    /// max(pipeACK, LossFlightSize) (RFC 7661 4.4.1, beta_cubic for its
+    /// 1/2) instead of the unused cwnd.
     pub fn on_fast_retransmit(&mut self, now: Time) {
         self.save();
         let base = match &self.cwv {
@@ -224,7 +225,8 @@ impl Cubic {
         } else {
             base
         };
-        self.cwnd_prior = self.cwnd;
+        // 4.3's cwnd_prior: the window in use when the loss came.
+        self.cwnd_prior = base;
         // 4.6, with RFC 9260 7.2.3's floor of 4*PMDCS.
         self.ssthresh = ((f64::from(base) * BETA) as u32).max(self.floor());
         self.set_cwnd(self.ssthresh);
