@@ -243,9 +243,12 @@ declare_config! {
         #[unit = "bytes|none"]
         #[default = None]
         pub initial_cwnd: Option<u32>,
-        /// Congestion controller of each path: RFC 9260 7.2's (slow start,
-        /// congestion avoidance, halving on loss).
-        #[unit = "rfc9260"]
+        /// Congestion controller of each path: `rfc9260`, RFC 9260 7.2's (slow
+        /// start, congestion avoidance, halving on loss); `bbr`, a BBR v1-like
+        /// model of bottleneck bandwidth and min RTT
+        /// (draft-cardwell-iccrg-bbr-congestion-control) that keeps cwnd through
+        /// random loss, without a pacer (`cc/bbr.rs`).
+        #[unit = "rfc9260|bbr"]
         #[default = CongestionAlgorithm::Rfc9260]
         pub congestion_control: CongestionAlgorithm,
         /// Largest SCTP packet (common header included) we send: the path MTU less
@@ -693,18 +696,24 @@ impl KnobValue for StreamScheduler {
 pub enum CongestionAlgorithm {
     /// RFC 9260 7.2: slow start, congestion avoidance, halving on loss.
     Rfc9260,
+    /// BBR v1-like (draft-cardwell-iccrg-bbr-congestion-control): cwnd from
+    /// the measured bandwidth and min RTT; loss lowers it only on T3 or
+    /// above a 20% loss rate.
+    Bbr,
 }
 
 impl KnobValue for CongestionAlgorithm {
     fn parse(text: &str) -> Result<Self, &'static str> {
         match text.trim() {
             "rfc9260" => Ok(CongestionAlgorithm::Rfc9260),
-            _ => Err("rfc9260"),
+            "bbr" => Ok(CongestionAlgorithm::Bbr),
+            _ => Err("rfc9260|bbr"),
         }
     }
     fn render(&self) -> String {
         match self {
             CongestionAlgorithm::Rfc9260 => "rfc9260",
+            CongestionAlgorithm::Bbr => "bbr",
         }
         .to_owned()
     }
@@ -1101,7 +1110,7 @@ mod tests {
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
                 "stream_scheduler" => "wfq",
-                "congestion_control" => "rfc9260",
+                "congestion_control" => "bbr",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",

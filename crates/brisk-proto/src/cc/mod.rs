@@ -1,6 +1,7 @@
 //! Congestion control of one destination, behind one trait so that each
 //! path runs the controller its `Config` names (`congestion_control`):
-//! RFC 9260 7.2's (the default, [`Rfc9260`]) or another. The retransmission
+//! RFC 9260 7.2's (the default, [`Rfc9260`]) or a BBR-like one that does
+//! not take random loss for congestion ([`Bbr`]). The retransmission
 //! queue tells the controller what happened (data sent, a SACK, a loss found
 //! by SACK, a T3 expiry, an idle period); the controller alone owns cwnd and
 //! ssthresh.
@@ -9,6 +10,8 @@
 //! 7.2: "the length of the DATA chunk, including the padding, SHOULD be
 //! used").
 
+mod bbr;
+mod delivery_rate;
 mod rfc9260;
 
 use std::time::Duration;
@@ -16,6 +19,7 @@ use std::time::Duration;
 use crate::config::{Config, CongestionAlgorithm};
 use crate::time::Time;
 
+pub use bbr::Bbr;
 pub use rfc9260::Rfc9260;
 
 /// What one SACK told the sender, for the controller of the path it
@@ -34,6 +38,10 @@ pub struct AckSample {
     /// When the most recently sent of the chunks this SACK newly
     /// acknowledged was sent (for delivery-rate estimates).
     pub newest_acked_sent_at: Option<Time>,
+    /// Nothing waits to be sent (no new data queued, no chunk marked for
+    /// retransmission): the sender is application-limited unless cwnd is
+    /// full (draft-cheng-iccrg-delivery-rate-estimation 3.4).
+    pub app_limited: bool,
 }
 
 /// A congestion controller of one destination.
@@ -59,6 +67,9 @@ pub trait CongestionController {
     fn on_all_acked(&mut self);
     /// RFC 9260 7.2.3: loss detected from SACKs; once per recovery episode.
     fn on_fast_retransmit(&mut self, now: Time);
+    /// SACKs showed `bytes` in flight lost: fast retransmit or Early
+    /// Retransmit marked them (whether or not a recovery began).
+    fn on_lost(&mut self, _now: Time, _bytes: u32) {}
     /// RFC 9260 7.2.3 and 6.3.3 E1: the T3-rtx timer expired.
     fn on_t3_expiry(&mut self, now: Time);
     /// The reduction was spurious (RFC 4015 3.2): cwnd and ssthresh return
@@ -72,6 +83,8 @@ pub trait CongestionController {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CongestionControl {
     Rfc9260(Rfc9260),
+    /// Boxed: its model (a few hundred bytes) costs only the paths that run it.
+    Bbr(Box<Bbr>),
 }
 
 impl CongestionControl {
@@ -82,18 +95,21 @@ impl CongestionControl {
             CongestionAlgorithm::Rfc9260 => {
                 Self::Rfc9260(Rfc9260::new(pmdcs, cfg.initial_cwnd, peer_rwnd))
             }
+            CongestionAlgorithm::Bbr => Self::Bbr(Box::new(Bbr::new(pmdcs, cfg.initial_cwnd))),
         }
     }
 
     fn inner(&self) -> &dyn CongestionController {
         match self {
             Self::Rfc9260(c) => c,
+            Self::Bbr(c) => c.as_ref(),
         }
     }
 
     fn inner_mut(&mut self) -> &mut dyn CongestionController {
         match self {
             Self::Rfc9260(c) => c,
+            Self::Bbr(c) => c.as_mut(),
         }
     }
 }
@@ -122,6 +138,9 @@ impl CongestionController for CongestionControl {
     }
     fn on_fast_retransmit(&mut self, now: Time) {
         self.inner_mut().on_fast_retransmit(now);
+    }
+    fn on_lost(&mut self, now: Time, bytes: u32) {
+        self.inner_mut().on_lost(now, bytes);
     }
     fn on_t3_expiry(&mut self, now: Time) {
         self.inner_mut().on_t3_expiry(now);
