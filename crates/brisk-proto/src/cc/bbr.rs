@@ -88,8 +88,12 @@ pub struct Bbr {
     mode: Mode,
     rate: DeliveryRate,
     /// Draft 4.1.1.5: the max delivery rate of each of the last rounds
-    /// (bytes/s), by round count modulo the window.
+    /// (bytes/s), by round count modulo the window. The window moves only
+    /// when a sample enters it (as Linux's minmax): app-limited rounds that
+    /// add nothing do not age the estimate.
     bw_rounds: [u64; BW_ROUNDS],
+    /// The round of the newest sample in `bw_rounds`.
+    bw_round: u64,
     round_count: u64,
     next_round_delivered: u64,
     round_start: bool,
@@ -132,6 +136,7 @@ impl Bbr {
             mode: Mode::Startup,
             rate: DeliveryRate::default(),
             bw_rounds: [0; BW_ROUNDS],
+            bw_round: 0,
             round_count: 0,
             next_round_delivered: 0,
             round_start: false,
@@ -239,7 +244,6 @@ impl Bbr {
             self.next_round_delivered = self.rate.delivered();
             self.round_count += 1;
             self.round_start = true;
-            self.bw_rounds[(self.round_count % BW_ROUNDS as u64) as usize] = 0;
         }
     }
 
@@ -248,6 +252,12 @@ impl Bbr {
     fn update_bw(&mut self, rs: &RateSample) {
         let bw = rs.rate();
         if !rs.app_limited || bw >= self.max_bw() {
+            // The rounds since the last sample leave the window.
+            let moved = self.round_count.saturating_sub(self.bw_round);
+            for r in 1..=moved.min(BW_ROUNDS as u64) {
+                self.bw_rounds[((self.bw_round + r) % BW_ROUNDS as u64) as usize] = 0;
+            }
+            self.bw_round = self.round_count;
             let slot = &mut self.bw_rounds[(self.round_count % BW_ROUNDS as u64) as usize];
             *slot = (*slot).max(bw);
         }
@@ -516,8 +526,8 @@ mod tests {
     struct Path {
         now: Time,
         cc: Bbr,
-        /// (send time, delivery time at the receiver's ack) of each chunk.
-        flight: std::collections::VecDeque<Time>,
+        /// (send time, ack arrival time) of each chunk in flight.
+        flight: std::collections::VecDeque<(Time, Time)>,
         link_free: Time,
         rate: u64,
         rtt: Duration,
@@ -546,16 +556,13 @@ mod tests {
             let mut acks = Vec::new();
             let mut next_send = self.now;
             let serial = Duration::from_micros(u64::from(PMDCS) * 1_000_000 / self.rate);
-            // Queue of ack arrival times.
-            let mut arrivals: std::collections::VecDeque<(Time, Time)> = Default::default();
             while self.now < end {
                 while self.cc.allows_new_data(self.flight_bytes())
                     && app_limited_gap.is_none_or(|_| self.now >= next_send)
                 {
                     let start = self.link_free.max(self.now);
                     self.link_free = start + serial;
-                    arrivals.push_back((self.now, self.link_free + self.rtt));
-                    self.flight.push_back(self.now);
+                    self.flight.push_back((self.now, self.link_free + self.rtt));
                     let flight = self.flight_bytes();
                     self.max_flight = self.max_flight.max(flight);
                     self.cc.on_sent(self.now, PMDCS, flight);
@@ -563,17 +570,17 @@ mod tests {
                         next_send = self.now + gap;
                     }
                 }
-                let next_ack = arrivals.front().map(|a| a.1);
+                let next_ack = self.flight.front().map(|a| a.1);
                 let next = match (next_ack, app_limited_gap) {
                     (Some(a), Some(_)) => a.min(next_send.max(self.now)),
                     (Some(a), None) => a,
-                    (None, _) => next_send,
+                    (None, Some(_)) => next_send.max(self.now + Duration::from_millis(1)),
+                    (None, None) => break,
                 };
                 self.now = next.max(self.now);
-                if let Some(&(sent, at)) = arrivals.front()
+                if let Some(&(sent, at)) = self.flight.front()
                     && at <= self.now
                 {
-                    arrivals.pop_front();
                     let flight_before = self.flight_bytes();
                     self.flight.pop_front();
                     let ack = AckSample {
@@ -621,7 +628,6 @@ mod tests {
         p.cc.undo(cwnd, u32::MAX);
         assert_eq!(p.cc.cwnd(), cwnd, "undone");
         p.cc.on_t3_expiry(p.now);
-        p.flight.clear();
         p.run(p.now + Duration::from_secs(1), None);
         assert!(p.cc.cwnd() >= cwnd * 9 / 10, "restored: {}", p.cc.cwnd());
     }
