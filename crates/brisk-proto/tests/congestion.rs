@@ -43,7 +43,11 @@ impl StreamRun {
     fn tail_mean(&self) -> Duration {
         let n = self.latencies.len() / 10;
         let tail = &self.latencies[self.latencies.len() - n..];
-        let sum: Duration = tail.iter().map(|l| l.unwrap_or(Duration::MAX / 4096)).sum();
+        // Undelivered: as if a minute late.
+        let sum: Duration = tail
+            .iter()
+            .map(|l| l.unwrap_or(Duration::from_secs(60)))
+            .sum();
         sum / n as u32
     }
 }
@@ -83,20 +87,11 @@ fn periodic_stream(cfg: Config, loss: f64, count: usize, seed: u64) -> StreamRun
 
 #[test]
 fn bbr_keeps_a_lossy_periodic_stream_at_its_rate_where_rfc9260_falls_behind() {
-    // 60 s of the stream at 10% loss on the data direction.
+    // The case with the `low-latency` preset: 60 s of the stream at
+    // 10% loss on the data direction, with each controller.
     let count = 3750;
-    let bbr = periodic_stream(
-        with_cc(Config::rfc9260(), CongestionAlgorithm::Bbr),
-        0.10,
-        count,
-        7,
-    );
-    let rfc = periodic_stream(
-        with_cc(Config::rfc9260(), CongestionAlgorithm::Rfc9260),
-        0.10,
-        count,
-        7,
-    );
+    let run = |cc| periodic_stream(with_cc(Config::low_latency(), cc), 0.10, count, 7);
+    let (bbr, rfc) = (run(CongestionAlgorithm::Bbr), run(CongestionAlgorithm::Rfc9260));
     let (b50, b99) = (bbr.percentile(50), bbr.percentile(99));
     let (r50, r99) = (rfc.percentile(50), rfc.percentile(99));
     eprintln!(
@@ -104,15 +99,18 @@ fn bbr_keeps_a_lossy_periodic_stream_at_its_rate_where_rfc9260_falls_behind() {
         bbr.tail_mean(),
         rfc.tail_mean()
     );
+    // BBR keeps up: every message arrives, about one RTT late at the
+    // median, and the last ones are no later than the rest (no backlog).
     assert_eq!(bbr.delivered().len(), count, "every message arrives");
-    // Keeps up: no backlog builds; the last messages are as quick as all.
-    assert!(b50 < ms(200), "bbr p50 {b50:?}");
-    assert!(b99 < ms(1500), "bbr p99 {b99:?}");
-    assert!(bbr.tail_mean() < ms(400), "bbr tail {:?}", bbr.tail_mean());
-    // RFC 9260 7.2.3 halves cwnd on every loss: the stream falls behind.
-    assert!(r99 > b99 * 2, "rfc9260 p99 {r99:?} vs bbr {b99:?}");
+    assert!(b50 < ms(150), "bbr p50 {b50:?}");
+    assert!(b99 < ms(600), "bbr p99 {b99:?}");
+    assert!(bbr.tail_mean() < ms(250), "bbr tail {:?}", bbr.tail_mean());
+    // RFC 9260 7.2.3 halves cwnd on every loss: the stream falls behind its
+    // own rate and the backlog grows for the whole run.
+    assert!(r50 > ms(1000), "rfc9260 p50 {r50:?}");
+    assert!(r99 > b99 * 5, "rfc9260 p99 {r99:?} vs bbr {b99:?}");
     assert!(
-        rfc.tail_mean() > bbr.tail_mean() * 3,
+        rfc.tail_mean() > ms(2000),
         "rfc9260 tail {:?}",
         rfc.tail_mean()
     );
@@ -168,7 +166,7 @@ fn bbr_fills_a_bottleneck_with_a_flight_near_its_bdp() {
     while p.now < start + Duration::from_secs(8) {
         let now = p.now;
         let assoc = p.a.association(a_id).expect("association");
-        while assoc.stats().messages_sent < assoc.stats().messages_acked + 64 {
+        while assoc.stats().messages_sent < assoc.stats().messages_acked + 256 {
             if assoc.send(now, OutgoingMessage::new(0, vec![7u8; 1200])).is_err() {
                 break;
             }
@@ -200,3 +198,4 @@ fn bbr_fills_a_bottleneck_with_a_flight_near_its_bdp() {
     assert!(median_flight < 3 * bdp, "median flight {median_flight}");
     assert!(u64::from(max_flight) < 4 * bdp, "max flight {max_flight}");
 }
+
