@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use brisk_proto::{CongestionAlgorithm, Config, OutgoingMessage, Time};
+use brisk_proto::{Config, CongestionAlgorithm, OutgoingMessage, Time};
 use harness::{Dir, Fate, Pair, ms};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -60,9 +60,7 @@ fn periodic_stream(cfg: Config, loss: f64, count: usize, seed: u64) -> StreamRun
     p.connect(cfg);
     p.warm_up();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    p.rule(move |s| {
-        (s.dir == Dir::AtoB && rng.random_bool(loss)).then_some(Fate::Drop)
-    });
+    p.rule(move |s| (s.dir == Dir::AtoB && rng.random_bool(loss)).then_some(Fate::Drop));
     let mut sent_at = Vec::with_capacity(count);
     let mut latencies = vec![None; count];
     let start = p.now;
@@ -91,7 +89,10 @@ fn bbr_keeps_a_lossy_periodic_stream_at_its_rate_where_rfc9260_falls_behind() {
     // 10% loss on the data direction, with each controller.
     let count = 3750;
     let run = |cc| periodic_stream(with_cc(Config::low_latency(), cc), 0.10, count, 7);
-    let (bbr, rfc) = (run(CongestionAlgorithm::Bbr), run(CongestionAlgorithm::Rfc9260));
+    let (bbr, rfc) = (
+        run(CongestionAlgorithm::Bbr),
+        run(CongestionAlgorithm::Rfc9260),
+    );
     let (b50, b99) = (bbr.percentile(50), bbr.percentile(99));
     let (r50, r99) = (rfc.percentile(50), rfc.percentile(99));
     eprintln!(
@@ -167,7 +168,10 @@ fn bbr_fills_a_bottleneck_with_a_flight_near_its_bdp() {
         let now = p.now;
         let assoc = p.a.association(a_id).expect("association");
         while assoc.stats().messages_sent < assoc.stats().messages_acked + 256 {
-            if assoc.send(now, OutgoingMessage::new(0, vec![7u8; 1200])).is_err() {
+            if assoc
+                .send(now, OutgoingMessage::new(0, vec![7u8; 1200]))
+                .is_err()
+            {
                 break;
             }
         }
@@ -180,7 +184,10 @@ fn bbr_fills_a_bottleneck_with_a_flight_near_its_bdp() {
         if p.now.since(start) <= Duration::from_secs(2) {
             received_at_2s = received;
         } else {
-            let flight = p.a.association_ref(a_id).expect("association").flight_size();
+            let flight =
+                p.a.association_ref(a_id)
+                    .expect("association")
+                    .flight_size();
             max_flight = max_flight.max(flight);
             flights.push(flight);
         }
@@ -198,4 +205,3 @@ fn bbr_fills_a_bottleneck_with_a_flight_near_its_bdp() {
     assert!(median_flight < 3 * bdp, "median flight {median_flight}");
     assert!(u64::from(max_flight) < 4 * bdp, "max flight {max_flight}");
 }
-

@@ -115,9 +115,7 @@ impl DeliveryRate {
         let app_limited = self.is_app_limited();
         if let Some(last) = self.len.checked_sub(1).map(|i| self.records[i])
             && last.app_limited == app_limited
-            && (last.sent_at == now
-                || now.since(last.sent_at) < spacing
-                || self.len == RECORDS)
+            && (last.sent_at == now || now.since(last.sent_at) < spacing || self.len == RECORDS)
         {
             return;
         }
@@ -209,11 +207,7 @@ mod tests {
             d.on_sent(now, 1000, 10_000, Duration::ZERO);
         }
         let last = samples.last().expect("samples");
-        assert!(
-            (95_000..=105_000).contains(&last.rate()),
-            "{}",
-            last.rate()
-        );
+        assert!((95_000..=105_000).contains(&last.rate()), "{}", last.rate());
         assert!(!last.app_limited);
     }
 

@@ -265,6 +265,11 @@ pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
     // Stream reconfiguration (RFC 6525) on in half the worlds, drawn from
     // the stream count so that no seed's later dice move.
     c.stream_reconfig = c.max_inbound_streams % 2 == 0;
+    // The BBR-like controller (cc/bbr.rs) in one world in three, drawn from
+    // the stream counts for the same reason.
+    if (c.outbound_streams + c.max_inbound_streams) % 3 == 0 {
+        c.congestion_control = brisk_proto::CongestionAlgorithm::Bbr;
+    }
     if d.chance(64) {
         c.nagle = *d.pick(&[Nagle::Off, Nagle::Classic, Nagle::Minshall]);
     }
