@@ -464,11 +464,12 @@ impl CongestionController for Bbr {
         );
         self.window_delivered += u64::from(ack.bytes_acked);
         self.update_round(rs.as_ref());
-        if let Some(rs) = &rs {
+        let measured = rs.filter(RateSample::measured);
+        if let Some(rs) = &measured {
             self.update_bw(rs);
         }
         self.advance_cycle(ack.now, prior_inflight);
-        if let Some(rs) = &rs {
+        if let Some(rs) = &measured {
             self.check_full_bw(rs);
         }
         self.check_drain(ack.now);

@@ -33,6 +33,8 @@ struct SendRecord {
 pub struct RateSample {
     /// Bytes delivered over `interval`.
     pub delivered: u64,
+    /// Zero when the sample measures nothing (an interval shorter than the
+    /// min RTT); its `prior_delivered` still counts rounds (draft 3.3).
     pub interval: Duration,
     /// Bytes delivered when the measured data was sent (P.delivered): the
     /// round-trip counter compares it with the round's end.
@@ -43,9 +45,17 @@ pub struct RateSample {
 }
 
 impl RateSample {
+    /// The sample measures a rate.
+    pub fn measured(&self) -> bool {
+        !self.interval.is_zero()
+    }
+
     /// Bytes per second.
     pub fn rate(&self) -> u64 {
-        let us = self.interval.as_micros().max(1);
+        if !self.measured() {
+            return 0;
+        }
+        let us = self.interval.as_micros();
         u64::try_from(u128::from(self.delivered) * 1_000_000 / us).unwrap_or(u64::MAX)
     }
 }
@@ -136,8 +146,8 @@ impl DeliveryRate {
 
     /// Draft 3.3 (upon receiving an ACK): `bytes` newly delivered; the
     /// newest of them was sent at `newest_sent`. Returns the sample, unless
-    /// no record is old enough or the interval is shorter than `min_rtt`
-    /// (draft 3.3: such samples overestimate, from ACK compression).
+    /// no record is old enough; an interval shorter than `min_rtt` measures
+    /// nothing (draft 3.3: such samples overestimate, from ACK compression).
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -166,9 +176,9 @@ impl DeliveryRate {
         self.first_sent_time = newest_sent;
         let send_elapsed = r.sent_at.since(r.first_sent_time);
         let ack_elapsed = now.since(r.delivered_time);
-        let interval = send_elapsed.max(ack_elapsed);
-        if interval.is_zero() || min_rtt.is_some_and(|m| interval < m) {
-            return None;
+        let mut interval = send_elapsed.max(ack_elapsed);
+        if min_rtt.is_some_and(|m| interval < m) {
+            interval = Duration::ZERO;
         }
         Some(RateSample {
             delivered: self.delivered - r.delivered,
@@ -227,14 +237,16 @@ mod tests {
     }
 
     #[test]
-    fn no_sample_without_a_record_or_below_min_rtt() {
+    fn no_sample_without_a_record_and_no_rate_below_min_rtt() {
         let mut d = DeliveryRate::default();
         d.on_sent(t(100), 1000, 1000, Duration::ZERO);
         assert_eq!(d.on_ack(t(200), 1000, Some(t(50)), None), None);
         d.on_sent(t(300), 1000, 1000, Duration::ZERO);
-        assert_eq!(
-            d.on_ack(t(310), 1000, Some(t(300)), Some(Duration::from_millis(50))),
-            None,
+        let s = d
+            .on_ack(t(310), 1000, Some(t(300)), Some(Duration::from_millis(50)))
+            .expect("a sample for the round count");
+        assert!(
+            !s.measured(),
             "an interval below min_rtt is ACK compression"
         );
     }
