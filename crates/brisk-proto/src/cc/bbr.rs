@@ -23,7 +23,7 @@
 //!   shallow queue once, as slow start does.
 //! - No packet conservation in Fast Recovery (optional in the draft).
 //! - [`Bbr::pacing_gain`] is there for a pacer.
-
+//!
 //! Losses reduce cwnd in two cases only:
 //! - A T3 expiry collapses it to 1 PMDCS, as BBR does on RTO; it grows
 //!   from the next SACK and returns to its value before the expiry once what
