@@ -409,7 +409,8 @@ impl Bbr {
             self.inflight_hi = Some(hi.max(floor));
         } else if let Some(hi) = self.inflight_hi {
             let hi = hi.saturating_add(self.window_rounds * self.pmdcs);
-            self.inflight_hi = (hi < self.target_cwnd()).then_some(hi);
+            // Lifted once above the most the model ever asks for.
+            self.inflight_hi = (hi < self.inflight(CWND_GAIN)).then_some(hi);
         }
         self.window_lost = 0;
         self.window_delivered = 0;

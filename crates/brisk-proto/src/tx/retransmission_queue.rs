@@ -1189,6 +1189,31 @@ mod tests {
     }
 
     #[test]
+    fn a_fast_retransmit_halves_cwnd_under_rfc9260_and_leaves_it_under_bbr() {
+        use crate::config::CongestionAlgorithm;
+        for (cc, after) in [
+            (CongestionAlgorithm::Rfc9260, 20_000),
+            (CongestionAlgorithm::Bbr, 40_000),
+        ] {
+            let mut cfg = Config::rfc9260();
+            cfg.initial_cwnd = Some(40_000);
+            cfg.congestion_control = cc;
+            let mut f = Fixture::new(cfg);
+            for ms in 0..5 {
+                f.send(ms);
+            }
+            // The first chunk is missing from three SACKs (7.2.4).
+            let before = INITIAL.prev();
+            f.sack(100, before, &[(2, 2)]);
+            f.sack(101, before, &[(2, 3)]);
+            f.sack(102, before, &[(2, 4)]);
+            assert_eq!(f.rq.counters().fast_recoveries, 1, "{cc:?}");
+            let cwnd = f.paths.get(PathId::FIRST).cc.cwnd();
+            assert!(cwnd >= after && cwnd < after + 1_000, "{cc:?}: cwnd {cwnd}");
+        }
+    }
+
+    #[test]
     fn sending_arms_t3_and_a_sack_of_everything_stops_it() {
         let mut f = Fixture::new(Config::rfc9260());
         let first = f.send(0);
