@@ -52,10 +52,10 @@ impl StreamRun {
     }
 }
 
-/// The application case: `count` messages of 1 KiB, one every 16 ms
-/// (512 kbit/s), over 50 ms each way with `loss` Bernoulli loss of every
+/// The application case: `count` messages of `size` bytes (1 KiB:
+/// 512 kbit/s), one every 16 ms, over 50 ms each way with `loss` Bernoulli loss of every
 /// packet from A to B; the run ends 10 s after the last send.
-fn periodic_stream(cfg: Config, loss: f64, count: usize, seed: u64) -> StreamRun {
+fn periodic_stream(cfg: Config, size: usize, loss: f64, count: usize, seed: u64) -> StreamRun {
     let mut p = Pair::new(ms(50), cfg.clone());
     p.connect(cfg);
     p.warm_up();
@@ -69,7 +69,7 @@ fn periodic_stream(cfg: Config, loss: f64, count: usize, seed: u64) -> StreamRun
         let due = start + ms(16) * sent_at.len() as u32;
         if sent_at.len() < count && p.now >= due {
             let i = sent_at.len() as u32;
-            let mut body = vec![0u8; 1024];
+            let mut body = vec![0u8; size.max(4)];
             body[..4].copy_from_slice(&i.to_be_bytes());
             p.a_send(OutgoingMessage::new(0, body));
             sent_at.push(p.now);
@@ -88,7 +88,7 @@ fn bbr_keeps_a_lossy_periodic_stream_at_its_rate_where_rfc9260_falls_behind() {
     // The case with the `low-latency` preset: 60 s of the stream at
     // 10% loss on the data direction, with each controller.
     let count = 3750;
-    let run = |cc| periodic_stream(with_cc(Config::low_latency(), cc), 0.10, count, 7);
+    let run = |cc| periodic_stream(with_cc(Config::low_latency(), cc), 1024, 0.10, count, 7);
     let (bbr, rfc) = (
         run(CongestionAlgorithm::Bbr),
         run(CongestionAlgorithm::Rfc9260),
@@ -115,6 +115,21 @@ fn bbr_keeps_a_lossy_periodic_stream_at_its_rate_where_rfc9260_falls_behind() {
         "rfc9260 tail {:?}",
         rfc.tail_mean()
     );
+}
+
+#[test]
+fn bbr_never_holds_a_clean_app_limited_stream_back() {
+    // No loss: every message takes the one-way delay with either controller;
+    // PROBE_RTT (4 PMDCS, below this stream's flight) must not hold an
+    // app-limited sender back every 10 s.
+    let count = 3750;
+    let run = |cc| periodic_stream(with_cc(Config::low_latency(), cc), 1024, 0.0, count, 7);
+    let (bbr, rfc) = (
+        run(CongestionAlgorithm::Bbr),
+        run(CongestionAlgorithm::Rfc9260),
+    );
+    assert_eq!(rfc.percentile(99), ms(50));
+    assert_eq!(bbr.percentile(99), ms(50), "max {:?}", bbr.percentile(100));
 }
 
 /// A one-way bottleneck from A to B: `rate` bytes/s with a drop-tail queue

@@ -346,7 +346,15 @@ impl Bbr {
             self.min_rtt = Some(rtt);
             self.min_rtt_stamp = now;
         }
-        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+        // Linux skips PROBE_RTT on a restart from idle; so does an
+        // app-limited sender here (ours): it keeps no queue of its own to
+        // drain, so its RTT samples already see the path, and holding it to
+        // 4 PMDCS would only delay its messages.
+        if expired
+            && !self.idle_restart
+            && !self.rate.is_app_limited()
+            && self.mode != Mode::ProbeRtt
+        {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd();
             self.probe_rtt_done = None;
