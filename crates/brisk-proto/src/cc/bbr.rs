@@ -24,6 +24,9 @@
 //! - No packet conservation in Fast Recovery (optional in the draft).
 //! - [`Bbr::pacing_gain`] is there for a pacer.
 //!
+//! And one of ours: no PROBE_RTT while app-limited (Linux skips it only on a
+//! restart from idle); such a sender keeps no queue of its own to drain.
+//!
 //! Losses reduce cwnd in two cases only:
 //! - A T3 expiry collapses it to 1 PMDCS, as BBR does on RTO; it grows
 //!   from the next SACK and returns to its value before the expiry once what
