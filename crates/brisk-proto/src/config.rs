@@ -243,10 +243,13 @@ declare_config! {
         #[unit = "bytes|none"]
         #[default = None]
         pub initial_cwnd: Option<u32>,
-        /// Congestion controller of each path: RFC 9260 7.2's (slow start,
-        /// congestion avoidance, halving on loss), or `cubic` (RFC 9438:
-        /// 0.7 on loss, the cubic curve back to the last maximum).
-        #[unit = "rfc9260|cubic"]
+        /// Congestion controller of each path: `rfc9260`, RFC 9260 7.2's (slow
+        /// start, congestion avoidance, halving on loss); `cubic` (RFC 9438:
+        /// 0.7 on loss, the cubic curve back to the last maximum); `bbr`, a
+        /// BBR v1-like model of bottleneck bandwidth and min RTT
+        /// (draft-cardwell-iccrg-bbr-congestion-control) that keeps cwnd through
+        /// random loss, without a pacer (`cc/bbr.rs`).
+        #[unit = "rfc9260|cubic|bbr"]
         #[default = CongestionAlgorithm::Rfc9260]
         pub congestion_control: CongestionAlgorithm,
         /// RFC 7661 congestion window validation: a window in use by at
@@ -703,6 +706,10 @@ pub enum CongestionAlgorithm {
     Rfc9260,
     /// RFC 9438 CUBIC.
     Cubic,
+    /// BBR v1-like (draft-cardwell-iccrg-bbr-congestion-control): cwnd from
+    /// the measured bandwidth and min RTT; loss lowers it only on T3 or
+    /// above a 20% loss rate.
+    Bbr,
 }
 
 impl KnobValue for CongestionAlgorithm {
@@ -710,13 +717,15 @@ impl KnobValue for CongestionAlgorithm {
         match text.trim() {
             "rfc9260" => Ok(CongestionAlgorithm::Rfc9260),
             "cubic" => Ok(CongestionAlgorithm::Cubic),
-            _ => Err("rfc9260|cubic"),
+            "bbr" => Ok(CongestionAlgorithm::Bbr),
+            _ => Err("rfc9260, cubic or bbr"),
         }
     }
     fn render(&self) -> String {
         match self {
             CongestionAlgorithm::Rfc9260 => "rfc9260",
             CongestionAlgorithm::Cubic => "cubic",
+            CongestionAlgorithm::Bbr => "bbr",
         }
         .to_owned()
     }
@@ -1114,7 +1123,7 @@ mod tests {
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
                 "stream_scheduler" => "wfq",
-                "congestion_control" => "cubic",
+                "congestion_control" => "bbr",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",

@@ -383,6 +383,7 @@ mod tests {
             in_fast_recovery: false,
             rtt: Some(RTT),
             newest_acked_sent_at: None,
+            app_limited: false,
         }
     }
 

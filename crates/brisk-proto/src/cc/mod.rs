@@ -1,6 +1,7 @@
 //! Congestion control of one destination, behind one trait so that each
 //! path runs the controller its `Config` names (`congestion_control`):
-//! RFC 9260 7.2's (the default, [`Rfc9260`]) or another. The retransmission
+//! RFC 9260 7.2's (the default, [`Rfc9260`]) or a BBR-like one that does
+//! not take random loss for congestion ([`Bbr`]). The retransmission
 //! queue tells the controller what happened (data sent, a SACK, a loss found
 //! by SACK, a T3 expiry, an idle period); the controller alone owns cwnd and
 //! ssthresh.
@@ -9,8 +10,10 @@
 //! 7.2: "the length of the DATA chunk, including the padding, SHOULD be
 //! used").
 
+mod bbr;
 mod cubic;
 mod cwv;
+mod delivery_rate;
 mod rfc9260;
 
 use std::time::Duration;
@@ -18,6 +21,7 @@ use std::time::Duration;
 use crate::config::{Config, CongestionAlgorithm};
 use crate::time::Time;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use rfc9260::Rfc9260;
 
@@ -37,6 +41,10 @@ pub struct AckSample {
     /// When the most recently sent of the chunks this SACK newly
     /// acknowledged was sent (for delivery-rate estimates).
     pub newest_acked_sent_at: Option<Time>,
+    /// Nothing waits to be sent (no new data queued, no chunk marked for
+    /// retransmission): the sender is application-limited unless cwnd is
+    /// full (draft-cheng-iccrg-delivery-rate-estimation 3.4).
+    pub app_limited: bool,
 }
 
 /// A congestion controller of one destination.
@@ -62,6 +70,9 @@ pub trait CongestionController {
     fn on_all_acked(&mut self);
     /// RFC 9260 7.2.3: loss detected from SACKs; once per recovery episode.
     fn on_fast_retransmit(&mut self, now: Time);
+    /// SACKs showed `bytes` in flight lost: fast retransmit or Early
+    /// Retransmit marked them (whether or not a recovery began).
+    fn on_lost(&mut self, _now: Time, _bytes: u32) {}
     /// RFC 9260 7.2.3 and 6.3.3 E1: the T3-rtx timer expired.
     fn on_t3_expiry(&mut self, now: Time);
     /// The reduction was spurious (RFC 4015 3.2): cwnd and ssthresh return
@@ -76,6 +87,8 @@ pub trait CongestionController {
 pub enum CongestionControl {
     Rfc9260(Rfc9260),
     Cubic(Cubic),
+    /// Boxed: its model (a few hundred bytes) costs only the paths that run it.
+    Bbr(Box<Bbr>),
 }
 
 impl CongestionControl {
@@ -91,6 +104,7 @@ impl CongestionControl {
                 Cubic::new(pmdcs, cfg.initial_cwnd, peer_rwnd)
                     .with_cwnd_validation(cfg.cwnd_validation),
             ),
+            CongestionAlgorithm::Bbr => Self::Bbr(Box::new(Bbr::new(pmdcs, cfg.initial_cwnd))),
         }
     }
 
@@ -98,6 +112,7 @@ impl CongestionControl {
         match self {
             Self::Rfc9260(c) => c,
             Self::Cubic(c) => c,
+            Self::Bbr(c) => c.as_ref(),
         }
     }
 
@@ -105,6 +120,7 @@ impl CongestionControl {
         match self {
             Self::Rfc9260(c) => c,
             Self::Cubic(c) => c,
+            Self::Bbr(c) => c.as_mut(),
         }
     }
 }
@@ -133,6 +149,9 @@ impl CongestionController for CongestionControl {
     }
     fn on_fast_retransmit(&mut self, now: Time) {
         self.inner_mut().on_fast_retransmit(now);
+    }
+    fn on_lost(&mut self, now: Time, bytes: u32) {
+        self.inner_mut().on_lost(now, bytes);
     }
     fn on_t3_expiry(&mut self, now: Time) {
         self.inner_mut().on_t3_expiry(now);

@@ -551,6 +551,7 @@ impl RetransmissionQueue {
             in_fast_recovery: self.fast_recovery.in_recovery(),
             rtt: outcome.rtt,
             newest_acked_sent_at: outcome.htna_sent,
+            app_limited: queued.is_none() && self.outstanding.marked() == 0,
         });
         self.fast_recovery.on_cum_ack(Tsn(sack.cum_tsn_ack));
         if let Some(sent) = outcome.htna_sent {
@@ -567,6 +568,7 @@ impl RetransmissionQueue {
                 0
             },
         };
+        let flight_unmarked = self.outstanding.flight_size();
         let (mut entered, mut marked) = self.fast_retransmit(sack, &outcome, packets_before, env);
         // 6.2.1 D ii.
         self.peer_window
@@ -583,6 +585,8 @@ impl RetransmissionQueue {
         }
         if marked {
             self.bypass_cwnd_once = true;
+            let lost = flight_unmarked.saturating_sub(self.outstanding.flight_size());
+            env.path_mut().cc.on_lost(now, lost);
         }
         self.restart_t3(now, &outcome, queued, env);
         self.arm_tail_probe(now, env);
@@ -1004,7 +1008,10 @@ impl RetransmissionQueue {
         if !still_missing || self.fast_recovery.in_recovery() {
             return;
         }
+        let flight_unmarked = self.outstanding.flight_size();
         if self.mark_early_retransmit(last.next()) {
+            let lost = flight_unmarked.saturating_sub(self.outstanding.flight_size());
+            env.path_mut().cc.on_lost(now, lost);
             if self.fast_recovery.enter(self.outstanding.next_tsn().prev()) {
                 env.path_mut().cc.on_fast_retransmit(now);
                 self.counters.fast_recoveries += 1;
@@ -1179,6 +1186,31 @@ mod tests {
         assert!(result.peer_alive);
         assert_eq!(f.rq.peer_rwnd(), 100_000);
         assert_eq!(f.rq.counters().t3_expirations, 1);
+    }
+
+    #[test]
+    fn a_fast_retransmit_halves_cwnd_under_rfc9260_and_leaves_it_under_bbr() {
+        use crate::config::CongestionAlgorithm;
+        for (cc, after) in [
+            (CongestionAlgorithm::Rfc9260, 20_000),
+            (CongestionAlgorithm::Bbr, 40_000),
+        ] {
+            let mut cfg = Config::rfc9260();
+            cfg.initial_cwnd = Some(40_000);
+            cfg.congestion_control = cc;
+            let mut f = Fixture::new(cfg);
+            for ms in 0..5 {
+                f.send(ms);
+            }
+            // The first chunk is missing from three SACKs (7.2.4).
+            let before = INITIAL.prev();
+            f.sack(100, before, &[(2, 2)]);
+            f.sack(101, before, &[(2, 3)]);
+            f.sack(102, before, &[(2, 4)]);
+            assert_eq!(f.rq.counters().fast_recoveries, 1, "{cc:?}");
+            let cwnd = f.paths.get(PathId::FIRST).cc.cwnd();
+            assert!(cwnd >= after && cwnd < after + 1_000, "{cc:?}: cwnd {cwnd}");
+        }
     }
 
     #[test]

@@ -274,6 +274,11 @@ pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
         c.congestion_control = CongestionAlgorithm::Cubic;
     }
     c.cwnd_validation = (c.outbound_streams / 2) % 2 == 1;
+    // The BBR-like controller (cc/bbr.rs) in one world in three, drawn from
+    // the stream counts for the same reason.
+    if (c.outbound_streams + c.max_inbound_streams) % 3 == 0 {
+        c.congestion_control = CongestionAlgorithm::Bbr;
+    }
     if d.chance(64) {
         c.nagle = *d.pick(&[Nagle::Off, Nagle::Classic, Nagle::Minshall]);
     }
