@@ -362,6 +362,22 @@ declare_config! {
         #[default = false]
         #[presets(ThinStream = true, LowLatency = true)]
         pub thin_immediate_sack: bool,
+        /// Redundancy within a byte budget for streams that are not thin (Linux
+        /// RDB, Opstad et al. LCN 2015; cause `Bundled`): the stream's bytes on the
+        /// wire (IPv6, UDP and SCTP headers counted) stay within this percentage of
+        /// what they would be without copies; 0 (or up to 100) is off. A new
+        /// packet with room carries unacknowledged chunks, fewest copies and most
+        /// recent first, while the budget allows, the sender is
+        /// application-limited and the trigger (`redundancy_min_itt`) holds.
+        #[unit = "percent"]
+        #[default = 0]
+        pub redundancy_budget: u32,
+        /// The trigger of `redundancy_budget` (RDB's DPIFL, default 10 ms as Linux's):
+        /// copies only while packets in flight < min RTT / this and the stream's
+        /// smoothed inter-transmission time is at least this.
+        #[unit = "duration"]
+        #[default = Duration::from_millis(10)]
+        pub redundancy_min_itt: Duration,
         /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
         #[unit = "true|false"]
         #[default = false]
@@ -802,6 +818,9 @@ impl Config {
         if self.sack_freq == 0 {
             return fail("sack_freq", "at least 1");
         }
+        if self.redundancy_min_itt.is_zero() {
+            return fail("redundancy_min_itt", "greater than zero");
+        }
         if self.fast_retransmit_threshold == 0 {
             return fail("fast_retransmit_threshold", "at least 1");
         }
@@ -1044,6 +1063,7 @@ mod tests {
         assert!(!base.thin_redundant_bundling && !base.thin_immediate_sack);
         assert!(!base.thin_aggressive_bundling && base.thin_rto_min.is_none());
         assert!(!base.spurious_timeout_undo && !base.ack_reach_floor);
+        assert_eq!(base.redundancy_budget, 0, "redundancy off in rfc9260");
         assert_eq!(base.nagle, Nagle::Off);
         let ll = Config::low_latency();
         assert_eq!(ll.early_retransmit, EarlyRetransmit::Packets);
@@ -1102,6 +1122,8 @@ mod tests {
                 "nagle" => "minshall",
                 "stream_scheduler" => "wfq",
                 "congestion_control" => "rfc9260",
+                "redundancy_budget" => "200",
+                "redundancy_min_itt" => "10ms",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",
@@ -1152,6 +1174,8 @@ mod tests {
             early_retransmit: EarlyRetransmit::Bytes,
             early_retransmit_delay: true,
             thin_rto_min: Some(Duration::from_millis(250)),
+            redundancy_budget: 250,
+            redundancy_min_itt: Duration::from_micros(7500),
             nagle: Nagle::Minshall,
             stream_scheduler: StreamScheduler::Wfq,
             events: false,
@@ -1217,7 +1241,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 49);
+        assert_eq!(KNOBS.len(), 51);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1382,6 +1406,8 @@ thin_rto_min=none
 thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
+redundancy_budget=0
+redundancy_min_itt=10ms
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1432,6 +1458,8 @@ thin_rto_min=none
 thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
+redundancy_budget=0
+redundancy_min_itt=10ms
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1482,6 +1510,8 @@ thin_rto_min=none
 thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
+redundancy_budget=0
+redundancy_min_itt=10ms
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1532,6 +1562,8 @@ thin_rto_min=200ms
 thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
+redundancy_budget=0
+redundancy_min_itt=10ms
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1582,6 +1614,8 @@ thin_rto_min=200ms
 thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
+redundancy_budget=0
+redundancy_min_itt=10ms
 tail_loss_probe=true
 nagle=off
 pktdrop=true

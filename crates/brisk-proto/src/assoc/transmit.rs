@@ -16,6 +16,7 @@ use crate::time::Time;
 use crate::tx::nagle;
 use crate::tx::outstanding::{ChunkState, chunk_size_for};
 use crate::tx::packetizer::PacketBuilder;
+use crate::tx::redundancy::{self, PACKET_OVERHEAD};
 use crate::tx::retransmission_queue::Resent;
 use crate::wire::CommonHeader;
 use crate::wire::chunk::{Chunk, Data, DataFlags, IData};
@@ -462,7 +463,20 @@ impl Association {
             let room = p.room().saturating_sub(self.new_chunk_size(len));
             self.bundle_in_flight(now, p, dp, room);
         }
+        // Redundancy within a byte budget (`tx::redundancy`, Linux RDB) for
+        // the streams the thin rule above does not cover. The packet's
+        // header and first new chunk earn their share before the copies.
+        let budgeted = next_new.filter(|_| !held && self.cfg.redundancy_budget > 100);
+        let mut earned = 0;
+        if let Some(len) = budgeted {
+            earned = PACKET_OVERHEAD + self.new_chunk_size(len) as u32;
+            self.rtx.redundancy_mut().earn(&self.cfg, earned);
+            if !(thin && self.cfg.thin_redundant_bundling) {
+                self.copy_within_budget(now, p, dp);
+            }
+        }
         let mut sent_new = None;
+        let mut new_bytes = 0u32;
         while next_new.is_some() && !held && self.burst_budget > 0 && cwnd_open(self) {
             let Some(len) = self.peek_new(max_payload) else {
                 break;
@@ -480,8 +494,16 @@ impl Association {
                 break;
             }
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+            new_bytes = new_bytes.saturating_add(frag.chunk_size());
             let (rtx, mut env) = self.tx_to(dp.to);
             sent_new = Some(rtx.send_new(frag, now, seq, &mut env));
+        }
+        if budgeted.is_some() && sent_new.is_some() {
+            // The rest of the packet's new data earns its share too.
+            let redundancy = self.rtx.redundancy_mut();
+            let rest = (new_bytes + PACKET_OVERHEAD).saturating_sub(earned);
+            redundancy.earn(&self.cfg, rest);
+            redundancy.on_new_packet(now);
         }
         if let Some(last_tsn) = sent_new {
             self.burst_budget = self.burst_budget.saturating_sub(1);
@@ -531,6 +553,49 @@ impl Association {
             let (rtx, mut env) = self.tx_to(dp.to);
             if let Some(resent) = rtx.bundle(tsn, now, seq, i_bit, &mut env) {
                 room -= size;
+                dp.tsns.push(tsn);
+                self.note_retransmission(tsn, resent, now);
+            }
+        }
+    }
+
+    /// Redundancy within a byte budget (`tx::redundancy`): while the trigger
+    /// holds (RDB's DPIFL and the stream's ITT) and the sender is
+    /// application-limited (all it has queued goes in this packet, within
+    /// cwnd: RFC 7661's notion; a bulk sender never is), copies of chunks in
+    /// flight go in front of the new data, in the room the new data leaves,
+    /// as far as the budget pays, cause `Bundled`.
+    fn copy_within_budget(&mut self, now: Time, p: &mut PacketBuilder<'_>, dp: &mut DataPacket) {
+        let queued = self.send_queue.buffered_bytes()
+            + (self.data_header_len() + 3) * self.send_queue.len();
+        let to = dp.to;
+        let flight = self.rtx.outstanding().flight_on(to) as usize;
+        let cwnd_takes_all = self
+            .paths
+            .get(to)
+            .cc
+            .allows_new_data(u32::try_from(flight + queued).unwrap_or(u32::MAX));
+        let app_limited = queued <= p.room() && cwnd_takes_all;
+        let packets = self.rtx.outstanding().packets_outstanding();
+        if !app_limited || !self.rtx.redundancy().triggered(&self.cfg, packets) {
+            return;
+        }
+        let room = p.room() - queued;
+        let redundancy = self.rtx.redundancy();
+        let picked = redundancy::pick(self.rtx.outstanding(), &dp.tsns, room, |bytes| {
+            redundancy.affords(bytes)
+        });
+        for tsn in picked {
+            let Some(chunk) = self.rtx.outstanding().get(tsn) else {
+                continue;
+            };
+            let data = chunk.to_chunk(dp.immediate);
+            let i_bit = data.flags() & DataFlags::I != 0;
+            if !p.fits(data.encoded_len()) || p.push(&data).is_err() {
+                break;
+            }
+            let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+            if let Some(resent) = self.rtx.copy(tsn, now, seq, i_bit) {
                 dp.tsns.push(tsn);
                 self.note_retransmission(tsn, resent, now);
             }
