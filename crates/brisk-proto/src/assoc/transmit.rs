@@ -470,7 +470,9 @@ impl Association {
         let mut earned = 0;
         if let Some(len) = budgeted {
             earned = PACKET_OVERHEAD + self.new_chunk_size(len) as u32;
-            self.rtx.redundancy_mut().earn(&self.cfg, earned);
+            let redundancy = self.rtx.redundancy_mut();
+            redundancy.on_new_packet(now);
+            redundancy.earn(&self.cfg, earned);
             if !(thin && self.cfg.thin_redundant_bundling) {
                 self.copy_within_budget(now, p, dp);
             }
@@ -500,10 +502,8 @@ impl Association {
         }
         if budgeted.is_some() && sent_new.is_some() {
             // The rest of the packet's new data earns its share too.
-            let redundancy = self.rtx.redundancy_mut();
             let rest = (new_bytes + PACKET_OVERHEAD).saturating_sub(earned);
-            redundancy.earn(&self.cfg, rest);
-            redundancy.on_new_packet(now);
+            self.rtx.redundancy_mut().earn(&self.cfg, rest);
         }
         if let Some(last_tsn) = sent_new {
             self.burst_budget = self.burst_budget.saturating_sub(1);

@@ -61,6 +61,8 @@ pub struct Redundancy {
     credit: u64,
     /// Smoothed interval between packets of new data.
     itt: Option<Duration>,
+    /// The latest interval.
+    last_gap: Option<Duration>,
     last_new_packet: Option<Time>,
     /// The smallest RTT measured (RFC 9260 6.3.1 samples).
     min_rtt: Option<Duration>,
@@ -77,14 +79,16 @@ impl Redundancy {
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
     }
 
-    /// A packet of new data leaves at `now`: it restarts the ITT (RFC 6298's
-    /// gain of 1/8, a gap counted at most one min RTT so that an idle period
-    /// does not make a bulk sender look sparse for long).
+    /// A packet of new data leaves at `now`: the interval since the last one
+    /// is an ITT sample (smoothed with RFC 6298's gain of 1/8; a gap counted
+    /// at most one min RTT so that an idle period does not make a bulk
+    /// sender look sparse for long).
     pub fn on_new_packet(&mut self, now: Time) {
         if let Some(last) = self.last_new_packet {
             let cap = self.min_rtt.unwrap_or(Duration::from_secs(1));
             let gap = now.since(last).min(cap);
             self.itt = Some(self.itt.map_or(gap, |itt| itt * 7 / 8 + gap / 8));
+            self.last_gap = Some(gap);
         }
         self.last_new_packet = Some(now);
     }
@@ -115,11 +119,16 @@ impl Redundancy {
 
     /// DPIFL and ITT: whether the stream is time-critical, with
     /// `packets_in_flight` outstanding packet records (copies do not open
-    /// records, so they never make the stream look thinner than it is).
+    /// records, so they never make the stream look thinner than it is). The
+    /// ITT is the smaller of the smoothed one and the latest interval: one
+    /// packet sent hard on the heels of another stops copies at once, and
+    /// the smoothed ITT keeps one long pause from starting them.
     pub fn triggered(&self, cfg: &Config, packets_in_flight: u32) -> bool {
-        let (Some(min_rtt), Some(itt)) = (self.min_rtt, self.itt) else {
+        let (Some(min_rtt), Some(smoothed), Some(last)) = (self.min_rtt, self.itt, self.last_gap)
+        else {
             return false;
         };
+        let itt = smoothed.min(last);
         let min_itt = cfg.redundancy_min_itt.max(Duration::from_micros(1));
         // RDB's DPIFL: packets in flight < min RTT / minimum ITT.
         let limit = min_rtt.as_micros() / min_itt.as_micros();
@@ -252,18 +261,27 @@ mod tests {
         r.on_rtt(ms(130));
         let mut now = Time::from_millis(1000);
         for _ in 0..40 {
-            r.on_new_packet(now);
             now = now + ms(16);
+            r.on_new_packet(now);
         }
         assert_eq!(r.itt(), Some(ms(16)));
         // min RTT 100 ms / 10 ms: fewer than 10 packets in flight.
         assert!(r.triggered(&c, 7) && r.triggered(&c, 9));
         assert!(!r.triggered(&c, 10));
-        // Back-to-back packets: the ITT falls below 10 ms.
+        // One packet right after another stops copies at once.
+        r.on_new_packet(now + ms(2));
+        assert!(!r.triggered(&c, 1));
+        now = now + ms(2 + 16);
+        r.on_new_packet(now);
+        assert!(r.triggered(&c, 1));
+        // Back-to-back packets: the smoothed ITT falls below 10 ms, and one
+        // long pause does not start copies again.
         for _ in 0..20 {
             r.on_new_packet(now);
         }
         assert!(r.itt().unwrap() < ms(10));
+        assert!(!r.triggered(&c, 1));
+        r.on_new_packet(now + ms(50));
         assert!(!r.triggered(&c, 1));
     }
 

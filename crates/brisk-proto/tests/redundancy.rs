@@ -1,0 +1,244 @@
+//! Redundancy within a byte budget for streams that are not thin
+//! (`redundancy_budget`, Linux RDB with its DPIFL trigger), through the pair
+//! harness: issue 28's application case (small messages every 16 ms over a
+//! 100 ms RTT with random loss), a bulk transfer, and adversaries.
+
+mod harness;
+
+use std::time::Duration;
+
+use brisk_proto::{Config, OutgoingMessage, RetransmitCause, Time};
+use harness::{Dir, Fate, Pair, ms};
+
+/// IPv6 and UDP below each SCTP packet: the bytes the bottleneck sees.
+const IP_UDP: u64 = 48;
+
+/// A deterministic random number generator for the loss pattern.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// What one run of a periodic stream measured.
+struct Run {
+    /// Latency of each message, queued to deliverable, sorted.
+    latencies: Vec<Duration>,
+    /// Bytes A sent towards B on the wire, IPv6 and UDP included.
+    wire_bytes: u64,
+    /// Of those, what the budget counts as the stream without copies: each
+    /// packet that carried new data (its SCTP common header, IPv6 and UDP)
+    /// and its new chunks.
+    base_bytes: u64,
+    /// Bytes of chunks that A sent again as `Bundled` copies.
+    copy_bytes: u64,
+    /// Copies sent (cause `Bundled`).
+    copies: usize,
+    bundled_at: Vec<(Time, u32)>,
+    /// Packets from A lost on the wire.
+    lost: usize,
+    messages: usize,
+}
+
+impl Run {
+    fn p99(&self) -> Duration {
+        let i = (self.latencies.len() * 99).div_ceil(100) - 1;
+        self.latencies[i]
+    }
+}
+
+/// Bytes of a DATA chunk carrying `payload` bytes, padding included.
+fn chunk_size(payload: usize) -> u64 {
+    (16 + payload).div_ceil(4) as u64 * 4
+}
+
+/// `n` messages of `size` bytes every `gap` from A to B, 50 ms one way,
+/// `loss` per mille of A's packets dropped at random (after the warm-up), B
+/// with the RFC 9260 defaults (delayed SACK, every second packet).
+fn periodic(cfg: Config, size: usize, gap: Duration, n: usize, loss: u64, seed: u64) -> Run {
+    let mut p = Pair::new(ms(50), Config::rfc9260());
+    p.connect(cfg);
+    p.warm_up();
+    let mut rng = XorShift(seed);
+    p.rule(move |s| {
+        (s.dir == Dir::AtoB && rng.next() % 1000 < loss).then_some(Fate::Drop)
+    });
+    let mut sent_at = Vec::new();
+    let mut delivered = Vec::new();
+    for _ in 0..n {
+        sent_at.push(p.now);
+        p.a_send(OutgoingMessage::new(0, vec![7; size]));
+        p.run_for(gap);
+        delivered.extend(p.b_recv_all());
+    }
+    p.run_for(ms(20_000));
+    delivered.extend(p.b_recv_all());
+    assert_eq!(delivered.len(), n, "every message arrives");
+    // The warm-up message took SSN 0.
+    let mut latencies: Vec<Duration> = delivered
+        .iter()
+        .map(|m| {
+            let i = usize::from(m.ssn) - 1;
+            Duration::from_micros(m.deliverable_at.as_micros() - sent_at[i].as_micros())
+        })
+        .collect();
+    latencies.sort();
+    let mut seen = std::collections::HashSet::new();
+    // The warm-up message's packet (7 bytes) earned its share too.
+    let (mut wire_bytes, mut base_bytes, mut lost) = (0, IP_UDP + 12 + chunk_size(7), 0);
+    for l in p.log.iter().filter(|l| l.seen.dir == Dir::AtoB) {
+        wire_bytes += l.seen.bytes.len() as u64 + IP_UDP;
+        lost += usize::from(l.fate == Fate::Drop);
+        let new = l.seen.tsns.iter().filter(|t| seen.insert(**t)).count() as u64;
+        if new > 0 {
+            base_bytes += IP_UDP + 12 + new * chunk_size(size);
+        }
+    }
+    let copies = p
+        .a_retransmissions()
+        .iter()
+        .filter(|r| r.2 == RetransmitCause::Bundled)
+        .count();
+    let bundled_at = p
+        .a_retransmissions()
+        .iter()
+        .filter(|r| r.2 == RetransmitCause::Bundled)
+        .map(|r| (r.0, r.1))
+        .collect();
+    Run {
+        bundled_at,
+        latencies,
+        wire_bytes,
+        base_bytes,
+        copy_bytes: copies as u64 * chunk_size(size),
+        copies,
+        lost,
+        messages: n,
+    }
+}
+
+fn budget(percent: u32) -> Config {
+    Config {
+        redundancy_budget: percent,
+        ..Config::rfc9260()
+    }
+}
+
+#[test]
+fn small_messages_every_16_ms_over_100_ms_rtt_with_10_percent_loss_arrive_one_itt_later() {
+    let (size, gap, n) = (64, ms(16), 1500);
+    let without = periodic(budget(0), size, gap, n, 100, 0x5eed);
+    let with = periodic(budget(200), size, gap, n, 100, 0x5eed);
+    let ratio = with.wire_bytes as f64 / without.wire_bytes as f64;
+    eprintln!(
+        "64 B / 16 ms / 10% loss: p99 {:?} without, {:?} with; bytes {} / {} = {ratio:.3}; \
+         {} copies, {} and {} packets lost",
+        without.p99(),
+        with.p99(),
+        with.wire_bytes,
+        without.wire_bytes,
+        with.copies,
+        without.lost,
+        with.lost,
+    );
+    assert_eq!(without.copies, 0);
+    assert!(with.lost * 100 >= with.messages * 8, "the loss happened");
+    // Without copies a loss waits for fast retransmit (three miss
+    // indications and a round trip): the p99 is beyond 2 RTTs.
+    assert!(without.p99() > ms(200), "{:?}", without.p99());
+    // With them, a lost message rides in the next packet, 16 ms later: at
+    // 10% loss, 95% of the messages arrive within one way and one ITT.
+    let p95 = with.latencies[with.latencies.len() * 95 / 100];
+    assert!(p95 <= ms(50 + 16 + 1), "p95 {p95:?}");
+    // What is left of the p99: a message whose copies were lost too (about
+    // 1 in 300) and those behind it on its ordered stream.
+    assert!(with.p99() <= ms(200), "{:?}", with.p99());
+    assert!(with.p99() * 4 < without.p99());
+    // The budget: copies within 100% of the stream's own bytes, and what
+    // the bottleneck sees within 2x.
+    assert!(with.copy_bytes <= with.base_bytes, "{} > {}", with.copy_bytes, with.base_bytes);
+    assert!(ratio <= 2.0, "{ratio}");
+}
+
+#[test]
+fn a_bulk_transfer_with_the_budget_on_sends_no_copies() {
+    // Back-to-back and cwnd-limited: 2 MB in 1000-byte messages, and 300 kB
+    // in 100-byte ones (packets of many chunks), with and without loss.
+    for (size, count, loss) in [(1000, 2000, 0), (1000, 2000, 20), (100, 3000, 20)] {
+        let mut p = Pair::new(ms(50), Config::rfc9260());
+        p.connect(budget(200));
+        p.warm_up();
+        let mut rng = XorShift(7);
+        p.rule(move |s| (s.dir == Dir::AtoB && rng.next() % 1000 < loss).then_some(Fate::Drop));
+        for _ in 0..count {
+            p.a_send(OutgoingMessage::new(0, vec![1; size]));
+        }
+        let mut received = 0;
+        for _ in 0..1200 {
+            p.run_for(ms(100));
+            received += p.b_recv_all().len();
+        }
+        assert_eq!(received, count, "{size} B, {loss}‰");
+        let bundled: Vec<_> = p
+            .a_retransmissions()
+            .into_iter()
+            .filter(|r| r.2 == RetransmitCause::Bundled)
+            .collect();
+        assert_eq!(bundled, vec![], "{size} B, {loss}‰");
+    }
+}
+
+#[test]
+fn one_byte_messages_cannot_push_copies_beyond_the_budget() {
+    // An application of 1-byte messages: each copy (20 bytes) is cheap next
+    // to a packet's 60 bytes of headers, so many fit; the budget still holds
+    // them to 50% (150) and 100% (200) of the stream's own bytes, and the
+    // bottleneck sees at most 1.5x and 2x.
+    for percent in [150u64, 200] {
+        let without = periodic(budget(0), 1, ms(11), 1000, 20, 3);
+        let with = periodic(budget(percent as u32), 1, ms(11), 1000, 20, 3);
+        assert!(with.copies > 1000, "{percent}: copies are made: {}", with.copies);
+        assert!(
+            with.copy_bytes * 100 <= with.base_bytes * (percent - 100),
+            "{percent}: {} copy bytes for {}",
+            with.copy_bytes,
+            with.base_bytes
+        );
+        let ratio = with.wire_bytes as f64 / without.wire_bytes as f64;
+        assert!(ratio <= percent as f64 / 100.0, "{percent}: {ratio}");
+    }
+}
+
+#[test]
+fn a_budget_of_100_percent_or_less_makes_no_copies() {
+    for percent in [0, 100] {
+        let run = periodic(budget(percent), 64, ms(16), 200, 50, 9);
+        assert_eq!(run.copies, 0, "{percent}");
+    }
+}
+
+#[test]
+fn a_stream_sending_more_often_than_the_minimum_itt_gets_no_copies() {
+    // 64 B every 5 ms over 100 ms: about 20 packets in flight, above DPIFL's
+    // 100 ms / 10 ms, and an ITT below 10 ms.
+    let run = periodic(budget(200), 64, ms(5), 500, 0, 1);
+    assert_eq!(run.copies, 0, "{:?}", run.bundled_at);
+    // With a minimum ITT of 4 ms the trigger holds (25 packets allowed).
+    let run = periodic(
+        Config {
+            redundancy_min_itt: ms(4),
+            ..budget(200)
+        },
+        64,
+        ms(5),
+        500,
+        0,
+        1,
+    );
+    assert!(run.copies > 400, "{}", run.copies);
+}
