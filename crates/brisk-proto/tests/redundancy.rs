@@ -8,7 +8,7 @@ mod harness;
 use std::time::Duration;
 
 use brisk_proto::{Config, OutgoingMessage, RetransmitCause, Time};
-use harness::{Dir, Fate, Pair, ms};
+use harness::{Dir, Fate, Pair, Seen, ms};
 
 /// IPv6 and UDP below each SCTP packet: the bytes the bottleneck sees.
 const IP_UDP: u64 = 48;
@@ -61,13 +61,27 @@ fn chunk_size(payload: usize) -> u64 {
 /// `loss` per mille of A's packets dropped at random (after the warm-up), B
 /// with the RFC 9260 defaults (delayed SACK, every second packet).
 fn periodic(cfg: Config, size: usize, gap: Duration, n: usize, loss: u64, seed: u64) -> Run {
+    let mut rng = XorShift(seed);
+    let run = stream(cfg, size, gap, n, move |s| {
+        (s.dir == Dir::AtoB && rng.next() % 1000 < loss).then_some(Fate::Drop)
+    });
+    assert_eq!(run.latencies.len(), n, "every message arrives");
+    run
+}
+
+/// As [`periodic`], with `rule` deciding each packet's fate after the
+/// warm-up; the latencies are those of the messages that arrived.
+fn stream(
+    cfg: Config,
+    size: usize,
+    gap: Duration,
+    n: usize,
+    rule: impl FnMut(&Seen) -> Option<Fate> + 'static,
+) -> Run {
     let mut p = Pair::new(ms(50), Config::rfc9260());
     p.connect(cfg);
     p.warm_up();
-    let mut rng = XorShift(seed);
-    p.rule(move |s| {
-        (s.dir == Dir::AtoB && rng.next() % 1000 < loss).then_some(Fate::Drop)
-    });
+    p.rule(rule);
     let mut sent_at = Vec::new();
     let mut delivered = Vec::new();
     for _ in 0..n {
@@ -78,7 +92,6 @@ fn periodic(cfg: Config, size: usize, gap: Duration, n: usize, loss: u64, seed: 
     }
     p.run_for(ms(20_000));
     delivered.extend(p.b_recv_all());
-    assert_eq!(delivered.len(), n, "every message arrives");
     // The warm-up message took SSN 0.
     let mut latencies: Vec<Duration> = delivered
         .iter()
@@ -241,4 +254,39 @@ fn a_stream_sending_more_often_than_the_minimum_itt_gets_no_copies() {
         1,
     );
     assert!(run.copies > 400, "{}", run.copies);
+}
+
+#[test]
+fn a_peer_that_never_sacks_gets_copies_only_within_the_budget() {
+    // Every SACK is lost after the warm-up: the trigger sees packets in
+    // flight pile up, the budget holds, T3 stays the backstop.
+    let run = stream(budget(200), 64, ms(16), 300, |s| {
+        (s.dir == Dir::BtoA).then_some(Fate::Drop)
+    });
+    assert!(run.copy_bytes <= run.base_bytes, "{} > {}", run.copy_bytes, run.base_bytes);
+    // DPIFL: no copies once 10 packets (100 ms / 10 ms) are in flight.
+    assert!(run.copies < 20, "{}", run.copies);
+}
+
+#[test]
+fn a_peer_that_sacks_only_some_tsns_gets_copies_only_within_the_budget() {
+    // Every packet carrying the 20th message's TSN is lost for 5 s, and
+    // two SACKs in three: the cumulative ack stands still while gap
+    // reports come and go, and the outstanding chunks pile up behind it.
+    let mut stuck = None;
+    let mut sacks = 0u64;
+    let run = stream(budget(400), 64, ms(16), 600, move |s| {
+        if s.dir == Dir::BtoA {
+            sacks += 1;
+            return (sacks % 3 != 0).then_some(Fate::Drop);
+        }
+        if s.data_ordinal == Some(20) {
+            stuck = s.tsns.first().copied();
+        }
+        let hit = stuck.is_some_and(|t| s.tsns.contains(&t));
+        (hit && s.sent_at < Time::from_millis(5000)).then_some(Fate::Drop)
+    });
+    assert_eq!(run.latencies.len(), 600, "every message arrives in the end");
+    assert!(run.copies > 0);
+    assert!(run.copy_bytes <= 3 * run.base_bytes, "{} > 3 x {}", run.copy_bytes, run.base_bytes);
 }
