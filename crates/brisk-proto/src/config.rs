@@ -378,6 +378,13 @@ declare_config! {
         #[unit = "duration"]
         #[default = Duration::from_millis(10)]
         pub redundancy_min_itt: Duration,
+        /// With `redundancy_budget`, for a chunk too large to share a packet with
+        /// another as large (a 1 KiB message at a 1452-byte MTU): a copy in a packet of
+        /// its own half an ITT after it, if no packet carried a copy since, within the
+        /// budget (headers counted) and its trigger (cause `Bundled`).
+        #[unit = "true|false"]
+        #[default = false]
+        pub redundancy_copy_probe: bool,
         /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
         #[unit = "true|false"]
         #[default = false]
@@ -1064,6 +1071,7 @@ mod tests {
         assert!(!base.thin_aggressive_bundling && base.thin_rto_min.is_none());
         assert!(!base.spurious_timeout_undo && !base.ack_reach_floor);
         assert_eq!(base.redundancy_budget, 0, "redundancy off in rfc9260");
+        assert!(!base.redundancy_copy_probe);
         assert_eq!(base.nagle, Nagle::Off);
         let ll = Config::low_latency();
         assert_eq!(ll.early_retransmit, EarlyRetransmit::Packets);
@@ -1117,7 +1125,8 @@ mod tests {
                 | "early_retransmit_delay"
                 | "spurious_timeout_undo"
                 | "lost_retransmission_detection"
-                | "ack_reach_floor" => "true",
+                | "ack_reach_floor"
+                | "redundancy_copy_probe" => "true",
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
                 "stream_scheduler" => "wfq",
@@ -1176,6 +1185,7 @@ mod tests {
             thin_rto_min: Some(Duration::from_millis(250)),
             redundancy_budget: 250,
             redundancy_min_itt: Duration::from_micros(7500),
+            redundancy_copy_probe: true,
             nagle: Nagle::Minshall,
             stream_scheduler: StreamScheduler::Wfq,
             events: false,
@@ -1241,7 +1251,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 51);
+        assert_eq!(KNOBS.len(), 52);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1408,6 +1418,7 @@ thin_redundant_bundling=false
 thin_immediate_sack=false
 redundancy_budget=0
 redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1460,6 +1471,7 @@ thin_redundant_bundling=false
 thin_immediate_sack=false
 redundancy_budget=0
 redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1512,6 +1524,7 @@ thin_redundant_bundling=false
 thin_immediate_sack=false
 redundancy_budget=0
 redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1564,6 +1577,7 @@ thin_redundant_bundling=true
 thin_immediate_sack=true
 redundancy_budget=0
 redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1616,6 +1630,7 @@ thin_redundant_bundling=true
 thin_immediate_sack=true
 redundancy_budget=0
 redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=true
 nagle=off
 pktdrop=true

@@ -551,7 +551,7 @@ impl Outstanding {
         if spoils_probe
             && self
                 .rtt_probe
-            .is_some_and(|(probe, _, _)| tsn.is_at_or_before(probe))
+                .is_some_and(|(probe, _, _)| tsn.is_at_or_before(probe))
         {
             self.rtt_probe = None;
         }

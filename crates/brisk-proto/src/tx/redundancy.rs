@@ -36,6 +36,7 @@
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::serial::Tsn;
 use crate::time::Time;
 use crate::tx::outstanding::{ChunkState, Outstanding};
 
@@ -71,6 +72,10 @@ pub struct Redundancy {
     /// budget bounds.
     base_bytes: u64,
     copy_bytes: u64,
+    /// The chunk the armed copy probe would copy (`redundancy_copy_probe`).
+    probe: Option<Tsn>,
+    /// The copy probe fired: the chunk to copy in a packet of its own.
+    probe_due: Option<Tsn>,
 }
 
 impl Redundancy {
@@ -135,6 +140,34 @@ impl Redundancy {
         u128::from(packets_in_flight) < limit && itt >= min_itt
     }
 
+    /// The copy probe: arms it for `tsn` (the newest chunk, too large to
+    /// share a packet), or disarms it (`None`: a newer packet qualified not).
+    pub fn arm_probe(&mut self, tsn: Option<Tsn>) {
+        self.probe = tsn;
+        self.probe_due = None;
+    }
+
+    /// The copy probe's timer fired.
+    pub fn on_copy_probe_timer(&mut self) {
+        self.probe_due = self.probe.take();
+    }
+
+    /// The chunk the copy probe copies now, if it fired.
+    pub fn probe_due(&self) -> Option<Tsn> {
+        self.probe_due
+    }
+
+    /// Takes the due copy probe: it goes once.
+    pub fn take_probe_due(&mut self) -> Option<Tsn> {
+        self.probe_due.take()
+    }
+
+    /// When the copy probe of a packet sent now fires: half the smoothed
+    /// ITT, between the packet and the next one the stream sends.
+    pub fn probe_delay(&self) -> Option<Duration> {
+        self.itt.map(|itt| itt / 2)
+    }
+
     /// The smoothed inter-transmission time of new data, once measured.
     pub fn itt(&self) -> Option<Duration> {
         self.itt
@@ -153,11 +186,11 @@ impl Redundancy {
 /// more. Those that do not fit are passed over (a smaller one may).
 pub fn pick(
     outstanding: &Outstanding,
-    taken: &[crate::serial::Tsn],
+    taken: &[Tsn],
     mut room: usize,
     mut afford: impl FnMut(u32) -> bool,
-) -> Vec<crate::serial::Tsn> {
-    let mut candidates: Vec<(u32, crate::serial::Tsn, u32)> = outstanding
+) -> Vec<Tsn> {
+    let mut candidates: Vec<(u32, Tsn, u32)> = outstanding
         .chunks()
         .rev()
         .take(SCAN)
@@ -184,7 +217,6 @@ mod tests {
     use super::*;
     use crate::message::MessageId;
     use crate::path::PathId;
-    use crate::serial::Tsn;
     use crate::tx::send_queue::PendingFragment;
 
     fn cfg(budget: u32) -> Config {

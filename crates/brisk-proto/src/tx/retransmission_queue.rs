@@ -380,13 +380,7 @@ impl RetransmissionQueue {
     /// copy it stays out of the flight size and the congestion controller
     /// (it opens no flight: RFC 9260 6.1 B counts each chunk once) and out of
     /// PR-SCTP's retransmission count (`SentChunk::copies`).
-    pub fn copy(
-        &mut self,
-        tsn: Tsn,
-        now: Time,
-        packet: u64,
-        immediate: bool,
-    ) -> Option<Resent> {
+    pub fn copy(&mut self, tsn: Tsn, now: Time, packet: u64, immediate: bool) -> Option<Resent> {
         if !self.outstanding.rebundle(tsn, now, packet, false) {
             return None;
         }
