@@ -348,8 +348,13 @@ impl Outstanding {
         self.packets.iter().filter(|p| p.in_flight > 0)
     }
 
-    pub fn chunks(&self) -> impl DoubleEndedIterator<Item = &SentChunk> {
+    pub fn chunks(&self) -> impl Iterator<Item = &SentChunk> {
         self.chunks.iter()
+    }
+
+    /// The chunks, highest TSN first (bounded scans of the most recent).
+    pub fn chunks_newest_first(&self) -> impl Iterator<Item = &SentChunk> {
+        self.chunks.iter().rev()
     }
 
     pub fn get(&self, tsn: Tsn) -> Option<&SentChunk> {

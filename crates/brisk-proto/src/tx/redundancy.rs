@@ -191,8 +191,7 @@ pub fn pick(
     mut afford: impl FnMut(u32) -> bool,
 ) -> Vec<Tsn> {
     let mut candidates: Vec<(u32, Tsn, u32)> = outstanding
-        .chunks()
-        .rev()
+        .chunks_newest_first()
         .take(SCAN)
         .filter(|c| c.state == ChunkState::InFlight && !taken.contains(&c.tsn))
         .map(|c| (c.copies, c.tsn, c.size()))
