@@ -369,3 +369,47 @@ fn a_message_too_large_to_share_a_packet_gets_a_copy_probe_half_an_itt_later() {
     assert!(with.p99() <= ms(50 + 8 + 2), "{:?}", with.p99());
     assert!(with.p99() * 4 < without.p99());
 }
+
+#[test]
+fn copies_leave_the_flight_size_cwnd_and_rtt_measurement_as_they_were() {
+    // No loss. With copies every chunk still counts once in the flight size
+    // (one 80-byte chunk per outstanding packet, at every moment), cwnd is
+    // what it is without them, nothing is taken for a loss (the peer's
+    // duplicate reports are none: no recovery, no T3), and the RTT is still
+    // measured (copies leave the RTT probe alone).
+    let observe = |cfg: Config| {
+        let mut p = Pair::new(ms(50), Config::rfc9260());
+        let a = p.connect(cfg).0;
+        p.warm_up();
+        let mut miscounted = 0;
+        for i in 0..300 {
+            if i == 150 {
+                // The path lengthens to 80 ms one way: the RTT estimate follows.
+                (p.latency_ab, p.latency_ba) = (ms(80), ms(80));
+            }
+            p.a_send(OutgoingMessage::new(0, vec![7; 64]));
+            for _ in 0..16 {
+                p.run_for(ms(1));
+                let s = p.a.association(a).unwrap().stats().clone();
+                miscounted += usize::from(s.flight_size != 80 * s.packets_outstanding);
+            }
+            p.b_recv_all();
+        }
+        let stats = p.a.association(a).unwrap().stats().clone();
+        let bundled = p
+            .a_retransmissions()
+            .iter()
+            .filter(|r| r.2 == RetransmitCause::Bundled)
+            .count();
+        (miscounted, stats, bundled)
+    };
+    let (_, plain, none) = observe(budget(0));
+    let (miscounted, stats, bundled) = observe(budget(200));
+    assert_eq!(none, 0);
+    assert!(bundled > 300, "{bundled}");
+    assert_eq!(miscounted, 0, "moments when the flight size counted a copy");
+    assert_eq!((stats.t3_expirations, stats.fast_recoveries), (0, 0));
+    assert_eq!(stats.cwnd, plain.cwnd);
+    let srtt = stats.srtt.unwrap();
+    assert!(srtt >= ms(140) && srtt <= ms(180), "{srtt:?}");
+}

@@ -22,6 +22,13 @@
 //!   packet's earnings, so an idle period, or a stretch of traffic that did
 //!   not qualify, banks no credit for a burst of copies later.
 //!
+//! A chunk too large to share a packet with another as large (1 KiB at a
+//! 1452-byte MTU) can ride in no later packet of the stream; with
+//! `redundancy_copy_probe` it gets a **copy probe**: a copy in a packet of its
+//! own half an ITT after it, under the same trigger while the send queue is
+//! empty, if no packet carried a copy of it since, paid from the same budget
+//! with its packet's headers (`assoc::transmit`, timer `CopyProbe`).
+//!
 //! Which chunks ([`pick`]): those in flight (never one acknowledged by gap, or
 //! marked, or in this packet), fewest copies first, then most recent first,
 //! and only those that fit. Fewest copies first spreads the protection: every
