@@ -799,8 +799,18 @@ impl Outstanding {
         }
         if out.htna.is_none_or(|h| h.is_before(chunk.tsn)) {
             out.htna = Some(chunk.tsn);
-            out.htna_sent = Some(chunk.last_sent);
-            out.htna_sent_once = chunk.transmissions == 1;
+            // Sent once but for redundant copies (`Bundled`, a probe): the
+            // SACK answers one of them, none sent before the first, so the
+            // evidence is timed from the first for certain (Karn). Counted
+            // from the copy, a retransmission sent between them would be
+            // judged lost on evidence drawn by the original.
+            let copies_only = chunk.counted_transmissions() == 1;
+            out.htna_sent = Some(if copies_only {
+                chunk.first_sent
+            } else {
+                chunk.last_sent
+            });
+            out.htna_sent_once = copies_only;
         }
     }
 
