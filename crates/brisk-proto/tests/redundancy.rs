@@ -482,3 +482,52 @@ fn a_lost_fast_retransmission_of_a_copied_chunk_is_detected_without_waiting_for_
     let worst = *run.latencies.last().unwrap();
     assert!(worst < ms(500), "{worst:?}");
 }
+
+#[test]
+fn copies_do_not_count_against_a_messages_retransmission_limit() {
+    // RFC 7496 4 / RFC 3758 3.5 A: messages that may be retransmitted once.
+    // The 40th loses its original and every copy (all that carry it in its
+    // first 100 ms); its one retransmission is still allowed, goes, and
+    // delivers it: the copies did not use up its limit.
+    let cfg = Config {
+        partial_reliability: true,
+        ..budget(200)
+    };
+    let b_cfg = Config {
+        partial_reliability: true,
+        ..Config::rfc9260()
+    };
+    let mut p = Pair::new(ms(50), b_cfg);
+    p.connect(cfg);
+    p.warm_up();
+    let mut lost: Option<(u32, Time)> = None;
+    p.rule(move |s| {
+        if s.dir != Dir::AtoB {
+            return None;
+        }
+        if s.data_ordinal == Some(40) {
+            lost = s.tsns.last().map(|&t| (t, s.sent_at));
+        }
+        let hit = lost.is_some_and(|(t, at)| s.tsns.contains(&t) && s.sent_at < at + ms(100));
+        hit.then_some(Fate::Drop)
+    });
+    let mut received = 0;
+    for _ in 0..100 {
+        p.a_send(OutgoingMessage::new(0, vec![3; 64]).with_max_retransmits(1));
+        p.run_for(ms(16));
+        received += p.b_recv_all().len();
+    }
+    p.run_for(ms(3000));
+    received += p.b_recv_all().len();
+    let causes: Vec<RetransmitCause> = p.a_retransmissions().iter().map(|r| r.2).collect();
+    assert!(
+        causes
+            .iter()
+            .filter(|c| **c == RetransmitCause::Bundled)
+            .count()
+            > 100
+    );
+    assert!(causes.contains(&RetransmitCause::FastRetransmit));
+    assert_eq!(p.a_abandoned(), vec![]);
+    assert_eq!(received, 100);
+}
