@@ -8,8 +8,9 @@
 //!
 //! - **the trigger** holds (RDB's DPIFL, "dynamic packets in flight limit"):
 //!   packets in flight < min RTT / `redundancy_min_itt`, i.e. the stream sends
-//!   less often than one packet per minimum ITT; and the stream's smoothed
-//!   inter-transmission time (ITT) of new-data packets is at least that ITT.
+//!   less often than one packet per minimum ITT; and the stream's
+//!   inter-transmission time (ITT) of new-data packets, the smaller of the
+//!   smoothed one and the latest, is at least that ITT.
 //!   The caller adds that the sender is application-limited (the send queue
 //!   drains into this packet, RFC 7661's notion): a bulk sender, back-to-back
 //!   and cwnd-limited, never qualifies;
@@ -28,6 +29,14 @@
 //! own half an ITT after it, under the same trigger while the send queue is
 //! empty, if no packet carried a copy of it since, paid from the same budget
 //! with its packet's headers (`assoc::transmit`, timer `CopyProbe`).
+//!
+//! Every copy is a retransmission with cause `Bundled`. It stays out of the
+//! flight size and the congestion controller (the chunk counts once), out
+//! of PR-SCTP's retransmission count (`SentChunk::copies`), restarts no
+//! timer, and leaves the RTT probe alone (Karn: a copy within an ITT of the
+//! original can only lengthen the sample). Its price beyond the budget: the
+//! receiver reports the duplicates and answers them at once (RFC 9260 6.2),
+//! so the reverse path carries more SACKs.
 //!
 //! Which chunks ([`pick`]): those in flight (never one acknowledged by gap, or
 //! marked, or in this packet), fewest copies first, then most recent first,
