@@ -373,6 +373,29 @@ declare_config! {
         #[default = false]
         #[presets(ThinStream = true, LowLatency = true)]
         pub thin_immediate_sack: bool,
+        /// Redundancy within a byte budget for streams that are not thin (Linux
+        /// RDB, Opstad et al. LCN 2015; cause `Bundled`): the stream's bytes on the
+        /// wire (IPv6, UDP and SCTP headers counted) stay within this percentage of
+        /// what they would be without copies; 0 (or up to 100) is off. A new
+        /// packet with room carries unacknowledged chunks, fewest copies and most
+        /// recent first, while the budget allows, the sender is
+        /// application-limited and the trigger (`redundancy_min_itt`) holds.
+        #[unit = "percent"]
+        #[default = 0]
+        pub redundancy_budget: u32,
+        /// The trigger of `redundancy_budget` (RDB's DPIFL, default 10 ms as Linux's):
+        /// copies only while packets in flight < min RTT / this and the stream's
+        /// smoothed inter-transmission time is at least this.
+        #[unit = "duration"]
+        #[default = Duration::from_millis(10)]
+        pub redundancy_min_itt: Duration,
+        /// With `redundancy_budget`, for a chunk too large to share a packet with
+        /// another as large (a 1 KiB message at a 1452-byte MTU): a copy in a packet of
+        /// its own half an ITT after it, if no packet carried a copy since, within the
+        /// budget (headers counted) and its trigger (cause `Bundled`).
+        #[unit = "true|false"]
+        #[default = false]
+        pub redundancy_copy_probe: bool,
         /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
         #[unit = "true|false"]
         #[default = false]
@@ -823,6 +846,9 @@ impl Config {
         if self.sack_freq == 0 {
             return fail("sack_freq", "at least 1");
         }
+        if self.redundancy_min_itt.is_zero() {
+            return fail("redundancy_min_itt", "greater than zero");
+        }
         if self.fast_retransmit_threshold == 0 {
             return fail("fast_retransmit_threshold", "at least 1");
         }
@@ -1065,6 +1091,8 @@ mod tests {
         assert!(!base.thin_redundant_bundling && !base.thin_immediate_sack);
         assert!(!base.thin_aggressive_bundling && base.thin_rto_min.is_none());
         assert!(!base.spurious_timeout_undo && !base.ack_reach_floor);
+        assert_eq!(base.redundancy_budget, 0, "redundancy off in rfc9260");
+        assert!(!base.redundancy_copy_probe);
         assert_eq!(base.nagle, Nagle::Off);
         let ll = Config::low_latency();
         assert_eq!(ll.early_retransmit, EarlyRetransmit::Packets);
@@ -1119,11 +1147,14 @@ mod tests {
                 | "spurious_timeout_undo"
                 | "lost_retransmission_detection"
                 | "ack_reach_floor"
-                | "cwnd_validation" => "true",
+                | "cwnd_validation"
+                | "redundancy_copy_probe" => "true",
                 "early_retransmit" => "packets",
                 "nagle" => "minshall",
                 "stream_scheduler" => "wfq",
                 "congestion_control" => "bbr",
+                "redundancy_budget" => "200",
+                "redundancy_min_itt" => "10ms",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",
@@ -1174,6 +1205,9 @@ mod tests {
             early_retransmit: EarlyRetransmit::Bytes,
             early_retransmit_delay: true,
             thin_rto_min: Some(Duration::from_millis(250)),
+            redundancy_budget: 250,
+            redundancy_min_itt: Duration::from_micros(7500),
+            redundancy_copy_probe: true,
             nagle: Nagle::Minshall,
             stream_scheduler: StreamScheduler::Wfq,
             events: false,
@@ -1239,7 +1273,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 50);
+        assert_eq!(KNOBS.len(), 53);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1405,6 +1439,9 @@ thin_rto_min=none
 thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
+redundancy_budget=0
+redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1456,6 +1493,9 @@ thin_rto_min=none
 thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
+redundancy_budget=0
+redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1507,6 +1547,9 @@ thin_rto_min=none
 thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
+redundancy_budget=0
+redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1558,6 +1601,9 @@ thin_rto_min=200ms
 thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
+redundancy_budget=0
+redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=false
 nagle=off
 pktdrop=false
@@ -1609,6 +1655,9 @@ thin_rto_min=200ms
 thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
+redundancy_budget=0
+redundancy_min_itt=10ms
+redundancy_copy_probe=false
 tail_loss_probe=true
 nagle=off
 pktdrop=true

@@ -77,6 +77,9 @@ pub enum TimerKind {
     /// The RE-CONFIG timer: a stream reconfiguration request awaits its
     /// response (RFC 6525 5.1.1).
     Reconfig,
+    /// The copy probe of redundancy within a byte budget (`tx::redundancy`):
+    /// a copy of a chunk too large to share a packet, half an ITT after it.
+    CopyProbe,
     /// The delayed SACK (6.2). Its expiry does nothing by itself: it makes a
     /// SACK due, and the next packet carries it, which disarms it.
     DelayedSack,
@@ -84,7 +87,7 @@ pub enum TimerKind {
 
 impl TimerKind {
     /// Every kind, in the order expiries are handled when several are due.
-    pub const ALL: [TimerKind; 9] = [
+    pub const ALL: [TimerKind; 10] = [
         TimerKind::T1,
         TimerKind::T3Rtx,
         TimerKind::EarlyRetransmit,
@@ -93,6 +96,7 @@ impl TimerKind {
         TimerKind::ShutdownGuard,
         TimerKind::Heartbeat,
         TimerKind::Reconfig,
+        TimerKind::CopyProbe,
         TimerKind::DelayedSack,
     ];
 

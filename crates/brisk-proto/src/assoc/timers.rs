@@ -29,6 +29,7 @@ pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
             TimerKind::ShutdownGuard => shutdown::on_guard(a),
             TimerKind::Heartbeat => heartbeat::on_timer(a, now, ctx.rng),
             TimerKind::Reconfig => reconfig::on_timer(a, now),
+            TimerKind::CopyProbe => a.rtx.redundancy_mut().on_copy_probe_timer(),
             TimerKind::DelayedSack => {}
         }
     }

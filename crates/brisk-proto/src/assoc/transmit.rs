@@ -13,9 +13,11 @@ use crate::events::{Event, RetransmitCause};
 use crate::path::PathId;
 use crate::serial::Tsn;
 use crate::time::Time;
+use crate::timer::TimerKind;
 use crate::tx::nagle;
 use crate::tx::outstanding::{ChunkState, chunk_size_for};
 use crate::tx::packetizer::PacketBuilder;
+use crate::tx::redundancy::{self, PACKET_OVERHEAD};
 use crate::tx::retransmission_queue::Resent;
 use crate::wire::CommonHeader;
 use crate::wire::chunk::{Chunk, Data, DataFlags, IData};
@@ -265,7 +267,8 @@ impl Association {
             && self
                 .rtx
                 .window_allows(self.peek_new(self.max_payload()).unwrap_or(0));
-        retransmit || new
+        let copy_probe = to == self.paths.data_id() && self.rtx.redundancy().probe_due().is_some();
+        retransmit || new || copy_probe
     }
 
     /// RFC 6525 5.1.4: an SSN/TSN reset holds new messages back (a message
@@ -351,6 +354,7 @@ impl Association {
         }
         self.decay_idle_cwnd(now, to);
         if to == self.paths.data_id() {
+            self.add_copy_probe(now, p, &mut dp);
             self.add_new_data(now, p, &mut dp, thin);
         }
         if dp.record.is_some() {
@@ -462,7 +466,22 @@ impl Association {
             let room = p.room().saturating_sub(self.new_chunk_size(len));
             self.bundle_in_flight(now, p, dp, room);
         }
+        // Redundancy within a byte budget (`tx::redundancy`, Linux RDB) for
+        // the streams the thin rule above does not cover. The packet's
+        // header and first new chunk earn their share before the copies.
+        let budgeted = next_new.filter(|_| !held && self.cfg.redundancy_budget > 100);
+        let mut earned = 0;
+        if let Some(len) = budgeted {
+            earned = PACKET_OVERHEAD + self.new_chunk_size(len) as u32;
+            let redundancy = self.rtx.redundancy_mut();
+            redundancy.on_new_packet(now);
+            redundancy.earn(&self.cfg, earned);
+            if !(thin && self.cfg.thin_redundant_bundling) {
+                self.copy_within_budget(now, p, dp);
+            }
+        }
         let mut sent_new = None;
+        let mut new_bytes = 0u32;
         while next_new.is_some() && !held && self.burst_budget > 0 && cwnd_open(self) {
             let Some(len) = self.peek_new(max_payload) else {
                 break;
@@ -480,8 +499,19 @@ impl Association {
                 break;
             }
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+            new_bytes = new_bytes.saturating_add(frag.chunk_size());
             let (rtx, mut env) = self.tx_to(dp.to);
             sent_new = Some(rtx.send_new(frag, now, seq, &mut env));
+        }
+        if budgeted.is_some()
+            && let Some(last_tsn) = sent_new
+        {
+            // The rest of the packet's new data earns its share too.
+            let rest = (new_bytes + PACKET_OVERHEAD).saturating_sub(earned);
+            self.rtx.redundancy_mut().earn(&self.cfg, rest);
+            if self.cfg.redundancy_copy_probe {
+                self.arm_copy_probe(now, last_tsn, to);
+            }
         }
         if let Some(last_tsn) = sent_new {
             self.burst_budget = self.burst_budget.saturating_sub(1);
@@ -534,6 +564,110 @@ impl Association {
                 dp.tsns.push(tsn);
                 self.note_retransmission(tsn, resent, now);
             }
+        }
+    }
+
+    /// Redundancy within a byte budget (`tx::redundancy`): while the trigger
+    /// holds (RDB's DPIFL and the stream's ITT) and the sender is
+    /// application-limited (all it has queued goes in this packet, within
+    /// cwnd: RFC 7661's notion; a bulk sender never is), copies of chunks in
+    /// flight go in front of the new data, in the room the new data leaves,
+    /// as far as the budget pays, cause `Bundled`.
+    fn copy_within_budget(&mut self, now: Time, p: &mut PacketBuilder<'_>, dp: &mut DataPacket) {
+        let queued =
+            self.send_queue.buffered_bytes() + (self.data_header_len() + 3) * self.send_queue.len();
+        let to = dp.to;
+        let flight = self.rtx.outstanding().flight_on(to) as usize;
+        let cwnd_takes_all = self
+            .paths
+            .get(to)
+            .cc
+            .allows_new_data(u32::try_from(flight + queued).unwrap_or(u32::MAX));
+        let app_limited = queued <= p.room() && cwnd_takes_all;
+        let packets = self.rtx.outstanding().packets_outstanding();
+        if !app_limited || !self.rtx.redundancy().triggered(&self.cfg, packets) {
+            return;
+        }
+        let room = p.room() - queued;
+        let redundancy = self.rtx.redundancy();
+        let picked = redundancy::pick(self.rtx.outstanding(), &dp.tsns, room, |bytes| {
+            redundancy.affords(bytes)
+        });
+        for tsn in picked {
+            let Some(chunk) = self.rtx.outstanding().get(tsn) else {
+                continue;
+            };
+            let data = chunk.to_chunk(dp.immediate);
+            let i_bit = data.flags() & DataFlags::I != 0;
+            if !p.fits(data.encoded_len()) || p.push(&data).is_err() {
+                break;
+            }
+            let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+            if let Some(resent) = self.rtx.copy(tsn, now, seq, i_bit) {
+                dp.tsns.push(tsn);
+                self.note_retransmission(tsn, resent, now);
+            }
+        }
+    }
+
+    /// The copy probe (`redundancy_copy_probe`), armed by a packet of new
+    /// data whose newest chunk is too large to share a packet with another
+    /// as large, so that no later packet of the stream can carry its copy:
+    /// while the trigger holds and the send queue is empty (the next message
+    /// has not come), a copy goes in a packet of its own half an ITT later.
+    /// Any other packet of new data disarms it.
+    fn arm_copy_probe(&mut self, now: Time, last_tsn: Tsn, to: PathId) {
+        let mtu = self.paths.get(to).mtu;
+        let large = self
+            .rtx
+            .outstanding()
+            .get(last_tsn)
+            .is_some_and(|c| 12 + 2 * c.size() as usize > mtu);
+        let packets = self.rtx.outstanding().packets_outstanding();
+        let arm = large
+            && self.send_queue.is_empty()
+            && self.rtx.redundancy().triggered(&self.cfg, packets);
+        let delay = self.rtx.redundancy().probe_delay().filter(|_| arm);
+        match delay {
+            Some(delay) => {
+                self.rtx.redundancy_mut().arm_probe(Some(last_tsn));
+                self.timers.start(TimerKind::CopyProbe, now, delay);
+            }
+            None => {
+                self.rtx.redundancy_mut().arm_probe(None);
+                self.timers.stop(TimerKind::CopyProbe);
+            }
+        }
+    }
+
+    /// The copy probe fired: its chunk goes again in this packet (cause
+    /// `Bundled`) if it is still in flight, no packet carried a copy of it
+    /// since, and the budget pays for the chunk and a packet's headers. Like
+    /// every copy it stays out of the flight size: RFC 9260 6.1 B counts the
+    /// chunk once, and the budget bounds what the copies add.
+    fn add_copy_probe(&mut self, now: Time, p: &mut PacketBuilder<'_>, dp: &mut DataPacket) {
+        let Some(tsn) = self.rtx.redundancy_mut().take_probe_due() else {
+            return;
+        };
+        let Some(chunk) = self.rtx.outstanding().get(tsn) else {
+            return;
+        };
+        let size = chunk.size();
+        let eligible = chunk.state == ChunkState::InFlight
+            && chunk.copies == 0
+            && !dp.tsns.contains(&tsn)
+            && self.rtx.redundancy().affords(size + PACKET_OVERHEAD);
+        let data = chunk.to_chunk(dp.immediate);
+        let i_bit = data.flags() & DataFlags::I != 0;
+        if !eligible || !p.fits(data.encoded_len()) || p.push(&data).is_err() {
+            return;
+        }
+        let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
+        if let Some(resent) = self.rtx.copy(tsn, now, seq, i_bit) {
+            // Its own packet's headers are part of its cost.
+            self.rtx.redundancy_mut().spend(PACKET_OVERHEAD);
+            dp.tsns.push(tsn);
+            self.note_retransmission(tsn, resent, now);
         }
     }
 

@@ -10,6 +10,8 @@
 //!   has left: [`outstanding`], T3, fast recovery, the latency mechanisms and
 //!   the peer's window.
 //! - [`packetizer`] and [`nagle`]: packets of chunks, and when to hold one.
+//! - [`redundancy`]: redundant copies within a byte budget for streams that
+//!   are not thin (Linux RDB's DPIFL trigger).
 //!
 //! The send buffer bounds both together: a peer that acknowledges only by gap
 //! blocks, or never, cannot make the sender hold more (RFC 9260 6.2.1: the peer
@@ -18,6 +20,7 @@
 pub mod nagle;
 pub mod outstanding;
 pub mod packetizer;
+pub mod redundancy;
 pub mod retransmission_queue;
 pub mod send_queue;
 pub mod stream_scheduler;

@@ -352,6 +352,11 @@ impl Outstanding {
         self.chunks.iter()
     }
 
+    /// The chunks, highest TSN first (bounded scans of the most recent).
+    pub fn chunks_newest_first(&self) -> impl Iterator<Item = &SentChunk> {
+        self.chunks.iter().rev()
+    }
+
     pub fn get(&self, tsn: Tsn) -> Option<&SentChunk> {
         self.index(tsn).and_then(|i| self.chunks.get(i))
     }
@@ -529,7 +534,14 @@ impl Outstanding {
     /// bytes stay counted once, and it stays in the record of the packet that
     /// last carried it on its own: the earlier packet is still in the network,
     /// so a copy does not make the stream look thinner than it is.
-    pub fn rebundle(&mut self, tsn: Tsn, now: Time, packet: u64) -> bool {
+    ///
+    /// `spoils_probe`: Karn (6.3.1 C5) for a copy of a chunk at or before the
+    /// RTT probe. A budgeted redundant copy (`tx::redundancy`) passes false:
+    /// it leaves while the original is still in flight, so the probe's sample,
+    /// timed from the original, can only be too long by the copy's lag,
+    /// never too short; spoiled, a stream that copies every chunk within an
+    /// ITT would never measure its RTT again.
+    pub fn rebundle(&mut self, tsn: Tsn, now: Time, packet: u64, spoils_probe: bool) -> bool {
         let Some(i) = self.index(tsn) else {
             return false;
         };
@@ -541,9 +553,10 @@ impl Outstanding {
         chunk.copies += 1;
         chunk.last_sent = now;
         // Karn: an ambiguous chunk spoils the RTT probe.
-        if self
-            .rtt_probe
-            .is_some_and(|(probe, _, _)| tsn.is_at_or_before(probe))
+        if spoils_probe
+            && self
+                .rtt_probe
+                .is_some_and(|(probe, _, _)| tsn.is_at_or_before(probe))
         {
             self.rtt_probe = None;
         }
@@ -786,8 +799,18 @@ impl Outstanding {
         }
         if out.htna.is_none_or(|h| h.is_before(chunk.tsn)) {
             out.htna = Some(chunk.tsn);
-            out.htna_sent = Some(chunk.last_sent);
-            out.htna_sent_once = chunk.transmissions == 1;
+            // Sent once but for redundant copies (`Bundled`, a probe): the
+            // SACK answers one of them, none sent before the first, so the
+            // evidence is timed from the first for certain (Karn). Counted
+            // from the copy, a retransmission sent between them would be
+            // judged lost on evidence drawn by the original.
+            let copies_only = chunk.counted_transmissions() == 1;
+            out.htna_sent = Some(if copies_only {
+                chunk.first_sent
+            } else {
+                chunk.last_sent
+            });
+            out.htna_sent_once = copies_only;
         }
     }
 
@@ -1072,7 +1095,7 @@ mod tests {
         let mut o = sent(3);
         let p = o.begin_packet(Time::from_millis(5));
         for tsn in 1000..1003 {
-            assert!(o.rebundle(Tsn(tsn), Time::from_millis(5), p));
+            assert!(o.rebundle(Tsn(tsn), Time::from_millis(5), p, true));
         }
         o.send_new(frag(3, 100), Time::from_millis(5), p, PathId::FIRST);
         o.end_packet();

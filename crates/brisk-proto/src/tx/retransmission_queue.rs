@@ -26,6 +26,7 @@ use crate::timer::{TimerKind, TimerTable};
 use crate::tx::outstanding::{
     AckedMessage, ChunkState, Outstanding, SackOutcome, SackRejected, SentChunk, window_cost,
 };
+use crate::tx::redundancy::Redundancy;
 use crate::tx::send_queue::PendingFragment;
 use crate::wire::chunk::{
     ForwardTsn, ForwardTsnStream, IForwardTsn, IForwardTsnStream, PktDrop, Sack,
@@ -162,6 +163,8 @@ pub struct RetransmissionQueue {
     forwarded_at: Time,
     /// The first TSN sent after that FORWARD TSN.
     forwarded_before: Tsn,
+    /// Redundancy within a byte budget (Linux RDB's DPIFL trigger).
+    redundancy: Redundancy,
     counters: TxCounters,
 }
 
@@ -184,6 +187,7 @@ impl RetransmissionQueue {
             forwarded_to: None,
             forwarded_at: Time::ZERO,
             forwarded_before: initial_tsn,
+            redundancy: Redundancy::default(),
             counters: TxCounters::default(),
         }
     }
@@ -351,7 +355,7 @@ impl RetransmissionQueue {
         env: &mut TxEnv<'_>,
     ) -> Option<Resent> {
         let earliest = self.outstanding.earliest_unacked().map(|c| c.tsn) == Some(tsn);
-        if !self.outstanding.rebundle(tsn, now, packet) {
+        if !self.outstanding.rebundle(tsn, now, packet, true) {
             return None;
         }
         self.outstanding.note_i_bit(tsn, immediate);
@@ -365,6 +369,36 @@ impl RetransmissionQueue {
         self.count_retransmission(RetransmitCause::Bundled);
         self.resent(tsn, RetransmitCause::Bundled)
             .map(|(resent, _)| resent)
+    }
+
+    /// Redundancy within a byte budget (`tx::redundancy`): sends a chunk still
+    /// in flight again in packet `packet`, cause `Bundled`, and spends its
+    /// bytes from the budget. Unlike [`Self::bundle`] it restarts no timer
+    /// (the original is still in flight and its SACK may be back sooner: T3
+    /// stays the backstop against a peer that never acknowledges it) and it
+    /// leaves the RTT probe alone (see `Outstanding::rebundle`). Like every
+    /// copy it stays out of the flight size and the congestion controller
+    /// (it opens no flight: RFC 9260 6.1 B counts each chunk once) and out of
+    /// PR-SCTP's retransmission count (`SentChunk::copies`).
+    pub fn copy(&mut self, tsn: Tsn, now: Time, packet: u64, immediate: bool) -> Option<Resent> {
+        if !self.outstanding.rebundle(tsn, now, packet, false) {
+            return None;
+        }
+        self.outstanding.note_i_bit(tsn, immediate);
+        self.spurious.on_sent(tsn);
+        self.count_retransmission(RetransmitCause::Bundled);
+        let (resent, size) = self.resent(tsn, RetransmitCause::Bundled)?;
+        self.redundancy.spend(size);
+        Some(resent)
+    }
+
+    /// The budget and trigger of redundancy for streams that are not thin.
+    pub fn redundancy(&self) -> &Redundancy {
+        &self.redundancy
+    }
+
+    pub fn redundancy_mut(&mut self) -> &mut Redundancy {
+        &mut self.redundancy
     }
 
     /// What the lab hears of a chunk just sent again, and its size.
@@ -536,6 +570,7 @@ impl RetransmissionQueue {
         if let Some(rtt) = outcome.rtt {
             // 6.3.1: the measurement is of the destination the chunk went to.
             env.paths.get_mut(outcome.rtt_path).rto.on_measurement(rtt);
+            self.redundancy.on_rtt(rtt);
         }
         if let Some((tsn, before)) = watched {
             let expired = env.paths.get_mut(self.t3_path);
