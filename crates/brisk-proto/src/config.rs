@@ -367,6 +367,16 @@ declare_config! {
         #[default = false]
         #[presets(LowLatency = true)]
         pub tail_loss_probe: bool,
+        /// RACK-TLP for SCTP (RFC 8985): a chunk is lost once a chunk sent
+        /// after it was acknowledged and RACK.rtt plus a reordering window
+        /// (min_RTT/4, grown by Duplicate TSN reports) has passed, with a
+        /// reordering timer; and a tail loss probe at SRTT + max(SRTT/4, 2 ms)
+        /// that sets the I bit (RFC 7053), as does the last DATA packet before
+        /// the sender goes idle; the peer's SACK delay is added only once the
+        /// peer is seen to ignore the I bit. Replaces `tail_loss_probe`'s timing.
+        #[unit = "true|false"]
+        #[default = false]
+        pub rack: bool,
         /// Nagle's algorithm for messages: off (SCTP_NODELAY), classic, or
         /// Minshall's (hold a small packet only while a small one is unacknowledged).
         #[unit = "off|classic|minshall"]
@@ -1044,6 +1054,7 @@ mod tests {
         assert!(!base.thin_redundant_bundling && !base.thin_immediate_sack);
         assert!(!base.thin_aggressive_bundling && base.thin_rto_min.is_none());
         assert!(!base.spurious_timeout_undo && !base.ack_reach_floor);
+        assert!(!base.rack);
         assert_eq!(base.nagle, Nagle::Off);
         let ll = Config::low_latency();
         assert_eq!(ll.early_retransmit, EarlyRetransmit::Packets);
@@ -1090,6 +1101,7 @@ mod tests {
                 "rto_restart"
                 | "potentially_failed"
                 | "tail_loss_probe"
+                | "rack"
                 | "pktdrop"
                 | "partial_reliability"
                 | "stream_reconfig"
@@ -1217,7 +1229,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 49);
+        assert_eq!(KNOBS.len(), 50);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1383,6 +1395,7 @@ thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1433,6 +1446,7 @@ thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1483,6 +1497,7 @@ thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1533,6 +1548,7 @@ thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1583,6 +1599,7 @@ thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
 tail_loss_probe=true
+rack=false
 nagle=off
 pktdrop=true
 partial_reliability=false
