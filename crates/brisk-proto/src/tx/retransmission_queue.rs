@@ -820,8 +820,14 @@ impl RetransmissionQueue {
             ProbeVerdict::Needless => self.i_bit.on_late(),
             // RFC 8985 7.4: the probe repaired a loss, which calls for the
             // congestion response of a fast recovery (once per episode).
+            // A loss this SACK reveals besides joins the same episode.
             ProbeVerdict::RepairedLoss => {
-                if !self.fast_recovery.in_recovery() {
+                let new_episode = if self.outstanding.is_empty() {
+                    !self.fast_recovery.in_recovery()
+                } else {
+                    self.fast_recovery.enter(self.outstanding.next_tsn().prev())
+                };
+                if new_episode {
                     env.path_mut().cc.on_fast_retransmit(now);
                     self.counters.fast_recoveries += 1;
                 }
