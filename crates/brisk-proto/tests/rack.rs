@@ -130,7 +130,8 @@ fn a_duplicate_report_of_a_spurious_retransmission_widens_reo_wnd() {
     let mut p = connected(ms(10), rack(Config::rfc9260()), Config::rfc9260());
     // Reordered by 8 ms, beyond the 5 ms window: the first time RACK
     // retransmits, and B reports the copy a duplicate (our DSACK).
-    let delayed = [data_ordinal(&p, 1), data_ordinal(&p, 3)];
+    // The first packet of each burst (the retransmission is the third).
+    let delayed = [data_ordinal(&p, 1), data_ordinal(&p, 4)];
     p.rule(move |s| {
         (s.dir == Dir::AtoB && s.data_ordinal.is_some_and(|o| delayed.contains(&o)))
             .then_some(Fate::Delay(ms(8)))
