@@ -265,6 +265,9 @@ pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
     // Stream reconfiguration (RFC 6525) on in half the worlds, drawn from
     // the stream count so that no seed's later dice move.
     c.stream_reconfig = c.max_inbound_streams % 2 == 0;
+    // RACK-TLP (RFC 8985) in a third of the worlds, drawn from the stream
+    // count for the same reason.
+    c.rack = c.outbound_streams % 3 == 1;
     if d.chance(64) {
         c.nagle = *d.pick(&[Nagle::Off, Nagle::Classic, Nagle::Minshall]);
     }
