@@ -782,6 +782,9 @@ impl RetransmissionQueue {
         if marked {
             self.bypass_cwnd_once = true;
             env.timers.stop(TimerKind::TailLossProbe);
+        } else {
+            // Nothing was lost after all: the probe guards the tail again.
+            self.arm_tail_probe(now, env);
         }
     }
 
