@@ -373,7 +373,8 @@ declare_config! {
         /// reordering timer; and a tail loss probe at SRTT + max(SRTT/4, 2 ms)
         /// that sets the I bit (RFC 7053), as does the last DATA packet before
         /// the sender goes idle; the peer's SACK delay is added only once the
-        /// peer is seen to ignore the I bit. Replaces `tail_loss_probe`'s timing.
+        /// peer is seen to ignore the I bit. The probe is on whatever
+        /// `tail_loss_probe` says, with this timing.
         #[unit = "true|false"]
         #[default = false]
         pub rack: bool,

@@ -275,12 +275,6 @@ impl RetransmissionQueue {
         std::mem::take(&mut self.probe_new_data)
     }
 
-    /// Whether the peer is taken to ignore the I bit (RACK-TLP's PTO then
-    /// allows for its delayed SACK).
-    pub fn peer_ignores_i_bit(&self) -> bool {
-        self.i_bit.ignored()
-    }
-
     /// Whether marked chunks may go out now whatever cwnd says (7.2.4).
     #[inline]
     pub fn may_bypass_cwnd(&self) -> bool {
@@ -586,8 +580,7 @@ impl RetransmissionQueue {
         }
         let packets_acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
         if let Some(sent) = outcome.htna_sent {
-            let acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
-            env.path_mut().ack_spacing.on_sack(now, acked, sent);
+            env.path_mut().ack_spacing.on_sack(now, packets_acked, sent);
         }
         let window = early_retransmit::Window {
             packets_before,
