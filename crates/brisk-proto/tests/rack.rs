@@ -333,3 +333,25 @@ fn a_probe_reveals_an_earlier_loss_that_rack_repairs_without_t3() {
     );
     assert_eq!(p.b_recv_all().len(), 3);
 }
+
+#[test]
+fn one_probe_then_t3_and_the_probe_itself_leaves_cwnd_alone() {
+    let mut p = connected(ms(10), rack(Config::rfc9260()), Config::rfc9260());
+    let cwnd = stats(&mut p).cwnd;
+    // Everything lost from here: the probe goes once (RFC 8985 7.3), its
+    // loss leaves recovery to T3, which comes after it.
+    p.rule(|s| (s.dir == Dir::AtoB && s.has_data()).then_some(Fate::Drop));
+    burst(&mut p, 2);
+    p.run_for(ms(500));
+    let rtx: Vec<RetransmitCause> = causes(&p).iter().map(|r| r.2).collect();
+    assert_eq!(rtx, vec![RetransmitCause::TailLossProbe]);
+    assert_eq!(stats(&mut p).cwnd, cwnd, "no reduction for the probe");
+    p.run_for(ms(1000));
+    let rtx: Vec<RetransmitCause> = causes(&p).iter().map(|r| r.2).collect();
+    assert_eq!(rtx[0], RetransmitCause::TailLossProbe);
+    assert!(
+        rtx[1..].iter().all(|c| *c == RetransmitCause::T3Timeout),
+        "{rtx:?}"
+    );
+    assert_eq!(stats(&mut p).t3_expirations, 1);
+}
