@@ -118,7 +118,7 @@ pub fn rack_pto(
     let Some(srtt) = srtt else {
         return PTO_WITHOUT_SRTT;
     };
-    let base = (srtt + (srtt / 4).max(RACK_PTO_MARGIN)).max(MIN_PTO);
+    let base = (srtt + rack_pto_margin(Some(srtt))).max(MIN_PTO);
     match ignored_i_bit {
         Some(delay) if packets_outstanding == 1 => base + delay,
         _ => base,
@@ -127,6 +127,22 @@ pub fn rack_pto(
 
 /// The least margin of [`rack_pto`] over SRTT.
 pub const RACK_PTO_MARGIN: Duration = Duration::from_millis(2);
+
+/// The margin of [`rack_pto`] over SRTT: max(SRTT/4, 2 ms).
+pub fn rack_pto_margin(srtt: Option<Duration>) -> Duration {
+    srtt.map_or(RACK_PTO_MARGIN, |s| (s / 4).max(RACK_PTO_MARGIN))
+}
+
+/// When RACK-TLP's probe is due: `pto` after the latest packet still in
+/// flight left (`latest_sent`), since its SACK is due SRTT after it left, not
+/// after the SACK that re-arms the timer; and never sooner than `margin`
+/// from `now`. Ours: RFC 8985 7.2 times the PTO from the re-arming SACK,
+/// which for a burst's lost tail adds the time between the tail's send and
+/// the SACK of the packet before it, as RFC 9260's T3 restart does (RFC 7765
+/// removes it for T3 as this does for the probe).
+pub fn rack_probe_at(now: Time, latest_sent: Time, pto: Duration, margin: Duration) -> Time {
+    (latest_sent + pto).max(now + margin)
+}
 
 /// Whether the peer answers the I bit (RFC 7053) at once, judged from SACKs
 /// that newly acknowledge one packet sent once with the I bit and carry no
@@ -175,7 +191,11 @@ impl TailProbe {
     /// When to (re)arm the probe: `now + pto`, unless a probe is unanswered
     /// or T3 would fire first (the probe never comes after T3); `None` stops it.
     pub fn deadline(&self, now: Time, pto: Duration, t3: Option<Time>) -> Option<Time> {
-        let at = now + pto;
+        self.deadline_at(now + pto, t3)
+    }
+
+    /// [`Self::deadline`] for a probe due `at`.
+    pub fn deadline_at(&self, at: Time, t3: Option<Time>) -> Option<Time> {
         if self.probing || t3.is_none_or(|t3| at >= t3) {
             None
         } else {
@@ -217,6 +237,16 @@ mod tests {
             "a second packet draws the SACK"
         );
         assert_eq!(rack_pto(None, 1, None), ms(1000));
+    }
+
+    #[test]
+    fn the_rack_probe_is_due_a_pto_after_the_latest_packet_left_but_not_at_once() {
+        let ms = Duration::from_millis;
+        let t = Time::from_millis;
+        // The tail left at 3 ms; the SACK of the packet before it at 32 ms.
+        assert_eq!(rack_probe_at(t(32), t(3), ms(37), ms(7)), t(40));
+        // A late SACK: the probe still waits the margin.
+        assert_eq!(rack_probe_at(t(50), t(3), ms(37), ms(7)), t(57));
     }
 
     #[test]

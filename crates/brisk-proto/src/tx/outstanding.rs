@@ -591,6 +591,15 @@ impl Outstanding {
             .map(|c| (c.tsn, c.last_sent))
     }
 
+    /// When the latest packet record still in flight left.
+    pub fn latest_packet_sent(&self) -> Option<Time> {
+        self.packets
+            .iter()
+            .rev()
+            .find(|p| p.in_flight > 0)
+            .map(|p| p.sent_at)
+    }
+
     /// Chunks acknowledged by gap blocks and not cumulatively.
     pub fn gap_acked_chunks(&self) -> u32 {
         u32::try_from(self.gap_acked).unwrap_or(u32::MAX)

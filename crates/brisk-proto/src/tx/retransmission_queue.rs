@@ -992,9 +992,17 @@ impl RetransmissionQueue {
         } else {
             tail_probe::pto(srtt, packets, env.cfg.sack_delay)
         };
+        let at = match self.outstanding.latest_packet_sent() {
+            Some(latest) if env.cfg.rack => {
+                tail_probe::rack_probe_at(now, latest, pto, tail_probe::rack_pto_margin(srtt))
+            }
+            _ => now + pto,
+        };
         let t3 = env.timers.deadline(TimerKind::T3Rtx);
-        match self.tail_probe.deadline(now, pto, t3) {
-            Some(_) => env.timers.start(TimerKind::TailLossProbe, now, pto),
+        match self.tail_probe.deadline_at(at, t3) {
+            Some(at) => env
+                .timers
+                .start(TimerKind::TailLossProbe, now, at.since(now)),
             None => env.timers.stop(TimerKind::TailLossProbe),
         }
     }
