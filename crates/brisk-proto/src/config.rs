@@ -370,11 +370,12 @@ declare_config! {
         /// RACK-TLP for SCTP (RFC 8985): a chunk is lost once a chunk sent
         /// after it was acknowledged and RACK.rtt plus a reordering window
         /// (min_RTT/4, grown by Duplicate TSN reports) has passed, with a
-        /// reordering timer; and a tail loss probe at SRTT + max(SRTT/4, 2 ms)
-        /// that sets the I bit (RFC 7053), as does the last DATA packet before
-        /// the sender goes idle; the peer's SACK delay is added only once the
-        /// peer is seen to ignore the I bit. The probe is on whatever
-        /// `tail_loss_probe` says, with this timing.
+        /// reordering timer; and a tail loss probe SRTT + max(SRTT/4, 2 ms)
+        /// after the latest packet in flight left, that sets the I bit (RFC
+        /// 7053), as does the last DATA packet before the sender goes idle; the
+        /// peer's SACK delay is added only once the peer is seen to ignore the
+        /// I bit. The probe is on whatever `tail_loss_probe` says, with this
+        /// timing.
         #[unit = "true|false"]
         #[default = false]
         pub rack: bool,
