@@ -401,6 +401,18 @@ declare_config! {
         #[default = false]
         #[presets(LowLatency = true)]
         pub tail_loss_probe: bool,
+        /// RACK-TLP for SCTP (RFC 8985): a chunk is lost once a chunk sent
+        /// after it was acknowledged and RACK.rtt plus a reordering window
+        /// (min_RTT/4, grown by Duplicate TSN reports) has passed, with a
+        /// reordering timer; and a tail loss probe SRTT + max(SRTT/4, 2 ms)
+        /// after the latest packet in flight left, that sets the I bit (RFC
+        /// 7053), as does the last DATA packet before the sender goes idle; the
+        /// peer's SACK delay is added only once the peer is seen to ignore the
+        /// I bit. The probe is on whatever `tail_loss_probe` says, with this
+        /// timing.
+        #[unit = "true|false"]
+        #[default = false]
+        pub rack: bool,
         /// Nagle's algorithm for messages: off (SCTP_NODELAY), classic, or
         /// Minshall's (hold a small packet only while a small one is unacknowledged).
         #[unit = "off|classic|minshall"]
@@ -1093,6 +1105,7 @@ mod tests {
         assert!(!base.spurious_timeout_undo && !base.ack_reach_floor);
         assert_eq!(base.redundancy_budget, 0, "redundancy off in rfc9260");
         assert!(!base.redundancy_copy_probe);
+        assert!(!base.rack);
         assert_eq!(base.nagle, Nagle::Off);
         let ll = Config::low_latency();
         assert_eq!(ll.early_retransmit, EarlyRetransmit::Packets);
@@ -1139,6 +1152,7 @@ mod tests {
                 "rto_restart"
                 | "potentially_failed"
                 | "tail_loss_probe"
+                | "rack"
                 | "pktdrop"
                 | "partial_reliability"
                 | "stream_reconfig"
@@ -1273,7 +1287,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 53);
+        assert_eq!(KNOBS.len(), 54);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1443,6 +1457,7 @@ redundancy_budget=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1497,6 +1512,7 @@ redundancy_budget=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1551,6 +1567,7 @@ redundancy_budget=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1605,6 +1622,7 @@ redundancy_budget=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
+rack=false
 nagle=off
 pktdrop=false
 partial_reliability=false
@@ -1659,6 +1677,7 @@ redundancy_budget=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=true
+rack=false
 nagle=off
 pktdrop=true
 partial_reliability=false

@@ -177,6 +177,9 @@ pub struct Stats {
     /// T3 expiry episodes later found spurious and undone
     /// (`recovery::spurious`).
     pub spurious_timeouts_undone: u64,
+    /// Chunks RACK found lost by time (RFC 8985 6.2) before the miss
+    /// indications did; their retransmissions count as `FastRetransmit`.
+    pub rack_losses: u64,
 
     /// Congestion window, bytes.
     pub cwnd: u32,

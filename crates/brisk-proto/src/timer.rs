@@ -66,6 +66,9 @@ pub enum TimerKind {
     T3Rtx,
     /// Early Retransmit's reordering delay (RFC 5827 6).
     EarlyRetransmit,
+    /// RACK's reordering timer (RFC 8985 6.3): chunks sent before the latest
+    /// acknowledged one are lost if not acknowledged by then.
+    RackReorder,
     /// The tail loss probe (RFC 8985 7).
     TailLossProbe,
     /// T2-shutdown (9.2).
@@ -87,10 +90,11 @@ pub enum TimerKind {
 
 impl TimerKind {
     /// Every kind, in the order expiries are handled when several are due.
-    pub const ALL: [TimerKind; 10] = [
+    pub const ALL: [TimerKind; 11] = [
         TimerKind::T1,
         TimerKind::T3Rtx,
         TimerKind::EarlyRetransmit,
+        TimerKind::RackReorder,
         TimerKind::TailLossProbe,
         TimerKind::T2Shutdown,
         TimerKind::ShutdownGuard,

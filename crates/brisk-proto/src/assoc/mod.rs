@@ -497,6 +497,7 @@ impl Association {
             t3_expirations: tx.t3_expirations,
             fast_recoveries: tx.fast_recoveries,
             spurious_timeouts_undone: tx.spurious_timeouts_undone,
+            rack_losses: tx.rack_losses,
             cwnd: self.paths.data().cc.cwnd(),
             ssthresh: self.paths.data().cc.ssthresh(),
             rto: self.data_rto(),

@@ -20,10 +20,14 @@ pub(super) fn on_timeout(a: &mut Association, now: Time, ctx: &mut Ctx<'_>) {
                 let (rtx, mut env) = a.tx();
                 rtx.on_early_retransmit_timer(now, &mut env);
             }
+            TimerKind::RackReorder => {
+                let (rtx, mut env) = a.tx();
+                rtx.on_rack_timer(now, &mut env);
+            }
             TimerKind::TailLossProbe => {
                 let queued = a.queued_chunk();
                 let (rtx, mut env) = a.tx();
-                rtx.on_tail_probe_timer(queued, &mut env);
+                rtx.on_tail_probe_timer(now, queued, &mut env);
             }
             TimerKind::T2Shutdown => shutdown::on_t2(a, now),
             TimerKind::ShutdownGuard => shutdown::on_guard(a),

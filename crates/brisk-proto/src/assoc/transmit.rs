@@ -337,12 +337,18 @@ impl Association {
         // and so does every chunk sent in SHUTDOWN-PENDING (RFC 9260 3.3.1, as
         // usrsctp and Linux do): the SHUTDOWN waits for the SACK of the last
         // chunk, which a delayed SACK would hold back up to SACK.Delay.
-        let immediate =
-            (thin && self.cfg.thin_immediate_sack) || self.state == State::ShutdownPending;
+        // RACK-TLP: so does a packet after which the sender goes idle
+        // (RFC 7053 4.1), and a tail loss probe, new data or not (RFC 8985
+        // 7.3): their SACKs must not wait out the peer's delayed SACK.
+        let idle_after = self.cfg.rack && self.send_queue.is_empty();
+        let immediate = (thin && self.cfg.thin_immediate_sack)
+            || self.state == State::ShutdownPending
+            || idle_after;
         let mut dp = DataPacket {
             record: None,
             tsns: Vec::new(),
             immediate,
+            probe: self.cfg.rack && self.rtx.take_probe_i_bit(),
             to,
         };
         let fast = self.add_retransmissions(now, p, &mut dp);
@@ -381,7 +387,9 @@ impl Association {
             if !(self.rtx.may_bypass_cwnd() || self.cwnd_open(dp.to)) {
                 break;
             }
-            let data = chunk.to_chunk(dp.immediate);
+            let probe =
+                self.cfg.rack && chunk.state == ChunkState::Marked(RetransmitCause::TailLossProbe);
+            let data = chunk.to_chunk(dp.immediate || probe);
             if !p.fits(data.encoded_len().min(mtu)) || p.push(&data).is_err() {
                 break;
             }
@@ -492,7 +500,10 @@ impl Association {
             let Some(mut frag) = self.take_new(max_payload) else {
                 break;
             };
-            frag.flags.immediate |= dp.immediate;
+            // RACK-TLP: the last chunk before the queue runs dry asks for
+            // an immediate SACK (RFC 7053 4.1), as does a probe's.
+            frag.flags.immediate |=
+                dp.immediate || dp.probe || (self.cfg.rack && self.send_queue.is_empty());
             let data = frag.to_chunk(self.rtx.outstanding().next_tsn(), false);
             if p.push(&data).is_err() {
                 self.counters.malformed_chunks += 1;
@@ -693,6 +704,9 @@ struct DataPacket {
     tsns: Vec<Tsn>,
     /// Its chunks carry the I bit.
     immediate: bool,
+    /// It is a tail loss probe of new data (RACK-TLP): its new chunks carry
+    /// the I bit.
+    probe: bool,
     /// Its destination.
     to: PathId,
 }

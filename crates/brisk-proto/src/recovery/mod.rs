@@ -7,6 +7,7 @@ pub mod early_retransmit;
 pub mod failover;
 pub mod fast_retransmit;
 pub mod pktdrop;
+pub mod rack;
 pub mod rto;
 pub mod rto_restart;
 pub mod spurious;

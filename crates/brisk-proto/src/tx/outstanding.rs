@@ -14,6 +14,7 @@ use crate::events::RetransmitCause;
 use crate::message::MessageId;
 use crate::message::Reliability;
 use crate::path::{MAX_PATHS, PathId};
+use crate::recovery::rack::Delivered;
 use crate::serial::{Ssn, StreamId, Tsn};
 use crate::time::Time;
 use crate::tx::send_queue::PendingFragment;
@@ -211,6 +212,9 @@ pub struct SackOutcome {
     pub acked_paths: u32,
     /// Messages now fully acknowledged.
     pub acked_messages: Vec<AckedMessage>,
+    /// Every chunk acknowledged for the first time, as its latest
+    /// transmission left (RACK, RFC 8985 6.2).
+    pub delivered: Vec<Delivered>,
 }
 
 /// Why a SACK was not applied.
@@ -577,6 +581,43 @@ impl Outstanding {
         true
     }
 
+    /// RACK (RFC 8985 6.2 step 5) found an in-flight chunk lost: it goes
+    /// as a fast retransmission (RFC 8985 9.3), and the miss-indication count
+    /// leaves it to RACK from now on. Returns whether it was marked.
+    pub fn mark_lost(&mut self, tsn: Tsn) -> bool {
+        let Some(i) = self.index(tsn) else {
+            return false;
+        };
+        if !self.mark_at(i, RetransmitCause::FastRetransmit) {
+            return false;
+        }
+        self.chunks[i].fast_retransmitted = true;
+        self.trim_packets();
+        true
+    }
+
+    /// Chunks in flight with the time their latest transmission left.
+    pub fn in_flight_sent(&self) -> impl Iterator<Item = (Tsn, Time)> + '_ {
+        self.chunks
+            .iter()
+            .filter(|c| c.state == ChunkState::InFlight)
+            .map(|c| (c.tsn, c.last_sent))
+    }
+
+    /// When the latest packet record still in flight left.
+    pub fn latest_packet_sent(&self) -> Option<Time> {
+        self.packets
+            .iter()
+            .rev()
+            .find(|p| p.in_flight > 0)
+            .map(|p| p.sent_at)
+    }
+
+    /// Chunks acknowledged by gap blocks and not cumulatively.
+    pub fn gap_acked_chunks(&self) -> u32 {
+        u32::try_from(self.gap_acked).unwrap_or(u32::MAX)
+    }
+
     /// Marks one in-flight chunk for retransmission.
     pub fn mark(&mut self, tsn: Tsn, cause: RetransmitCause) -> bool {
         self.index(tsn).is_some_and(|i| self.mark_at(i, cause))
@@ -791,6 +832,12 @@ impl Outstanding {
             }
         }
         out.bytes_acked += chunk.size();
+        out.delivered.push(Delivered {
+            tsn: chunk.tsn,
+            sent: chunk.last_sent,
+            retransmitted: chunk.transmissions > 1,
+            immediate: chunk.immediate,
+        });
         // 8.2: the acknowledgement clears the error counter of the
         // destination the chunk went to; of a chunk sent to several, which
         // copy arrived is unknown, and no counter clears (8.2's ambiguity).

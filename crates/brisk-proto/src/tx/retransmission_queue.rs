@@ -17,8 +17,9 @@ use crate::events::RetransmitCause;
 use crate::message::{MessageId, Reliability};
 use crate::path::{Path, PathId, Paths};
 use crate::recovery::fast_retransmit::FastRecovery;
+use crate::recovery::rack::Rack;
 use crate::recovery::spurious::{self, SpuriousTimeouts};
-use crate::recovery::tail_probe::{self, TailProbe};
+use crate::recovery::tail_probe::{self, IBitWatch, ProbeEpisode, ProbeVerdict, TailProbe};
 use crate::recovery::{ack_reach, early_retransmit, pktdrop, rto_restart, t3, thin};
 use crate::serial::Tsn;
 use crate::time::Time;
@@ -61,6 +62,9 @@ pub struct TxCounters {
     pub t3_expirations: u64,
     pub fast_recoveries: u64,
     pub spurious_timeouts_undone: u64,
+    /// Chunks RACK found lost (RFC 8985 6.2) that the miss-indication count
+    /// had not: each also counts as a fast retransmission when it goes.
+    pub rack_losses: u64,
     /// DATA chunks sent, first transmissions and retransmissions alike.
     pub data_chunks_sent: u64,
     /// User data sent for the first time.
@@ -145,6 +149,13 @@ pub struct RetransmissionQueue {
     /// chunks it would retransmit.
     early_retransmit_pending: Vec<Tsn>,
     tail_probe: TailProbe,
+    /// RACK (RFC 8985 6), with `Config::rack`.
+    rack: Rack,
+    /// Whether the peer answers the I bit at once (RACK-TLP's PTO).
+    i_bit: IBitWatch,
+    /// The probe timer fired with new data to send: the packet that carries
+    /// it is the probe, and sets the I bit.
+    probe_new_data: bool,
     /// Minshall's Nagle: the highest TSN of the last less-than-full packet
     /// sent, while it is unacknowledged.
     small_unacked: Option<Tsn>,
@@ -178,6 +189,9 @@ impl RetransmissionQueue {
             bypass_cwnd_once: false,
             early_retransmit_pending: Vec::new(),
             tail_probe: TailProbe::default(),
+            rack: Rack::default(),
+            i_bit: IBitWatch::default(),
+            probe_new_data: false,
             small_unacked: None,
             peer_window: PeerWindow::default(),
             last_sack: None,
@@ -204,6 +218,7 @@ impl RetransmissionQueue {
         for kind in [
             TimerKind::T3Rtx,
             TimerKind::EarlyRetransmit,
+            TimerKind::RackReorder,
             TimerKind::TailLossProbe,
         ] {
             timers.stop(kind);
@@ -256,6 +271,12 @@ impl RetransmissionQueue {
     /// A less-than-full packet is unacknowledged (Minshall's Nagle).
     pub fn small_packet_unacked(&self) -> bool {
         self.small_unacked.is_some()
+    }
+
+    /// RACK-TLP: the next packet of new data is a tail loss probe and sets
+    /// the I bit (RFC 8985 7.3, RFC 7053). Asking clears it.
+    pub fn take_probe_i_bit(&mut self) -> bool {
+        std::mem::take(&mut self.probe_new_data)
     }
 
     /// Whether marked chunks may go out now whatever cwnd says (7.2.4).
@@ -588,10 +609,14 @@ impl RetransmissionQueue {
             newest_acked_sent_at: outcome.htna_sent,
             app_limited: queued.is_none() && self.outstanding.marked() == 0,
         });
+        let was_in_recovery = self.fast_recovery.in_recovery();
         self.fast_recovery.on_cum_ack(Tsn(sack.cum_tsn_ack));
+        if was_in_recovery && !self.fast_recovery.in_recovery() && env.cfg.rack {
+            self.rack.on_recovery_exit();
+        }
+        let packets_acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
         if let Some(sent) = outcome.htna_sent {
-            let acked = packets_before.saturating_sub(self.outstanding.packets_outstanding());
-            env.path_mut().ack_spacing.on_sack(now, acked, sent);
+            env.path_mut().ack_spacing.on_sack(now, packets_acked, sent);
         }
         let window = early_retransmit::Window {
             packets_before,
@@ -605,6 +630,12 @@ impl RetransmissionQueue {
         };
         let flight_unmarked = self.outstanding.flight_size();
         let (mut entered, mut marked) = self.fast_retransmit(sack, &outcome, packets_before, env);
+        if env.cfg.rack {
+            self.judge_probe(now, sack, &outcome, packets_acked, env);
+            let (rack_entered, rack_marked) = self.rack_on_sack(now, sack, &outcome, env);
+            entered |= rack_entered;
+            marked |= rack_marked;
+        }
         // 6.2.1 D ii.
         self.peer_window
             .on_sack(sack.a_rwnd, self.outstanding.window_flight());
@@ -698,9 +729,146 @@ impl RetransmissionQueue {
         if marked.is_empty() {
             return (false, false);
         }
+        if env.cfg.rack {
+            for &tsn in &marked {
+                self.rack.on_retransmitted_as_lost(tsn);
+            }
+        }
         // Enter fast recovery; the exit point is the highest outstanding TSN.
         let entered = self.fast_recovery.enter(self.outstanding.next_tsn().prev());
         (entered, true)
+    }
+
+    /// RACK-TLP, on a SACK: RFC 8985 6.2 steps 2 to 5 (the chunks it newly
+    /// acknowledged, its Duplicate TSNs as DSACK, then loss detection) and
+    /// 6.3 (the reordering timer). Returns whether fast recovery began and
+    /// whether chunks were marked.
+    fn rack_on_sack(
+        &mut self,
+        now: Time,
+        sack: &Sack,
+        outcome: &SackOutcome,
+        env: &mut TxEnv<'_>,
+    ) -> (bool, bool) {
+        self.rack.on_delivered(now, &outcome.delivered);
+        self.rack.on_duplicates(
+            &sack.dup_tsns,
+            Tsn(sack.cum_tsn_ack),
+            self.outstanding.next_tsn(),
+        );
+        self.rack_detect(now, env)
+    }
+
+    /// RFC 8985 6.2 step 5 and 6.3: marks the chunks RACK finds lost as
+    /// fast retransmissions, in one recovery episode with one cwnd reduction
+    /// (RFC 8985 9.3, RFC 9260 7.2.4), and (re)arms the reordering timer for
+    /// those not due yet. Chunks the miss-indication count marked are no
+    /// longer in flight, so no loss is counted twice. Returns whether fast
+    /// recovery began and whether chunks were marked.
+    fn rack_detect(&mut self, now: Time, env: &mut TxEnv<'_>) -> (bool, bool) {
+        let thin = self.is_thin(env.cfg);
+        let reo_wnd = self.rack.reo_wnd(
+            self.fast_recovery.in_recovery(),
+            self.outstanding.gap_acked_chunks(),
+            thin::dupthresh(env.cfg, thin),
+            env.path().rto.srtt(),
+        );
+        let found = self
+            .rack
+            .detect_loss(now, reo_wnd, self.outstanding.in_flight_sent());
+        match found.timeout {
+            // RFC 8985 6.3; the probe waits while the timer runs (RFC 8985 8).
+            Some(after) => {
+                env.timers.start(TimerKind::RackReorder, now, after);
+                env.timers.stop(TimerKind::TailLossProbe);
+            }
+            None => env.timers.stop(TimerKind::RackReorder),
+        }
+        let flight_before = self.outstanding.window_flight();
+        let mut marked = false;
+        for tsn in found.lost {
+            if self.outstanding.mark_lost(tsn) {
+                self.rack.on_retransmitted_as_lost(tsn);
+                self.counters.rack_losses += 1;
+                marked = true;
+            }
+        }
+        // 6.2.1 C.
+        self.peer_window
+            .on_returned(flight_before - self.outstanding.window_flight());
+        let entered = marked && self.fast_recovery.enter(self.outstanding.next_tsn().prev());
+        (entered, marked)
+    }
+
+    /// RACK's reordering timer fired (RFC 8985 6.3): the chunks it waited
+    /// for are lost if still unacknowledged.
+    pub fn on_rack_timer(&mut self, now: Time, env: &mut TxEnv<'_>) {
+        if !env.cfg.rack {
+            return;
+        }
+        let (entered, marked) = self.rack_detect(now, env);
+        if entered {
+            env.path_mut().cc.on_fast_retransmit(now);
+            self.counters.fast_recoveries += 1;
+        }
+        if marked {
+            self.bypass_cwnd_once = true;
+            env.timers.stop(TimerKind::TailLossProbe);
+        } else {
+            // Nothing was lost after all: the probe guards the tail again.
+            self.arm_tail_probe(now, env);
+        }
+    }
+
+    /// RACK-TLP, on a SACK: what it says of an unanswered probe (RFC 8985
+    /// 7.4), and of whether the peer answers the I bit at once.
+    fn judge_probe(
+        &mut self,
+        now: Time,
+        sack: &Sack,
+        outcome: &SackOutcome,
+        packets_acked: u32,
+        env: &mut TxEnv<'_>,
+    ) {
+        let min_rtt = self.rack.min_rtt().unwrap_or(Duration::ZERO);
+        let peer_delay = env.cfg.assumed_peer_sack_delay();
+        // Only a SACK that nothing but the I bit made immediate: one
+        // packet newly acknowledged, no gap, no duplicate.
+        if packets_acked == 1 && sack.gap_blocks.is_empty() && sack.dup_tsns.is_empty() {
+            let newest = outcome
+                .delivered
+                .iter()
+                .filter(|d| !d.retransmitted)
+                .max_by_key(|d| d.sent);
+            if let Some(d) = newest
+                && d.immediate
+            {
+                self.i_bit.on_sample(now.since(d.sent), min_rtt, peer_delay);
+            }
+        }
+        let Some(mut episode) = self.tail_probe.episode.take() else {
+            return;
+        };
+        let newly_acked = outcome.delivered.iter().any(|d| d.tsn == episode.tsn);
+        match episode.on_sack(now, &sack.dup_tsns, newly_acked, min_rtt) {
+            ProbeVerdict::Open => self.tail_probe.episode = Some(episode),
+            ProbeVerdict::Needless => self.i_bit.on_late(),
+            // RFC 8985 7.4: the probe repaired a loss, which calls for the
+            // congestion response of a fast recovery (once per episode).
+            // A loss this SACK reveals besides joins the same episode.
+            ProbeVerdict::RepairedLoss => {
+                let new_episode = if self.outstanding.is_empty() {
+                    !self.fast_recovery.in_recovery()
+                } else {
+                    self.fast_recovery.enter(self.outstanding.next_tsn().prev())
+                };
+                if new_episode {
+                    env.path_mut().cc.on_fast_retransmit(now);
+                    self.counters.fast_recoveries += 1;
+                }
+            }
+            ProbeVerdict::Closed => {}
+        }
     }
 
     /// RFC 5827 (seed 000 2.3 for the packet-based form): too little is
@@ -841,21 +1009,39 @@ impl RetransmissionQueue {
     /// RFC 8985 7.2: (re)arm the tail loss probe after new data went out or
     /// a SACK acknowledged new data; disarm it when nothing is outstanding.
     fn arm_tail_probe(&mut self, now: Time, env: &mut TxEnv<'_>) {
-        if !env.cfg.tail_loss_probe {
+        if !env.cfg.tail_loss_probe && !env.cfg.rack {
             return;
         }
-        if self.outstanding.earliest_unacked().is_none() || self.fast_recovery.in_recovery() {
+        // RFC 8985 8: while RACK's reordering timer runs, it decides first.
+        if self.outstanding.earliest_unacked().is_none()
+            || self.fast_recovery.in_recovery()
+            || env.timers.is_running(TimerKind::RackReorder)
+        {
             env.timers.stop(TimerKind::TailLossProbe);
             return;
         }
-        let pto = tail_probe::pto(
-            env.path().rto.srtt(),
-            self.outstanding.packets_outstanding(),
-            env.cfg.sack_delay,
-        );
+        let srtt = env.path().rto.srtt();
+        let packets = self.outstanding.packets_outstanding();
+        let pto = if env.cfg.rack {
+            let delay = self
+                .i_bit
+                .ignored()
+                .then(|| env.cfg.assumed_peer_sack_delay());
+            tail_probe::rack_pto(srtt, packets, delay)
+        } else {
+            tail_probe::pto(srtt, packets, env.cfg.sack_delay)
+        };
+        let at = match self.outstanding.latest_packet_sent() {
+            Some(latest) if env.cfg.rack => {
+                tail_probe::rack_probe_at(now, latest, pto, tail_probe::rack_pto_margin(srtt))
+            }
+            _ => now + pto,
+        };
         let t3 = env.timers.deadline(TimerKind::T3Rtx);
-        match self.tail_probe.deadline(now, pto, t3) {
-            Some(_) => env.timers.start(TimerKind::TailLossProbe, now, pto),
+        match self.tail_probe.deadline_at(at, t3) {
+            Some(at) => env
+                .timers
+                .start(TimerKind::TailLossProbe, now, at.since(now)),
             None => env.timers.stop(TimerKind::TailLossProbe),
         }
     }
@@ -1017,7 +1203,10 @@ impl RetransmissionQueue {
         env.timers.stop(TimerKind::EarlyRetransmit);
         self.early_retransmit_pending.clear();
         env.timers.stop(TimerKind::TailLossProbe);
+        env.timers.stop(TimerKind::RackReorder);
         self.tail_probe.probing = false;
+        self.tail_probe.episode = None;
+        self.probe_new_data = false;
         self.fast_recovery.reset();
         self.bypass_cwnd_once = false;
         // RFC 3758 3.5 E: a FORWARD TSN that is still needed goes again.
@@ -1058,7 +1247,7 @@ impl RetransmissionQueue {
     /// RFC 8985 7.3: the probe timer fired. New data goes if the windows
     /// allow (its SACK does the probing); otherwise the highest outstanding
     /// chunk again, one packet whatever cwnd says. No cwnd reduction.
-    pub fn on_tail_probe_timer(&mut self, queued: Option<usize>, env: &mut TxEnv<'_>) {
+    pub fn on_tail_probe_timer(&mut self, now: Time, queued: Option<usize>, env: &mut TxEnv<'_>) {
         if self.outstanding.earliest_unacked().is_none() || self.fast_recovery.in_recovery() {
             return;
         }
@@ -1068,12 +1257,23 @@ impl RetransmissionQueue {
             .cc
             .allows_new_data(self.outstanding.flight_size());
         if self.new_data_ready(queued) && cwnd_open {
+            // RACK-TLP: the new data is the probe, and sets the I bit.
+            self.probe_new_data = env.cfg.rack;
             return;
         }
         if let Some(tsn) = self.outstanding.highest_in_flight()
             && self.mark_returning(tsn, RetransmitCause::TailLossProbe)
         {
             self.bypass_cwnd_once = true;
+            if env.cfg.rack {
+                // RFC 8985 7.4: TLP.end_seq, TLP.is_retrans. Sent at once:
+                // the packet goes whatever cwnd says.
+                self.tail_probe.episode = Some(ProbeEpisode {
+                    tsn,
+                    sent: now,
+                    acked_early: false,
+                });
+            }
         }
     }
 

@@ -279,6 +279,9 @@ pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
     if (c.outbound_streams + c.max_inbound_streams) % 3 == 0 {
         c.congestion_control = CongestionAlgorithm::Bbr;
     }
+    // RACK-TLP (RFC 8985) in a third of the worlds, drawn from the stream
+    // count for the same reason.
+    c.rack = c.outbound_streams % 3 == 1;
     if d.chance(64) {
         c.nagle = *d.pick(&[Nagle::Off, Nagle::Classic, Nagle::Minshall]);
     }
