@@ -806,7 +806,14 @@ impl RetransmissionQueue {
         if !env.cfg.rack {
             return;
         }
+        let flight_unmarked = self.outstanding.flight_size();
         let (entered, marked) = self.rack_detect(now, env);
+        if marked {
+            // The controller hears of every loss, however found (cc/bbr.rs's
+            // loss-rate ceiling counts them).
+            let lost = flight_unmarked.saturating_sub(self.outstanding.flight_size());
+            env.path_mut().cc.on_lost(now, lost);
+        }
         if entered {
             env.path_mut().cc.on_fast_retransmit(now);
             self.counters.fast_recoveries += 1;
