@@ -181,7 +181,7 @@ than = ["brisk-signaling", "brisk-rfc9260"]"#;
 
     #[test]
     fn a_check_that_demands_an_interval_needs_two_replications() {
-        let one = twin().replace("replications = 20", "replications = 1");
+        let one = twin().replace("replications = 40", "replications = 1");
         let e = parse(&one).unwrap_err();
         assert!(e.contains("never_worse[0].ci"), "{e}");
         assert!(e.contains("at least 2 replications"), "{e}");
