@@ -265,7 +265,12 @@ fn ratio_text(e: &Estimate, p: &PointKey, points: usize) -> String {
     } else {
         String::new()
     };
-    format!("{}{one}{at}", e.text(2))
+    format!("{}{one}{at}", e.text(ratio_digits(e.value)))
+}
+
+/// Decimals for a ratio: two, or four below 0.1 (0.004 is not 0.00).
+fn ratio_digits(x: f64) -> usize {
+    if x != 0.0 && x.abs() < 0.1 { 4 } else { 2 }
 }
 
 /// `never-worse:A:B[:TOLERANCE]` (see `never_worse.rs`): the largest, over
@@ -297,17 +302,18 @@ pub(crate) fn never_worse_quantity(
         .max_by(|x, y| evidence(&x.1).total_cmp(&evidence(&y.1)))
         .ok_or("never-worse: the two variants share no sweep point")?;
     let x = evidence(worst);
+    let d = ratio_digits(x);
     let how = match worst.ci {
-        Some((lo, _)) => format!("lower bound {lo:.2}"),
+        Some((lo, _)) => format!("lower bound {lo:.d$}"),
         None => format!("one run: ratio over {}", 1.0 + tolerance),
     };
     let verdict = if x > 1.0 { "worse" } else { "not worse" };
     Ok(Quantity {
         text: format!(
-            "{x:.2} ({how}; {verdict}); worst of {} points: {}, p99 ratio {}",
+            "{x:.d$} ({how}; {verdict}); worst of {} points: {}, p99 ratio {}",
             ratios.len(),
             describe(p),
-            worst.text(2)
+            worst.text(ratio_digits(worst.value))
         ),
         low: x,
         high: x,
