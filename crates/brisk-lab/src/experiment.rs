@@ -592,7 +592,9 @@ struct RawSweep {
 /// spurious ones included, the paper's "frequency"), `metric:VARIANT:METRIC`
 /// or `metric:VARIANT:METRIC:FLOW` (mean over replications), `model:VARIANT:EQ`
 /// (goodput in percent of `eq5`, `eq7` or `eq12`), `max-reduction:A:B:METRIC`
-/// and `reduction-range:A:B:METRIC` (percent). A sweep point is named after
+/// and `reduction-range:A:B:METRIC` (percent), `p99-ratio:A:B`,
+/// `bytes-ratio:A:B` and `never-worse:A:B[:TOLERANCE]` (with 95% bootstrap
+/// intervals: see `tails.rs`). A sweep point is named after
 /// `@` as `key=value` pairs: `bandwidth=2000kbit,delay=15ms,rtt=30ms,size=200,
 /// loss=0.01,corrupt=0.01,rate=100,mtu=1500`; keys left out match every value.
 ///
