@@ -90,6 +90,15 @@
 //! gap = { why = "why ours differs", min = 30.0, max = 40.0 }
 //!                                 # optional: a known gap, with bounds on our
 //!                                 # own value (a text alone is context only)
+//! ci = true                       # optional (p99-ratio, bytes-ratio): the check
+//!                                 # needs the 95% bootstrap interval, so at least
+//!                                 # 2 replications (refused at load otherwise)
+//!
+//! [[never_worse]]                 # at every sweep point, `better`'s p99 MTT is
+//! better = "brisk-low-latency"    # not significantly above each of `than`'s:
+//! than = ["brisk-signaling"]      # one check per `than` (see `never_worse.rs`)
+//! tolerance = 0.1                 # optional: with one run, the raw ratio's slack
+//! awaits = "an adaptive preset"   # optional, as in [[reference]]
 //! ```
 
 use std::collections::BTreeMap;
@@ -382,6 +391,10 @@ struct RawFile {
     /// NAME's commands in the emulator instead of the simulator.
     #[serde(default)]
     stacks: Vec<RawStack>,
+    /// `[[never_worse]]`: one variant's p99 at most others' at every point,
+    /// expanded into `[[reference]]` checks (see `never_worse.rs`).
+    #[serde(default)]
+    never_worse: Vec<crate::never_worse::RawNeverWorse>,
 }
 
 /// A `[[stacks]]` table: the commands of a real stack's receiver (run in
@@ -579,7 +592,9 @@ struct RawSweep {
 /// spurious ones included, the paper's "frequency"), `metric:VARIANT:METRIC`
 /// or `metric:VARIANT:METRIC:FLOW` (mean over replications), `model:VARIANT:EQ`
 /// (goodput in percent of `eq5`, `eq7` or `eq12`), `max-reduction:A:B:METRIC`
-/// and `reduction-range:A:B:METRIC` (percent). A sweep point is named after
+/// and `reduction-range:A:B:METRIC` (percent), `p99-ratio:A:B`,
+/// `bytes-ratio:A:B` and `never-worse:A:B[:TOLERANCE]` (with 95% bootstrap
+/// intervals: see `tails.rs`). A sweep point is named after
 /// `@` as `key=value` pairs: `bandwidth=2000kbit,delay=15ms,rtt=30ms,size=200,
 /// loss=0.01,corrupt=0.01,rate=100,mtu=1500`; keys left out match every value.
 ///
@@ -608,6 +623,11 @@ pub struct Reference {
     pub awaits: Option<String>,
     #[serde(default)]
     pub gap: Option<KnownGap>,
+    /// The check demands a 95% bootstrap interval (`p99-ratio`,
+    /// `bytes-ratio`, `never-worse`): the file needs at least two
+    /// replications, else it is refused at load; see `tails.rs`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ci: bool,
 }
 
 /// A `gap` entry of a `[[reference]]`: an explanation, and optionally the
@@ -674,7 +694,11 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("p99-ratio", &[0, 1], 2, 2),
     ("bytes-ratio", &[0, 1], 2, 2),
     ("metric-ratio", &[0, 1], 3, 3),
+    ("never-worse", &[0, 1], 2, 3),
 ];
+
+/// The quantity kinds whose checks read a bootstrap interval (`ci = true`).
+const CI_KINDS: &[&str] = &["p99-ratio", "bytes-ratio", "never-worse"];
 
 /// The variant names an `ours` spec (`KIND:ARGS[@POINT]`) refers to, or what
 /// is wrong with its shape.
@@ -1219,7 +1243,7 @@ impl Cx<'_> {
     }
 
     /// Key `key` does not hold what was expected.
-    fn invalid(&self, key: &str, expected: &str, found: String) -> ExperimentError {
+    pub(crate) fn invalid(&self, key: &str, expected: &str, found: String) -> ExperimentError {
         ExperimentError::Invalid {
             file: self.path.to_owned(),
             key: key.to_owned(),
@@ -2070,11 +2094,36 @@ fn check_references(
     cx: &Cx,
     references: &[Reference],
     variants: &[Variant],
+    replications: u32,
 ) -> Result<(), ExperimentError> {
     for (i, r) in references.iter().enumerate() {
         let key = |k: &str| format!("reference[{i}].{k}");
         if let Some(spec) = &r.ours {
             check_ours(cx, &key("ours"), spec, variants)?;
+        }
+        if r.ci {
+            let kind = r
+                .ours
+                .as_deref()
+                .and_then(|s| s.split_once(':'))
+                .map(|s| s.0);
+            if !kind.is_some_and(|k| CI_KINDS.contains(&k)) {
+                return Err(cx.invalid(
+                    &key("ci"),
+                    &format!(
+                        "`ours` of a kind with an interval ({})",
+                        CI_KINDS.join(", ")
+                    ),
+                    format!("`{}`", r.ours.as_deref().unwrap_or("")),
+                ));
+            }
+            if replications < 2 {
+                return Err(cx.invalid(
+                    &key("ci"),
+                    "at least 2 replications (a 95% interval is bootstrapped over runs)",
+                    format!("replications = {replications}"),
+                ));
+            }
         }
         check_bounds(cx, &key(""), "", r.min, r.max)?;
         if let Some(KnownGap::Bounded(g)) = &r.gap {
@@ -2180,7 +2229,14 @@ impl Experiment {
         check_models(&cx, &raw.models)?;
         check_paper_series(&cx, &raw.paper_series)?;
         check_axis(&cx, &raw.sweep)?;
-        check_references(&cx, &raw.reference, &variants)?;
+        let mut reference = raw.reference;
+        reference.extend(crate::never_worse::expand(
+            &cx,
+            &raw.never_worse,
+            &variants,
+            raw.replications,
+        )?);
+        check_references(&cx, &reference, &variants, raw.replications)?;
         for (i, line) in raw.impairments.iter().enumerate() {
             cx.check_pattern(line, format!("impairments[{i}]"), |s| {
                 s.impairments.get(i).map(|s| s.span())
@@ -2202,7 +2258,7 @@ impl Experiment {
             variants,
             sweep,
             impairments: raw.impairments,
-            reference: raw.reference,
+            reference,
             notes: raw.notes,
             models: raw.models,
             paper_series: raw.paper_series,

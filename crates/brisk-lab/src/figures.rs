@@ -601,7 +601,16 @@ pub fn section_and_checks(
             None => verdict,
         };
         let (ours, verdict) = match &r.ours {
-            Some(spec) => match quantity(exp, records, spec) {
+            Some(spec) => match quantity(exp, records, spec).and_then(|q| {
+                // `ci = true`: without an interval the check cannot pass.
+                if r.ci && q.ci.is_none() {
+                    Err(format!(
+                        "`{spec}`: no 95% interval (fewer than 2 runs at a point)"
+                    ))
+                } else {
+                    Ok(q)
+                }
+            }) {
                 Ok(q) => {
                     if let Some(pair) = ReductionPair::of(r, spec, &q) {
                         reductions.push(pair);
@@ -1210,6 +1219,7 @@ pub(crate) mod tests {
             max: Some(60.0),
             awaits: None,
             gap: Some(crate::experiment::KnownGap::Text("why".into())),
+            ci: false,
         };
         assert_eq!(check(&r, &q(50.0)), Some(Outcome::Agrees));
         assert_eq!(check(&r, &q(62.0)), Some(Outcome::Differs));

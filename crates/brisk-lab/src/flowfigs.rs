@@ -244,36 +244,15 @@ pub(crate) fn quantity(
 ) -> Option<Result<Quantity, String>> {
     let parts: Vec<&str> = args.split(':').collect();
     let q = match kind {
-        // The largest ratio, over the sweep points both variants ran, of A's
-        // 99th percentile MTT (or bytes per message) to B's.
+        // A's 99th percentile MTT (or bytes per message) over B's at every
+        // sweep point both ran, with bootstrap intervals: see `tails.rs`.
         "p99-ratio" | "bytes-ratio" => {
             let [a, b] = parts[..] else {
                 return Some(Err(format!("expected {kind}:VARIANT:VARIANT")));
             };
-            let of = |name: &str| exp.variants.iter().position(|v| v.name == name);
-            let (Some(a), Some(b)) = (of(a), of(b)) else {
-                return Some(Err(format!("{kind}: unknown variant in `{args}`")));
-            };
-            let values = if kind == "p99-ratio" {
-                p99s(exp, records)
-            } else {
-                bytes_per_message(exp, records)
-            };
-            let worst = values
-                .iter()
-                .filter(|((v, p), _)| *v == a && at.matches(p))
-                .filter_map(|((_, p), x)| Some(x / values.get(&(b, *p))?))
-                .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
-            match worst {
-                Some(w) => Ok(Quantity {
-                    text: format!("{w:.2}"),
-                    low: w,
-                    high: w,
-                    ci: None,
-                }),
-                None => Err(format!("{kind}: the two variants share no sweep point")),
-            }
+            crate::tails::ratio_quantity(exp, records, kind, a, b, at)
         }
+        "never-worse" => crate::tails::never_worse_quantity(exp, records, &parts, at),
         "lost-rtx" | "lost-share" | "rtx-share" => {
             let [variant, cause] = parts[..] else {
                 return Some(Err(format!("expected {kind}:VARIANT:CAUSE")));
@@ -450,7 +429,7 @@ fn rtx_quantity(
 }
 
 /// A point in words, naming only what a sweep sets.
-fn describe(p: &PointKey) -> String {
+pub(crate) fn describe(p: &PointKey) -> String {
     let mut parts = vec![
         format!("{} kbit/s", p.bandwidth_kbps),
         format!("RTT {} ms", trim_number(2.0 * p.delay_ms())),
@@ -499,7 +478,7 @@ fn names_from_base(points: &[PointKey], base: &PointKey) -> Vec<String> {
 }
 
 /// The parts of each point's description that differ between `points`.
-fn distinguish(points: &[PointKey]) -> Vec<String> {
+pub(crate) fn distinguish(points: &[PointKey]) -> Vec<String> {
     let words: Vec<Vec<String>> = points
         .iter()
         .map(|p| describe(p).split(", ").map(str::to_owned).collect())
@@ -1091,25 +1070,70 @@ fn latencies(exp: &Experiment, records: &[Record]) -> Latencies {
     l
 }
 
-/// The 99th percentile MTT of each (variant, point).
-pub(crate) fn p99s(exp: &Experiment, records: &[Record]) -> BTreeMap<(usize, PointKey), f64> {
-    latencies(exp, records)
-        .mtts
-        .iter()
-        .filter_map(|(k, v)| Some((*k, quantile(v, 0.99)?)))
-        .collect()
-}
-
-/// The mean bottleneck bytes per message of each (variant, point).
-pub(crate) fn bytes_per_message(
+/// The latency table: per point and variant, the runs and messages, p50,
+/// p99 with its 95% bootstrap interval over runs (`tails.rs`) and the
+/// interval's half-width (flagged beyond ±10%), the largest MTT, and the
+/// price beside them: bottleneck bytes per message, spurious retransmissions
+/// per run and the share delivered.
+fn latency_table(
     exp: &Experiment,
     records: &[Record],
-) -> BTreeMap<(usize, PointKey), f64> {
-    latencies(exp, records)
-        .bytes
+    points: &[PointKey],
+    l: &Latencies,
+) -> Table {
+    let tails = crate::tails::Tails::of(exp, records);
+    let names = distinguish(points);
+    let mut rows = Vec::new();
+    for (pi, p) in points.iter().enumerate() {
+        for (vi, v) in exp.variants.iter().enumerate() {
+            let (Some(m), Some(cell)) = (l.mtts.get(&(vi, *p)), tails.cells.get(&(vi, *p))) else {
+                continue;
+            };
+            let num = |x: Option<f64>, digits: usize| {
+                x.map_or("-".to_owned(), |x| format!("{x:.digits$}"))
+            };
+            let p99 = tails.estimate(crate::tails::Stat::P99, vi, p);
+            let half = match p99.and_then(|e| e.half_width_pct()) {
+                Some(h) if h > crate::tails::TARGET_HALF_WIDTH_PCT => {
+                    format!("±{h:.1}% (wider than ±10%)")
+                }
+                Some(h) => format!("±{h:.1}%"),
+                None => "one run: no interval".to_owned(),
+            };
+            rows.push(vec![
+                names[pi].clone(),
+                v.name.clone(),
+                cell.mtts.len().to_string(),
+                m.len().to_string(),
+                num(quantile(m, 0.5), 1),
+                p99.map_or("-".to_owned(), |e| e.text(1)),
+                half,
+                num(m.last().copied(), 1),
+                num(stats::mean(&cell.bytes), 1),
+                num(stats::mean(&cell.spurious), 2),
+                num(stats::mean(&cell.delivered), 1),
+            ]);
+        }
+    }
+    Table {
+        headers: [
+            "point",
+            "variant",
+            "runs",
+            "messages",
+            "p50 MTT (ms)",
+            "p99 MTT (ms) [95% CI]",
+            "p99 CI half-width",
+            "max MTT (ms)",
+            "bottleneck bytes per message",
+            "spurious retransmissions per run",
+            "delivered (%)",
+        ]
         .iter()
-        .filter_map(|(k, v)| Some((*k, stats::mean(v)?)))
-        .collect()
+        .map(|s| (*s).to_owned())
+        .collect(),
+        rows,
+    }
 }
 
 fn latency_figure(exp: &Experiment, records: &[Record]) -> Figures {
@@ -1121,45 +1145,7 @@ fn latency_figure(exp: &Experiment, records: &[Record]) -> Figures {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let names = distinguish(&points);
-    let mut rows = Vec::new();
-    for (pi, p) in points.iter().enumerate() {
-        for (vi, v) in exp.variants.iter().enumerate() {
-            let Some(m) = l.mtts.get(&(vi, *p)) else {
-                continue;
-            };
-            let cell = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.1}"));
-            let mean = |map: &BTreeMap<(usize, PointKey), Vec<f64>>| {
-                map.get(&(vi, *p)).and_then(|v| stats::mean(v))
-            };
-            rows.push(vec![
-                names[pi].clone(),
-                v.name.clone(),
-                m.len().to_string(),
-                cell(quantile(m, 0.5)),
-                cell(quantile(m, 0.99)),
-                cell(m.last().copied()),
-                cell(mean(&l.bytes)),
-                cell(mean(&l.delivered)),
-            ]);
-        }
-    }
-    let table = Table {
-        headers: [
-            "point",
-            "variant",
-            "messages",
-            "p50 MTT (ms)",
-            "p99 MTT (ms)",
-            "max MTT (ms)",
-            "bottleneck bytes per message",
-            "delivered (%)",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect(),
-        rows,
-    };
+    let table = latency_table(exp, records, &points, &l);
     // p99 against the loss rate, or against the RTT when only the delay is
     // swept: one series per variant and message size.
     let losses: BTreeSet<Option<u64>> = l.mtts.keys().map(|k| k.1.loss_ppb).collect();
@@ -1210,7 +1196,7 @@ fn latency_figure(exp: &Experiment, records: &[Record]) -> Figures {
     (
         vec![(format!("{}-p99", exp.name), chart)],
         vec![(
-            "Message latency: every message of every run (p50, p99, max) and its cost".to_owned(),
+            "Message latency: every message of every run (p50, p99 with its 95% bootstrap interval over runs, max) and its cost (bytes, spurious retransmissions)".to_owned(),
             table,
         )],
     )
@@ -1406,8 +1392,16 @@ mod tests {
         let at = PointFilter::default();
         let q = |kind, args| quantity(&exp, &records, kind, args, &at).unwrap().unwrap();
         // At 2% ours is 60 against 600 (0.1); at 5% both are 600 (1.0): the
-        // worst point counts, so the goal of 0.5 fails.
-        assert!((q("p99-ratio", "brisk-low-latency:usrsctp").low - 1.0).abs() < 1e-9);
+        // worst point counts, so the goal of 0.5 fails (one run each: no
+        // interval, `high` is the largest ratio and `low` the smallest).
+        let worst = q("p99-ratio", "brisk-low-latency:usrsctp");
+        assert!((worst.high - 1.0).abs() < 1e-9);
+        assert!((worst.low - 0.1).abs() < 1e-9);
+        assert!(
+            worst.text.contains("one run: no interval"),
+            "{}",
+            worst.text
+        );
         assert!((q("bytes-ratio", "brisk-low-latency:usrsctp").low - 1.3).abs() < 1e-9);
         // Any metric's means: bytes per message again, 130 against 100.
         let r = q(

@@ -2,6 +2,7 @@
 //! deterministic simulator, metrics, statistics, plots and the report; and the
 //! `brisk` CLI's network commands.
 
+pub mod bootstrap;
 pub mod dual_homed;
 pub mod emu_report;
 pub mod emu_runner;
@@ -14,6 +15,7 @@ pub mod flowfigs;
 pub mod hosts;
 pub mod model;
 pub mod net;
+pub mod never_worse;
 pub mod output;
 pub mod packet_delay;
 pub mod plot;
@@ -24,6 +26,7 @@ pub mod runner;
 pub mod shard;
 pub mod stats;
 pub mod sweep;
+pub mod tails;
 pub mod traces;
 pub mod traffic;
 pub mod workload;

@@ -21,11 +21,15 @@ fn outcomes(exp: &Experiment) -> Vec<(String, Result<Outcome, String>)> {
     checks
 }
 
-/// Every check agrees or is a known gap.
+/// Every check agrees or is a known gap (or awaits a mechanism: a failure
+/// the file already declares, listed apart).
 fn assert_holds(exp: &Experiment) {
     for (label, outcome) in outcomes(exp) {
         assert!(
-            matches!(outcome, Ok(Outcome::Agrees | Outcome::KnownGap)),
+            matches!(
+                outcome,
+                Ok(Outcome::Agrees | Outcome::KnownGap | Outcome::Awaits(_))
+            ),
             "{} unmutated: {label}: {outcome:?}",
             exp.name
         );
@@ -502,8 +506,9 @@ fn the_thin_stream_comparison_fails_when_brisks_mechanisms_are_off_or_tcp_gets_t
 #[test]
 fn the_partial_reliability_comparison_fails_when_the_unreliable_channel_is_reliable() {
     const FILE: &str = "pr-sctp-unreliable.toml";
-    // Fewer runs: the checks' margins hold at any of them.
-    const SHORT: (&str, &str) = ("replications = 4", "replications = 2");
+    // Fewer runs: the p99 ratio's 95% interval still lies below 0.04 at 12
+    // (at 8 its upper bound reaches it).
+    const SHORT: (&str, &str) = ("replications = 16", "replications = 12");
     assert_holds(&mutated(FILE, &[SHORT]));
     // Without partial reliability at both ends the policy is ignored: every
     // message is retransmitted until delivered (unordered still).
