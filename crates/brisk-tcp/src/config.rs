@@ -96,6 +96,11 @@ declare_config! {
         /// delayed ACKs do not halve its growth.
         #[unit = "true|false"]
         pub abc: bool,
+        /// Congestion avoidance and window reduction: `reno` (RFC 5681) or
+        /// `cubic` (RFC 9438: C = 0.4, β = 0.7, fast convergence, the
+        /// Reno-friendly region).
+        #[unit = "reno|cubic"]
+        pub congestion_control: CongestionAlgorithm,
 
         // --- Acknowledgement (RFC 5681 4.2, RFC 2018) ---
         /// Delayed ACK: ack every second full-sized segment or after this
@@ -215,6 +220,39 @@ impl Knob {
             Some(end) => doc.get(..=end).unwrap_or(&doc).to_owned(),
             None => doc,
         }
+    }
+}
+
+/// The congestion control algorithm of the TCP model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CongestionAlgorithm {
+    /// RFC 5681 slow start and congestion avoidance, halving on loss.
+    #[default]
+    Reno,
+    /// RFC 9438 CUBIC.
+    Cubic,
+}
+
+impl CongestionAlgorithm {
+    /// The knob's spelling: `reno` or `cubic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Reno => "reno",
+            Self::Cubic => "cubic",
+        }
+    }
+}
+
+impl KnobValue for CongestionAlgorithm {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "reno" => Ok(Self::Reno),
+            "cubic" => Ok(Self::Cubic),
+            _ => Err("reno or cubic"),
+        }
+    }
+    fn render(&self) -> String {
+        self.name().to_owned()
     }
 }
 
@@ -386,6 +424,7 @@ impl TcpConfig {
             initial_ssthresh: u32::MAX,
             cwnd_in_packets: false,
             abc: false,
+            congestion_control: CongestionAlgorithm::Reno,
             delayed_ack: Some(Duration::from_millis(200)),
             quickack_segments: 0,
             sack: true,
