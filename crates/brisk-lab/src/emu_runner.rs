@@ -316,10 +316,21 @@ pub fn run_one(
     cfg.seed = crate::runner::seeds(exp, key).1;
     cfg.classifier.charge_udp_encapsulation = false;
     cfg.capture = capture.map(Path::to_path_buf);
+    // The stack's congestion control is allowed for namespaces until the
+    // guard drops, after the emulation (declared later, dropped earlier).
+    let _allowed = stack
+        .congestion_control
+        .as_deref()
+        .map(crate::linux_cc::AllowedGuard::allow)
+        .transpose()?;
     let emu = Emulation::start(cfg).map_err(|e| e.to_string())?;
-    for (k, v) in &stack.sysctl {
+    let cc = stack
+        .congestion_control
+        .iter()
+        .map(|cc| ("net.ipv4.tcp_congestion_control".to_owned(), cc.clone()));
+    for (k, v) in stack.sysctl.iter().cloned().chain(cc) {
         for host in 0..2 {
-            emu.sysctl(host, k, v).map_err(|e| e.to_string())?;
+            emu.sysctl(host, &k, &v).map_err(|e| e.to_string())?;
         }
     }
     let records_path = workdir.join(format!(

@@ -399,6 +399,10 @@ struct RawStack {
     client: Vec<String>,
     #[serde(default)]
     sysctl: BTreeMap<String, toml::Value>,
+    /// Linux's TCP congestion control in both hosts' namespaces (`cubic`,
+    /// `bbr` or `reno`); the emulator allows it for the run.
+    #[serde(default)]
+    congestion_control: Option<String>,
 }
 
 fn default_seed() -> u64 {
@@ -902,7 +906,14 @@ pub struct Stack {
     pub server: Vec<String>,
     pub client: Vec<String>,
     pub sysctl: Vec<(String, String)>,
+    /// Linux's TCP congestion control set in both hosts' namespaces for
+    /// the run (one of [`LINUX_CONGESTION_CONTROLS`]); `None`: the one the
+    /// namespaces inherit from the machine.
+    pub congestion_control: Option<String>,
 }
+
+/// The Linux congestion controls a `[[stacks]]` table may name.
+pub const LINUX_CONGESTION_CONTROLS: &[&str] = &["cubic", "bbr", "reno"];
 
 impl Stack {
     pub fn transport_is_tcp(&self) -> bool {
@@ -1750,6 +1761,26 @@ fn check_stacks(cx: &Cx, stacks: &[RawStack]) -> Result<(), ExperimentError> {
                 format!("`{t}`"),
             ));
         }
+        if let Some(cc) = st
+            .congestion_control
+            .as_deref()
+            .filter(|cc| !LINUX_CONGESTION_CONTROLS.contains(cc))
+        {
+            return Err(cx.invalid(
+                &format!("stacks[{i}].congestion_control"),
+                "one of Linux's congestion controls: cubic, bbr or reno",
+                format!("`{cc}`"),
+            ));
+        }
+        if st.congestion_control.is_some()
+            && st.sysctl.contains_key("net.ipv4.tcp_congestion_control")
+        {
+            return Err(cx.invalid(
+                &format!("stacks[{i}].sysctl"),
+                "no net.ipv4.tcp_congestion_control beside congestion_control",
+                "both".into(),
+            ));
+        }
         for (role, argv) in [("server", &st.server), ("client", &st.client)] {
             if argv.is_empty() {
                 return Err(cx.invalid(
@@ -2000,6 +2031,7 @@ fn variant_stack(
             .iter()
             .map(|(k, v)| (k.clone(), knob_text(v)))
             .collect(),
+        congestion_control: st.congestion_control.clone(),
     })
 }
 
@@ -2524,5 +2556,39 @@ bandwidth = ["500kbit", "1Mbit"]
         assert_eq!(parse_rate("64000"), Some(64_000));
         assert_eq!(parse_rate("0kbit"), None);
         assert_eq!(parse_rate("fast"), None);
+    }
+
+    #[test]
+    fn a_stack_states_its_linux_congestion_control_and_a_bad_one_is_named() {
+        let with = |cc: &str| {
+            GOOD.replace(
+                "[[variants]]\nname = \"standard\"",
+                &format!(
+                    "[[stacks]]\nname = \"linux\"\ntransport = \"tcp\"\nserver = [\"s\"]\nclient = [\"c\"]\n{cc}\n[[variants]]\nname = \"linux\"\nstack = \"linux\"\n[[variants]]\nname = \"standard\""
+                ),
+            )
+        };
+        let e = Experiment::parse(
+            Path::new("exp.toml"),
+            &with("congestion_control = \"cubic\""),
+        )
+        .unwrap();
+        let stack = e.variants[0].stack.as_ref().unwrap();
+        assert_eq!(stack.congestion_control.as_deref(), Some("cubic"));
+        assert!(stack.sysctl.is_empty());
+        let e = Experiment::parse(Path::new("exp.toml"), &with("")).unwrap();
+        assert_eq!(
+            e.variants[0].stack.as_ref().unwrap().congestion_control,
+            None
+        );
+        let msg = err(&with("congestion_control = \"vegas\""));
+        assert!(msg.contains("exp.toml"), "{msg}");
+        assert!(msg.contains("stacks[0].congestion_control"), "{msg}");
+        assert!(msg.contains("cubic, bbr or reno"), "{msg}");
+        assert!(msg.contains("`vegas`"), "{msg}");
+        let msg = err(&with(
+            "congestion_control = \"bbr\"\nsysctl = { \"net.ipv4.tcp_congestion_control\" = \"reno\" }",
+        ));
+        assert!(msg.contains("stacks[0].sysctl"), "{msg}");
     }
 }
