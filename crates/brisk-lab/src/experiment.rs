@@ -382,6 +382,27 @@ struct RawFile {
     /// NAME's commands in the emulator instead of the simulator.
     #[serde(default)]
     stacks: Vec<RawStack>,
+    /// A competing bulk flow beside the measured one (the fairness
+    /// experiment): see [`Competing`].
+    #[serde(default)]
+    competing: Option<RawCompeting>,
+}
+
+/// `[competing]`: a bulk flow that shares the bottleneck with each
+/// variant's flow.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCompeting {
+    #[serde(default)]
+    variant: Option<String>,
+    #[serde(default)]
+    message_size: Option<usize>,
+    #[serde(default)]
+    warmup: Option<String>,
+    #[serde(default)]
+    server: Vec<String>,
+    #[serde(default)]
+    client: Vec<String>,
 }
 
 /// A `[[stacks]]` table: the commands of a real stack's receiver (run in
@@ -677,7 +698,7 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("max-diff", &[0, 1], 2, 2),
     ("p99-ratio", &[0, 1], 2, 2),
     ("bytes-ratio", &[0, 1], 2, 2),
-    ("metric-ratio", &[0, 1], 3, 3),
+    ("metric-ratio", &[0, 1], 3, 4),
 ];
 
 /// The variant names an `ours` spec (`KIND:ARGS[@POINT]`) refers to, or what
@@ -912,6 +933,27 @@ pub struct Stack {
     pub congestion_control: Option<String>,
 }
 
+/// A competing bulk flow (`[competing]`): in the simulator the last flow
+/// of a dumbbell runs `variant` with a sender that always has data for as
+/// long as the measured flow's traffic lasts; in the emulator `server` and
+/// `client` run beside each stack's commands in the same two hosts. Its
+/// records carry the run's variant name, flow 1 (`goodput_kbps:1`: the
+/// payload read after `warmup`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Competing {
+    /// The `[[variants]]` entry the simulator's competing flow runs; no run
+    /// of its own.
+    pub variant: Option<usize>,
+    /// Bytes per write of the bulk sender.
+    pub message_size: usize,
+    /// Not measured from the start of the run.
+    pub warmup: Duration,
+    /// The emulator's commands (placeholders as a stack's; `{port}`-free:
+    /// the competing pair uses port 7001).
+    pub server: Vec<String>,
+    pub client: Vec<String>,
+}
+
 /// The Linux congestion controls a `[[stacks]]` table may name.
 pub const LINUX_CONGESTION_CONTROLS: &[&str] = &["cubic", "bbr", "reno"];
 
@@ -955,6 +997,8 @@ pub struct Experiment {
     pub models: Vec<Model>,
     pub paper_series: Vec<PaperSeries>,
     pub paper_rows: Vec<PaperRow>,
+    /// A competing bulk flow beside each variant's, if any.
+    pub competing: Option<Competing>,
 }
 
 impl Experiment {
@@ -1747,6 +1791,65 @@ fn periodic(
     })
 }
 
+/// `[competing]`: a variant for the last flow of a dumbbell without
+/// `flow_variants`, and/or both emulator commands.
+fn competing(
+    cx: &Cx,
+    raw: Option<&RawCompeting>,
+    topology: &Topology,
+    variants: &[Variant],
+) -> Result<Option<Competing>, ExperimentError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let variant = match &raw.variant {
+        None => None,
+        Some(name) => {
+            let fits = topology
+                .dumbbell
+                .as_ref()
+                .is_some_and(|d| d.flows >= 2 && d.flow_variants.is_none());
+            if !fits {
+                return Err(cx.invalid(
+                    "competing.variant",
+                    "a dumbbell topology of at least 2 flows without flow_variants",
+                    format!("`{name}`"),
+                ));
+            }
+            Some(
+                variants
+                    .iter()
+                    .position(|v| &v.name == name)
+                    .ok_or_else(|| {
+                        cx.invalid(
+                            "competing.variant",
+                            "the name of a [[variants]] entry",
+                            format!("`{name}`"),
+                        )
+                    })?,
+            )
+        }
+    };
+    if raw.server.is_empty() != raw.client.is_empty() {
+        return Err(cx.invalid(
+            "competing.server",
+            "both server and client commands, or neither",
+            "one of them".into(),
+        ));
+    }
+    let warmup = match &raw.warmup {
+        None => Duration::from_secs(2),
+        Some(w) => cx.duration("competing.warmup", w)?,
+    };
+    Ok(Some(Competing {
+        variant,
+        message_size: raw.message_size.unwrap_or(1448).max(1),
+        warmup,
+        server: raw.server.clone(),
+        client: raw.client.clone(),
+    }))
+}
+
 /// `[[stacks]]`: a known transport, and both commands.
 fn check_stacks(cx: &Cx, stacks: &[RawStack]) -> Result<(), ExperimentError> {
     for (i, st) in stacks.iter().enumerate() {
@@ -2213,6 +2316,7 @@ impl Experiment {
         check_paper_series(&cx, &raw.paper_series)?;
         check_axis(&cx, &raw.sweep)?;
         check_references(&cx, &raw.reference, &variants)?;
+        let competing = competing(&cx, raw.competing.as_ref(), &topology, &variants)?;
         for (i, line) in raw.impairments.iter().enumerate() {
             cx.check_pattern(line, format!("impairments[{i}]"), |s| {
                 s.impairments.get(i).map(|s| s.span())
@@ -2239,6 +2343,7 @@ impl Experiment {
             models: raw.models,
             paper_series: raw.paper_series,
             paper_rows: raw.paper_rows,
+            competing,
         };
         check_zip(&cx, &exp.sweep)?;
         Ok(exp)

@@ -489,11 +489,14 @@ impl TcpConfig {
 
     /// The `linux` preset: a recent Linux kernel's defaults, approximated.
     ///
-    /// - CUBIC is approximated by Reno (RFC 5681 congestion avoidance);
-    ///   cwnd counted in packets as Linux does (slow start adds a segment
-    ///   per segment acknowledged, congestion avoidance one per cwnd
-    ///   segments acknowledged, `abc`, Linux's tcp_cong_avoid_ai). On loss ssthresh follows RFC 5681 eq. 4
-    ///   (half the flight, at least 2), where Linux's Reno halves cwnd.
+    /// - CUBIC (Linux's default since 2.6.19; RFC 9438, `congestion_control
+    ///   = cubic`: ssthresh 0.7 cwnd on loss, cubic growth towards W_max,
+    ///   without HyStart); cwnd counted in packets as Linux does (slow
+    ///   start adds a segment per segment acknowledged, and growth counts
+    ///   segments acknowledged, `abc`). `congestion_control = reno` gives
+    ///   RFC 5681's congestion avoidance, one segment per cwnd segments
+    ///   acknowledged (Linux's tcp_cong_avoid_ai), halving the flight on
+    ///   loss (RFC 5681 eq. 4), where Linux's Reno halves cwnd.
     /// - Initial window 10 (RFC 6928, Linux since 2.6.39); SACK, RACK-TLP
     ///   (tcp_recovery=1, which turns the DupThresh rules off), Limited
     ///   Transmit and Nagle on.
@@ -524,6 +527,7 @@ impl TcpConfig {
             initial_window: Some(10),
             cwnd_in_packets: true,
             abc: true,
+            congestion_control: CongestionAlgorithm::Cubic,
             delayed_ack: Some(Duration::from_millis(40)),
             quickack_segments: 16,
             rto_initial: Duration::from_secs(1),
@@ -717,6 +721,12 @@ mod tests {
         assert_eq!(l.window_shift(), 7);
         assert_eq!(l.initial_window_segments(1460), 10);
         assert!(TcpConfig::linux_thin().thin_dupack);
+        assert_eq!(c.congestion_control, CongestionAlgorithm::Reno);
+        assert_eq!(l.congestion_control, CongestionAlgorithm::Cubic);
+        assert_eq!(
+            TcpConfig::linux_thin().get("congestion_control").as_deref(),
+            Some("cubic")
+        );
         assert_eq!(l.autocork, Some(Duration::from_micros(50)));
         assert_eq!(TcpConfig::linux_thin().autocork, l.autocork);
         assert_eq!(l.get("autocork").as_deref(), Some("50us"));
