@@ -400,7 +400,11 @@ pub fn run_one(
     };
     let mut competing_pair = match competing {
         Some(c) => {
-            let server = spawn(1, &c.server, &format!("{}-competing-server.log", variant.name))?;
+            let server = spawn(
+                1,
+                &c.server,
+                &format!("{}-competing-server.log", variant.name),
+            )?;
             Some((server, c))
         }
         None => None,
