@@ -1627,6 +1627,45 @@ fn run_keys(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_competing_bulk_flow_runs_beside_each_variant_and_records_its_goodput_as_flow_1() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../experiments/fairness.toml"),
+        )
+        .unwrap()
+        .replace("messages = 1000", "messages = 500")
+        .replace("message_size = [64, 1024]", "message_size = [64]")
+        .replace("replications = 2", "replications = 1");
+        let exp = Experiment::parse(std::path::Path::new("fairness.toml"), &text).unwrap();
+        // The competing variant has no run of its own.
+        let keys = expand(&exp);
+        assert_eq!(keys.len(), 3, "{keys:?}");
+        let (records, _) = run(&exp, 1, &ProgressBar::hidden());
+        for v in ["rfc9260", "signaling", "low-latency"] {
+            let goodput = |flow: u32| {
+                records
+                    .iter()
+                    .find(|r| r.variant == v && r.flow == flow && r.metric == "goodput_kbps")
+                    .map(|r| r.value)
+            };
+            // The bulk flow (CUBIC) fills most of the 10 Mbit/s after its
+            // warm-up, and no more than the link carries of payload (1448 of
+            // every 1488 bytes: 9,731 kbit/s); the stream of 64-byte messages
+            // every 16 ms stays thin.
+            let bulk = goodput(1).expect("the competing flow's goodput");
+            assert!(bulk > 8_500.0 && bulk < 9_731.0, "{v}: {bulk}");
+            let thin = goodput(0).expect("the stream's goodput");
+            assert!(thin < 100.0, "{v}: {thin}");
+            assert!(
+                records
+                    .iter()
+                    .any(|r| r.variant == v && r.flow == 0 && r.metric == "mtt_ms")
+            );
+        }
+        assert!(!records.iter().any(|r| r.variant == "tcp-cubic-bulk"));
+    }
+
     fn fixture() -> Experiment {
         Experiment::load(
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
