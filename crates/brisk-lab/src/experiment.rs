@@ -948,8 +948,9 @@ pub struct Competing {
     pub message_size: usize,
     /// Not measured from the start of the run.
     pub warmup: Duration,
-    /// The emulator's commands (placeholders as a stack's; `{port}`-free:
-    /// the competing pair uses port 7001).
+    /// The emulator's competing receiver (host b) and sender (host a),
+    /// with a stack's placeholders and `{competing_records}`; they must
+    /// use ports of their own. Empty: no competing pair in the emulator.
     pub server: Vec<String>,
     pub client: Vec<String>,
 }
