@@ -14,8 +14,17 @@
 //! | `{schedule}` | the workload's arguments: `--size`, then `--bursts ... --gap` or `--every ... --count`, and `--start-delay` |
 //! | `{config}` | Brisk's arguments for the variant's config: `--config rfc9260` and a `--set` for every knob that differs |
 //!
+//! | `{competing_records}` | the file the competing flow's receiver writes its rows to |
+//!
 //! `{schedule}` and `{config}` must stand alone as one argument; they
 //! expand to several.
+//!
+//! With `[competing]` commands the competing pair starts first in the same
+//! two hosts (its server in b, its client in a, sharing the bottleneck) and
+//! is stopped when the stack's sender is done; its goodput after the
+//! warm-up is recorded as flow 1. The link's packets are then not told
+//! apart by flow, so the wire-derived figures (bytes per message,
+//! retransmissions, repair delays) are left out of such runs.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -204,6 +213,22 @@ pub(crate) fn lost_messages(dropped: &[brisk_net::NewChunk], tcp: bool, frame: u
     out
 }
 
+/// A competing bulk flow's goodput, kbit/s: the payload read from `warmup`
+/// after its first write to its last read.
+pub fn competing_goodput_kbps(rows: &[Row], warmup: Duration) -> Option<f64> {
+    let start = rows.iter().map(|r| r.written_ns).min()? + warmup.as_nanos() as u64;
+    let end = rows.iter().map(|r| r.read_ns).max()?;
+    if end <= start {
+        return None;
+    }
+    let bytes: usize = rows
+        .iter()
+        .filter(|r| r.read_ns > start)
+        .map(|r| r.size)
+        .sum();
+    Some(bytes as f64 * 8.0 / ((end - start) as f64 / 1e9) / 1000.0)
+}
+
 /// Data units sent again: every copy of a unit after its first, and of
 /// those the ones whose earlier copy was not lost (spurious).
 fn retransmissions(trace: &[PacketRecord]) -> (u64, u64) {
@@ -316,10 +341,21 @@ pub fn run_one(
     cfg.seed = crate::runner::seeds(exp, key).1;
     cfg.classifier.charge_udp_encapsulation = false;
     cfg.capture = capture.map(Path::to_path_buf);
+    // The stack's congestion control is allowed for namespaces until the
+    // guard drops, after the emulation (declared later, dropped earlier).
+    let _allowed = stack
+        .congestion_control
+        .as_deref()
+        .map(crate::linux_cc::AllowedGuard::allow)
+        .transpose()?;
     let emu = Emulation::start(cfg).map_err(|e| e.to_string())?;
-    for (k, v) in &stack.sysctl {
+    let cc = stack
+        .congestion_control
+        .iter()
+        .map(|cc| ("net.ipv4.tcp_congestion_control".to_owned(), cc.clone()));
+    for (k, v) in stack.sysctl.iter().cloned().chain(cc) {
         for host in 0..2 {
-            emu.sysctl(host, k, v).map_err(|e| e.to_string())?;
+            emu.sysctl(host, &k, &v).map_err(|e| e.to_string())?;
         }
     }
     let records_path = workdir.join(format!(
@@ -329,6 +365,14 @@ pub fn run_one(
         key.position.unwrap_or(0)
     ));
     let _ = std::fs::remove_file(&records_path);
+    let competing = exp.competing.as_ref().filter(|c| !c.server.is_empty());
+    let competing_path = workdir.join(format!(
+        "competing-{}-{}-{}.csv",
+        variant.name,
+        key.replication,
+        key.position.unwrap_or(0)
+    ));
+    let _ = std::fs::remove_file(&competing_path);
     let brisk = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut vars: HashMap<&str, Vec<String>> = HashMap::new();
     vars.insert("{brisk}", vec![brisk.display().to_string()]);
@@ -338,6 +382,10 @@ pub fn run_one(
     vars.insert("{records}", vec![records_path.display().to_string()]);
     vars.insert("{schedule}", schedule_args(&traffic)?);
     vars.insert("{config}", config_args(&variant.config));
+    vars.insert(
+        "{competing_records}",
+        vec![competing_path.display().to_string()],
+    );
     let spawn = |host: usize, argv: &[String], log: &str| -> Result<Child, String> {
         let argv = expand(argv, &vars);
         let program = argv.first().ok_or("an empty command")?;
@@ -350,8 +398,27 @@ pub fn run_one(
             .spawn()
             .map_err(|e| format!("starting `{}`: {e}", argv.join(" ")))
     };
+    let mut competing_pair = match competing {
+        Some(c) => {
+            let server = spawn(
+                1,
+                &c.server,
+                &format!("{}-competing-server.log", variant.name),
+            )?;
+            Some((server, c))
+        }
+        None => None,
+    };
     let mut server = spawn(1, &stack.server, &format!("{}-server.log", variant.name))?;
     std::thread::sleep(SERVER_LEAD);
+    let mut competing_client = match &competing_pair {
+        Some((_, c)) => Some(spawn(
+            0,
+            &c.client,
+            &format!("{}-competing-client.log", variant.name),
+        )?),
+        None => None,
+    };
     let mut client = spawn(0, &stack.client, &format!("{}-client.log", variant.name))?;
     let last = planned.last().map(|m| m.offset).unwrap_or_default();
     let client_status = wait_or_stop(
@@ -359,6 +426,13 @@ pub fn run_one(
         Instant::now() + START_DELAY + last + SENDER_TAIL,
     );
     let server_status = wait_or_stop(&mut server, Instant::now() + Duration::from_secs(5));
+    // The competing flow ends with the measured one.
+    if let Some(c) = competing_client.as_mut() {
+        wait_or_stop(c, Instant::now());
+    }
+    if let Some((s, _)) = competing_pair.as_mut() {
+        wait_or_stop(s, Instant::now() + Duration::from_secs(5));
+    }
     let fwd = emu.finish().map_err(|e| e.to_string())?;
     let text = std::fs::read_to_string(&records_path).unwrap_or_default();
     let rows = read_records(&text)?;
@@ -378,6 +452,15 @@ pub fn run_one(
     };
     let mtt: HashMap<u64, f64> = rows.iter().map(|r| (r.seq, r.mtt_ms)).collect();
     let mut out = Vec::new();
+    if let Some((_, c)) = &competing_pair {
+        let text = std::fs::read_to_string(&competing_path).unwrap_or_default();
+        if let Some(kbps) = competing_goodput_kbps(&read_records(&text)?, c.warmup) {
+            out.push(Record {
+                flow: 1,
+                ..record(None, "goodput_kbps", kbps)
+            });
+        }
+    }
     let stats = fwd.link_stats(0, 1).cloned().unwrap_or_default();
     let trace = fwd.trace(0, 1);
     match key.position {
@@ -434,7 +517,7 @@ pub fn run_one(
                 .map(|(u, _)| u)
                 .collect()
         };
-        let sender = trace.first().map(|p| p.src);
+        let sender = trace.first().map(|p| p.src).filter(|_| competing.is_none());
         if let Some(sender) = sender {
             for d in crate::runner::repair_delays(trace, sender, &lost) {
                 out.push(record(None, crate::runner::REPAIR, d));
@@ -442,7 +525,7 @@ pub fn run_one(
         }
     }
     let delivered = rows.len();
-    if delivered > 0 {
+    if delivered > 0 && competing.is_none() {
         out.push(record(
             None,
             "bottleneck_bytes_per_message",
@@ -454,9 +537,11 @@ pub fn run_one(
             stats.sent as f64 / delivered as f64,
         ));
     }
-    let (all, spurious) = retransmissions(trace);
-    out.push(record(None, "retransmissions_any", all as f64));
-    out.push(record(None, "spurious_retransmissions", spurious as f64));
+    if competing.is_none() {
+        let (all, spurious) = retransmissions(trace);
+        out.push(record(None, "retransmissions_any", all as f64));
+        out.push(record(None, "spurious_retransmissions", spurious as f64));
+    }
     if !complete {
         out.push(record(None, "incomplete", 1.0));
     }
@@ -467,6 +552,25 @@ pub fn run_one(
 mod tests {
     use super::*;
     use brisk_net::Fate;
+
+    #[test]
+    fn the_competing_goodput_counts_what_was_read_after_the_warm_up() {
+        // 1000 bytes read every 10 ms from t = 0 to 3 s: after a 1 s warm-up
+        // 200 rows (1.01 to 3.0 s) in 2 s, 800 kbit/s.
+        let rows: Vec<Row> = (0..300)
+            .map(|i| Row {
+                seq: i,
+                mtt_ms: 10.0,
+                size: 1000,
+                written_ns: i * 10_000_000,
+                read_ns: (i + 1) * 10_000_000,
+            })
+            .collect();
+        let kbps = competing_goodput_kbps(&rows, Duration::from_secs(1)).unwrap();
+        assert!((kbps - 800.0).abs() < 1e-6, "{kbps}");
+        assert_eq!(competing_goodput_kbps(&rows, Duration::from_secs(5)), None);
+        assert_eq!(competing_goodput_kbps(&[], Duration::ZERO), None);
+    }
 
     #[test]
     fn records_are_read_and_bad_lines_named() {

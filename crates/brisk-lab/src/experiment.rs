@@ -395,6 +395,27 @@ struct RawFile {
     /// expanded into `[[reference]]` checks (see `never_worse.rs`).
     #[serde(default)]
     never_worse: Vec<crate::never_worse::RawNeverWorse>,
+    /// A competing bulk flow beside the measured one (the fairness
+    /// experiment): see [`Competing`].
+    #[serde(default)]
+    competing: Option<RawCompeting>,
+}
+
+/// `[competing]`: a bulk flow that shares the bottleneck with each
+/// variant's flow.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCompeting {
+    #[serde(default)]
+    variant: Option<String>,
+    #[serde(default)]
+    message_size: Option<usize>,
+    #[serde(default)]
+    warmup: Option<String>,
+    #[serde(default)]
+    server: Vec<String>,
+    #[serde(default)]
+    client: Vec<String>,
 }
 
 /// A `[[stacks]]` table: the commands of a real stack's receiver (run in
@@ -412,6 +433,10 @@ struct RawStack {
     client: Vec<String>,
     #[serde(default)]
     sysctl: BTreeMap<String, toml::Value>,
+    /// Linux's TCP congestion control in both hosts' namespaces (`cubic`,
+    /// `bbr` or `reno`); the emulator allows it for the run.
+    #[serde(default)]
+    congestion_control: Option<String>,
 }
 
 fn default_seed() -> u64 {
@@ -693,7 +718,7 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("max-diff", &[0, 1], 2, 2),
     ("p99-ratio", &[0, 1], 2, 2),
     ("bytes-ratio", &[0, 1], 2, 2),
-    ("metric-ratio", &[0, 1], 3, 3),
+    ("metric-ratio", &[0, 1], 3, 4),
     ("never-worse", &[0, 1], 2, 3),
 ];
 
@@ -926,7 +951,36 @@ pub struct Stack {
     pub server: Vec<String>,
     pub client: Vec<String>,
     pub sysctl: Vec<(String, String)>,
+    /// Linux's TCP congestion control set in both hosts' namespaces for
+    /// the run (one of [`LINUX_CONGESTION_CONTROLS`]); `None`: the one the
+    /// namespaces inherit from the machine.
+    pub congestion_control: Option<String>,
 }
+
+/// A competing bulk flow (`[competing]`): in the simulator the last flow
+/// of a dumbbell runs `variant` with a sender that always has data for as
+/// long as the measured flow's traffic lasts; in the emulator `server` and
+/// `client` run beside each stack's commands in the same two hosts. Its
+/// records carry the run's variant name, flow 1 (`goodput_kbps:1`: the
+/// payload read after `warmup`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Competing {
+    /// The `[[variants]]` entry the simulator's competing flow runs; no run
+    /// of its own.
+    pub variant: Option<usize>,
+    /// Bytes per write of the bulk sender.
+    pub message_size: usize,
+    /// Not measured from the start of the run.
+    pub warmup: Duration,
+    /// The emulator's competing receiver (host b) and sender (host a),
+    /// with a stack's placeholders and `{competing_records}`; they must
+    /// use ports of their own. Empty: no competing pair in the emulator.
+    pub server: Vec<String>,
+    pub client: Vec<String>,
+}
+
+/// The Linux congestion controls a `[[stacks]]` table may name.
+pub const LINUX_CONGESTION_CONTROLS: &[&str] = &["cubic", "bbr", "reno"];
 
 impl Stack {
     pub fn transport_is_tcp(&self) -> bool {
@@ -968,6 +1022,8 @@ pub struct Experiment {
     pub models: Vec<Model>,
     pub paper_series: Vec<PaperSeries>,
     pub paper_rows: Vec<PaperRow>,
+    /// A competing bulk flow beside each variant's, if any.
+    pub competing: Option<Competing>,
 }
 
 impl Experiment {
@@ -1760,6 +1816,65 @@ fn periodic(
     })
 }
 
+/// `[competing]`: a variant for the last flow of a dumbbell without
+/// `flow_variants`, and/or both emulator commands.
+fn competing(
+    cx: &Cx,
+    raw: Option<&RawCompeting>,
+    topology: &Topology,
+    variants: &[Variant],
+) -> Result<Option<Competing>, ExperimentError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let variant = match &raw.variant {
+        None => None,
+        Some(name) => {
+            let fits = topology
+                .dumbbell
+                .as_ref()
+                .is_some_and(|d| d.flows >= 2 && d.flow_variants.is_none());
+            if !fits {
+                return Err(cx.invalid(
+                    "competing.variant",
+                    "a dumbbell topology of at least 2 flows without flow_variants",
+                    format!("`{name}`"),
+                ));
+            }
+            Some(
+                variants
+                    .iter()
+                    .position(|v| &v.name == name)
+                    .ok_or_else(|| {
+                        cx.invalid(
+                            "competing.variant",
+                            "the name of a [[variants]] entry",
+                            format!("`{name}`"),
+                        )
+                    })?,
+            )
+        }
+    };
+    if raw.server.is_empty() != raw.client.is_empty() {
+        return Err(cx.invalid(
+            "competing.server",
+            "both server and client commands, or neither",
+            "one of them".into(),
+        ));
+    }
+    let warmup = match &raw.warmup {
+        None => Duration::from_secs(2),
+        Some(w) => cx.duration("competing.warmup", w)?,
+    };
+    Ok(Some(Competing {
+        variant,
+        message_size: raw.message_size.unwrap_or(1448).max(1),
+        warmup,
+        server: raw.server.clone(),
+        client: raw.client.clone(),
+    }))
+}
+
 /// `[[stacks]]`: a known transport, and both commands.
 fn check_stacks(cx: &Cx, stacks: &[RawStack]) -> Result<(), ExperimentError> {
     for (i, st) in stacks.iter().enumerate() {
@@ -1772,6 +1887,26 @@ fn check_stacks(cx: &Cx, stacks: &[RawStack]) -> Result<(), ExperimentError> {
                 &format!("stacks[{i}].transport"),
                 "sctp or tcp",
                 format!("`{t}`"),
+            ));
+        }
+        if let Some(cc) = st
+            .congestion_control
+            .as_deref()
+            .filter(|cc| !LINUX_CONGESTION_CONTROLS.contains(cc))
+        {
+            return Err(cx.invalid(
+                &format!("stacks[{i}].congestion_control"),
+                "one of Linux's congestion controls: cubic, bbr or reno",
+                format!("`{cc}`"),
+            ));
+        }
+        if st.congestion_control.is_some()
+            && st.sysctl.contains_key("net.ipv4.tcp_congestion_control")
+        {
+            return Err(cx.invalid(
+                &format!("stacks[{i}].sysctl"),
+                "no net.ipv4.tcp_congestion_control beside congestion_control",
+                "both".into(),
             ));
         }
         for (role, argv) in [("server", &st.server), ("client", &st.client)] {
@@ -2024,6 +2159,7 @@ fn variant_stack(
             .iter()
             .map(|(k, v)| (k.clone(), knob_text(v)))
             .collect(),
+        congestion_control: st.congestion_control.clone(),
     })
 }
 
@@ -2237,6 +2373,7 @@ impl Experiment {
             raw.replications,
         )?);
         check_references(&cx, &reference, &variants, raw.replications)?;
+        let competing = competing(&cx, raw.competing.as_ref(), &topology, &variants)?;
         for (i, line) in raw.impairments.iter().enumerate() {
             cx.check_pattern(line, format!("impairments[{i}]"), |s| {
                 s.impairments.get(i).map(|s| s.span())
@@ -2263,6 +2400,7 @@ impl Experiment {
             models: raw.models,
             paper_series: raw.paper_series,
             paper_rows: raw.paper_rows,
+            competing,
         };
         check_zip(&cx, &exp.sweep)?;
         Ok(exp)
@@ -2580,5 +2718,39 @@ bandwidth = ["500kbit", "1Mbit"]
         assert_eq!(parse_rate("64000"), Some(64_000));
         assert_eq!(parse_rate("0kbit"), None);
         assert_eq!(parse_rate("fast"), None);
+    }
+
+    #[test]
+    fn a_stack_states_its_linux_congestion_control_and_a_bad_one_is_named() {
+        let with = |cc: &str| {
+            GOOD.replace(
+                "[[variants]]\nname = \"standard\"",
+                &format!(
+                    "[[stacks]]\nname = \"linux\"\ntransport = \"tcp\"\nserver = [\"s\"]\nclient = [\"c\"]\n{cc}\n[[variants]]\nname = \"linux\"\nstack = \"linux\"\n[[variants]]\nname = \"standard\""
+                ),
+            )
+        };
+        let e = Experiment::parse(
+            Path::new("exp.toml"),
+            &with("congestion_control = \"cubic\""),
+        )
+        .unwrap();
+        let stack = e.variants[0].stack.as_ref().unwrap();
+        assert_eq!(stack.congestion_control.as_deref(), Some("cubic"));
+        assert!(stack.sysctl.is_empty());
+        let e = Experiment::parse(Path::new("exp.toml"), &with("")).unwrap();
+        assert_eq!(
+            e.variants[0].stack.as_ref().unwrap().congestion_control,
+            None
+        );
+        let msg = err(&with("congestion_control = \"vegas\""));
+        assert!(msg.contains("exp.toml"), "{msg}");
+        assert!(msg.contains("stacks[0].congestion_control"), "{msg}");
+        assert!(msg.contains("cubic, bbr or reno"), "{msg}");
+        assert!(msg.contains("`vegas`"), "{msg}");
+        let msg = err(&with(
+            "congestion_control = \"bbr\"\nsysctl = { \"net.ipv4.tcp_congestion_control\" = \"reno\" }",
+        ));
+        assert!(msg.contains("stacks[0].sysctl"), "{msg}");
     }
 }

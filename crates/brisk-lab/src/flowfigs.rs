@@ -343,12 +343,18 @@ pub(crate) fn quantity(
         }
         // The ratio of two variants' means of one metric, over the sweep
         // points both ran (the largest, when there are several).
+        // With FLOW, that flow's records only (a dumbbell's competing flow).
         "metric-ratio" => {
-            let [a, b, metric] = parts[..] else {
-                return Some(Err("expected metric-ratio:A:B:METRIC".into()));
+            let (a, b, metric, flow) = match parts[..] {
+                [a, b, m] => (a, b, m, None),
+                [a, b, m, f] => match f.parse::<u32>() {
+                    Ok(f) => (a, b, m, Some(f)),
+                    Err(_) => return Some(Err(format!("`{f}` is not a flow number"))),
+                },
+                _ => return Some(Err("expected metric-ratio:A:B:METRIC[:FLOW]".into())),
             };
-            let pa = by_point(records, a, metric, None, at);
-            let pb = by_point(records, b, metric, None, at);
+            let pa = by_point(records, a, metric, flow, at);
+            let pb = by_point(records, b, metric, flow, at);
             let worst = pa
                 .iter()
                 .filter_map(|(p, va)| Some(stats::mean(va)? / stats::mean(pb.get(p)?)?))
@@ -1431,6 +1437,40 @@ mod tests {
                 .is_err(),
             "no shared point"
         );
+    }
+
+    #[test]
+    fn metric_ratio_of_one_flow_compares_the_competing_flows_goodput() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../experiments/emu/webrtc-app-emu.toml"),
+        )
+        .unwrap();
+        let exp = Experiment::parse(std::path::Path::new("webrtc.toml"), &text).unwrap();
+        // Flow 0 (the thin stream) and flow 1 (the competing bulk flow) of
+        // two runs: the bulk flow keeps 9000 kbit/s next to one and 8100
+        // next to the other; the thin streams' own goodput differs the
+        // other way and must not enter the ratio.
+        let goodput = |variant: &str, flow: u32, value: f64| Record {
+            flow,
+            metric: "goodput_kbps".into(),
+            value,
+            ..latency_records(variant, 0.02, 1.0, 0, 1.0).remove(0)
+        };
+        let records = vec![
+            goodput("brisk-low-latency", 0, 40.0),
+            goodput("brisk-low-latency", 1, 8100.0),
+            goodput("brisk-rfc9260", 0, 20.0),
+            goodput("brisk-rfc9260", 1, 9000.0),
+        ];
+        let at = PointFilter::default();
+        let q = |args| quantity(&exp, &records, "metric-ratio", args, &at).unwrap();
+        let r = q("brisk-low-latency:brisk-rfc9260:goodput_kbps:1").unwrap();
+        assert!((r.low - 0.9).abs() < 1e-9, "{}", r.low);
+        // Without the flow both flows' goodputs are averaged together.
+        let all = q("brisk-low-latency:brisk-rfc9260:goodput_kbps").unwrap();
+        assert!((all.low - 4070.0 / 4510.0).abs() < 1e-9, "{}", all.low);
+        assert!(q("brisk-low-latency:brisk-rfc9260:goodput_kbps:x").is_err());
     }
 
     fn key(delay_us: u64, size: usize, loss: Option<f64>) -> PointKey {

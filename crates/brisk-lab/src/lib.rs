@@ -13,6 +13,7 @@ mod figfmt;
 pub mod figures;
 pub mod flowfigs;
 pub mod hosts;
+pub mod linux_cc;
 pub mod model;
 pub mod net;
 pub mod never_worse;

@@ -220,7 +220,12 @@ pub fn expand(exp: &Experiment) -> Vec<RunKey> {
                 .as_ref()
                 .is_some_and(|d| d.flow_variants.is_some());
             let runs = if fixed { 1 } else { exp.variants.len() };
+            // The competing flow's variant has no run of its own.
+            let competing = exp.competing.as_ref().and_then(|c| c.variant);
             for (variant, v) in exp.variants.iter().enumerate().take(runs) {
+                if Some(variant) == competing {
+                    continue;
+                }
                 if exp.method == Method::LossPosition && !v.no_loss {
                     for (i, m) in planned.iter().enumerate() {
                         if m.measured {
@@ -308,6 +313,8 @@ struct Flow {
     /// sends unordered or partially reliable messages, or offers partial
     /// reliability (other flows deliver every message, and keep their rows).
     delivery: bool,
+    /// A competing bulk flow's sender that always has data, and its warm-up.
+    saturated: Option<(Saturation, Duration)>,
 }
 
 /// What a traced run keeps of its first flow's sender, for sequence and
@@ -445,14 +452,26 @@ struct Net {
 }
 
 /// The variant flow `f` runs: its own in a dumbbell with `flow_variants`,
-/// else the run's.
+/// the competing one's for the last flow of an experiment with
+/// `[competing]`, else the run's.
 fn flow_variant(exp: &Experiment, key: &RunKey, f: u32) -> usize {
+    if let Some(c) = competing_flow(exp, f) {
+        return c;
+    }
     exp.topology
         .dumbbell
         .as_ref()
         .and_then(|d| d.flow_variants.as_ref())
         .and_then(|v| v.get(f as usize).copied())
         .unwrap_or(key.variant)
+}
+
+/// The competing variant, if flow `f` is the competing flow: the last of
+/// the dumbbell.
+fn competing_flow(exp: &Experiment, f: u32) -> Option<usize> {
+    let flows = exp.topology.dumbbell.as_ref()?.flows;
+    let c = exp.competing.as_ref()?.variant?;
+    (f + 1 == flows).then_some(c)
 }
 
 /// The simulator of run `key`: every flow's hosts, then the links with the
@@ -519,9 +538,25 @@ fn add_flow(
 ) -> (Flow, Option<usize>) {
     let v = &exp.variants[flow_variant(exp, key, f)];
     let n = (f + 1) as u8;
+    // A competing flow: bulk for as long as flow 0's messages are written.
+    let competing = competing_flow(exp, f).and(exp.competing.as_ref());
+    let saturated = match competing {
+        Some(c) => Some((
+            Saturation {
+                message_size: c.message_size,
+                duration: run.planned.last().map(|m| m.offset).unwrap_or_default()
+                    + Duration::from_secs(1),
+                packing: Default::default(),
+            },
+            c.warmup,
+        )),
+        None => run.saturated,
+    };
     // Each flow gets its own traffic draw, the same for every variant.
     let flow_plan = if f == 0 {
         run.planned.clone()
+    } else if competing.is_some() {
+        Vec::new()
     } else {
         plan(&run.traffic, run.traffic_seed ^ (u64::from(f) << 32))
     };
@@ -540,7 +575,7 @@ fn add_flow(
         receiver_more,
         plan: flow_plan,
         lead: LEAD,
-        saturated: run.saturated,
+        saturated,
         // Loss-position runs measure the lost message's MTT alone.
         first_sent: exp.method != Method::LossPosition,
         options: v.send,
@@ -576,10 +611,15 @@ fn add_flow(
         sender: hosts.sender,
         segment,
         plan: setup.plan,
-        variant: v.name.clone(),
+        // The competing flow's records carry the run's variant.
+        variant: match competing {
+            Some(_) => exp.variants[key.variant].name.clone(),
+            None => v.name.clone(),
+        },
         path: Vec::new(),
         first_hops: Vec::new(),
         delivery,
+        saturated,
     };
     (flow, payload)
 }
@@ -781,7 +821,12 @@ fn play(net: &mut Net, run: &RunPlan) {
     loop {
         t = t + Duration::from_millis(500);
         net.sim.run_until(t.min(limit));
-        let done = run.saturated.is_none() && net.flows.iter().all(|p| p.hosts.complete(&net.sim));
+        // A competing flow (saturated alone) is done when its time is up.
+        let done = run.saturated.is_none()
+            && net.flows.iter().all(|p| match p.saturated {
+                Some((s, _)) => t >= Time::ZERO + LEAD + s.duration,
+                None => p.hosts.complete(&net.sim),
+            });
         if done || t >= limit {
             break;
         }
@@ -831,7 +876,7 @@ fn measure(exp: &Experiment, key: &RunKey, run: &RunPlan, net: &mut Net) -> Outc
             complete = false;
             continue;
         };
-        complete &= run.saturated.is_some() || r.complete();
+        complete &= flow.saturated.is_some() || r.complete();
         let mut m = FlowMeter {
             exp,
             key,
@@ -1052,7 +1097,7 @@ impl FlowMeter<'_> {
     /// read.
     fn goodput(&mut self) -> Option<f64> {
         let r = self.r;
-        let goodput = match self.run.saturated {
+        let goodput = match self.flow.saturated {
             Some((sat, warmup)) => {
                 let secs = (sat.duration - warmup).as_secs_f64();
                 Some(r.window_bytes as f64 * 8.0 / secs / 1000.0)
@@ -1581,6 +1626,45 @@ fn run_keys(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_competing_bulk_flow_runs_beside_each_variant_and_records_its_goodput_as_flow_1() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../experiments/fairness.toml"),
+        )
+        .unwrap()
+        .replace("messages = 1000", "messages = 500")
+        .replace("message_size = [64, 1024]", "message_size = [64]")
+        .replace("replications = 2", "replications = 1");
+        let exp = Experiment::parse(std::path::Path::new("fairness.toml"), &text).unwrap();
+        // The competing variant has no run of its own.
+        let keys = expand(&exp);
+        assert_eq!(keys.len(), 3, "{keys:?}");
+        let (records, _) = run(&exp, 1, &ProgressBar::hidden());
+        for v in ["rfc9260", "signaling", "low-latency"] {
+            let goodput = |flow: u32| {
+                records
+                    .iter()
+                    .find(|r| r.variant == v && r.flow == flow && r.metric == "goodput_kbps")
+                    .map(|r| r.value)
+            };
+            // The bulk flow (CUBIC) fills most of the 10 Mbit/s after its
+            // warm-up, and no more than the link carries of payload (1448 of
+            // every 1488 bytes: 9,731 kbit/s); the stream of 64-byte messages
+            // every 16 ms stays thin.
+            let bulk = goodput(1).expect("the competing flow's goodput");
+            assert!(bulk > 8_500.0 && bulk < 9_731.0, "{v}: {bulk}");
+            let thin = goodput(0).expect("the stream's goodput");
+            assert!(thin < 100.0, "{v}: {thin}");
+            assert!(
+                records
+                    .iter()
+                    .any(|r| r.variant == v && r.flow == 0 && r.metric == "mtt_ms")
+            );
+        }
+        assert!(!records.iter().any(|r| r.variant == "tcp-cubic-bulk"));
+    }
 
     fn fixture() -> Experiment {
         Experiment::load(

@@ -96,6 +96,11 @@ declare_config! {
         /// delayed ACKs do not halve its growth.
         #[unit = "true|false"]
         pub abc: bool,
+        /// Congestion avoidance and window reduction: `reno` (RFC 5681) or
+        /// `cubic` (RFC 9438: C = 0.4, β = 0.7, fast convergence, the
+        /// Reno-friendly region).
+        #[unit = "reno|cubic"]
+        pub congestion_control: CongestionAlgorithm,
 
         // --- Acknowledgement (RFC 5681 4.2, RFC 2018) ---
         /// Delayed ACK: ack every second full-sized segment or after this
@@ -215,6 +220,39 @@ impl Knob {
             Some(end) => doc.get(..=end).unwrap_or(&doc).to_owned(),
             None => doc,
         }
+    }
+}
+
+/// The congestion control algorithm of the TCP model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CongestionAlgorithm {
+    /// RFC 5681 slow start and congestion avoidance, halving on loss.
+    #[default]
+    Reno,
+    /// RFC 9438 CUBIC.
+    Cubic,
+}
+
+impl CongestionAlgorithm {
+    /// The knob's spelling: `reno` or `cubic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Reno => "reno",
+            Self::Cubic => "cubic",
+        }
+    }
+}
+
+impl KnobValue for CongestionAlgorithm {
+    fn parse(text: &str) -> Result<Self, &'static str> {
+        match text.trim() {
+            "reno" => Ok(Self::Reno),
+            "cubic" => Ok(Self::Cubic),
+            _ => Err("reno or cubic"),
+        }
+    }
+    fn render(&self) -> String {
+        self.name().to_owned()
     }
 }
 
@@ -386,6 +424,7 @@ impl TcpConfig {
             initial_ssthresh: u32::MAX,
             cwnd_in_packets: false,
             abc: false,
+            congestion_control: CongestionAlgorithm::Reno,
             delayed_ack: Some(Duration::from_millis(200)),
             quickack_segments: 0,
             sack: true,
@@ -450,11 +489,14 @@ impl TcpConfig {
 
     /// The `linux` preset: a recent Linux kernel's defaults, approximated.
     ///
-    /// - CUBIC is approximated by Reno (RFC 5681 congestion avoidance);
-    ///   cwnd counted in packets as Linux does (slow start adds a segment
-    ///   per segment acknowledged, congestion avoidance one per cwnd
-    ///   segments acknowledged, `abc`, Linux's tcp_cong_avoid_ai). On loss ssthresh follows RFC 5681 eq. 4
-    ///   (half the flight, at least 2), where Linux's Reno halves cwnd.
+    /// - CUBIC (Linux's default since 2.6.19; RFC 9438, `congestion_control
+    ///   = cubic`: ssthresh 0.7 cwnd on loss, cubic growth towards W_max,
+    ///   without HyStart); cwnd counted in packets as Linux does (slow
+    ///   start adds a segment per segment acknowledged, and growth counts
+    ///   segments acknowledged, `abc`). `congestion_control = reno` gives
+    ///   RFC 5681's congestion avoidance, one segment per cwnd segments
+    ///   acknowledged (Linux's tcp_cong_avoid_ai), halving the flight on
+    ///   loss (RFC 5681 eq. 4), where Linux's Reno halves cwnd.
     /// - Initial window 10 (RFC 6928, Linux since 2.6.39); SACK, RACK-TLP
     ///   (tcp_recovery=1, which turns the DupThresh rules off), Limited
     ///   Transmit and Nagle on.
@@ -485,6 +527,7 @@ impl TcpConfig {
             initial_window: Some(10),
             cwnd_in_packets: true,
             abc: true,
+            congestion_control: CongestionAlgorithm::Cubic,
             delayed_ack: Some(Duration::from_millis(40)),
             quickack_segments: 16,
             rto_initial: Duration::from_secs(1),
@@ -678,6 +721,12 @@ mod tests {
         assert_eq!(l.window_shift(), 7);
         assert_eq!(l.initial_window_segments(1460), 10);
         assert!(TcpConfig::linux_thin().thin_dupack);
+        assert_eq!(c.congestion_control, CongestionAlgorithm::Reno);
+        assert_eq!(l.congestion_control, CongestionAlgorithm::Cubic);
+        assert_eq!(
+            TcpConfig::linux_thin().get("congestion_control").as_deref(),
+            Some("cubic")
+        );
         assert_eq!(l.autocork, Some(Duration::from_micros(50)));
         assert_eq!(TcpConfig::linux_thin().autocork, l.autocork);
         assert_eq!(l.get("autocork").as_deref(), Some("50us"));

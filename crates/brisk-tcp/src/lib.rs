@@ -82,6 +82,7 @@
 pub mod cc;
 pub mod config;
 pub mod conn;
+pub mod cubic;
 pub mod endpoint;
 pub mod events;
 pub mod recovery;

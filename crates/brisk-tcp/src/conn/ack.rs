@@ -139,6 +139,7 @@ impl Connection {
         if self.forced.is_some_and(|(start, _)| start < ack) {
             self.forced = None;
         }
+        let srtt = self.rto.srtt().unwrap_or_default();
         match self.recovery {
             Recovery::Fast { point } if !self.sack_ok => match newreno::classify(ack, point) {
                 AckKind::Full => {
@@ -160,12 +161,12 @@ impl Connection {
             }
             Recovery::Timeout { point } => {
                 // RFC 5681 3.1: slow start after the timeout.
-                self.cc.on_ack(newly, acked.len() as u64);
+                self.cc.on_ack(newly, acked.len() as u64, now, srtt);
                 if ack >= point {
                     self.recovery = Recovery::Open;
                 }
             }
-            Recovery::Open => self.cc.on_ack(newly, acked.len() as u64),
+            Recovery::Open => self.cc.on_ack(newly, acked.len() as u64, now, srtt),
         }
         // RFC 6298 5.2 and 5.3.
         if self.board.is_empty() {
