@@ -124,7 +124,10 @@ declare_config! {
         /// Lower bound of RTO (RFC 9260 6.3.1 C6).
         #[unit = "duration"]
         #[default = Duration::from_secs(1)]
-        #[presets(Signaling = Duration::from_millis(100))]
+        #[presets(
+            Signaling = Duration::from_millis(100),
+            LowLatency = Duration::from_millis(200),
+        )]
         pub rto_min: Duration,
         /// Upper bound of RTO, also of its back-off (C7, E2).
         #[unit = "duration"]
@@ -251,6 +254,7 @@ declare_config! {
         /// random loss, without a pacer (`cc/bbr.rs`).
         #[unit = "rfc9260|cubic|bbr"]
         #[default = CongestionAlgorithm::Rfc9260]
+        #[presets(LowLatency = CongestionAlgorithm::Bbr)]
         pub congestion_control: CongestionAlgorithm,
         /// RFC 7661 congestion window validation: a window in use by at
         /// least half (pipeACK) may grow though not full, an unused one is
@@ -382,6 +386,7 @@ declare_config! {
         /// application-limited and the trigger (`redundancy_min_itt`) holds.
         #[unit = "percent"]
         #[default = 0]
+        #[presets(LowLatency = 200)]
         pub redundancy_budget: u32,
         /// The trigger of `redundancy_budget` (RDB's DPIFL, default 10 ms as Linux's):
         /// copies only while packets in flight < min RTT / this and the stream's
@@ -395,6 +400,7 @@ declare_config! {
         /// budget (headers counted) and its trigger (cause `Bundled`).
         #[unit = "true|false"]
         #[default = false]
+        #[presets(LowLatency = true)]
         pub redundancy_copy_probe: bool,
         /// Tail loss probe adapted from RFC 8985 7 (cause `TailLossProbe`).
         #[unit = "true|false"]
@@ -412,6 +418,7 @@ declare_config! {
         /// timing.
         #[unit = "true|false"]
         #[default = false]
+        #[presets(LowLatency = true)]
         pub rack: bool,
         /// Nagle's algorithm for messages: off (SCTP_NODELAY), classic, or
         /// Minshall's (hold a small packet only while a small one is unacknowledged).
