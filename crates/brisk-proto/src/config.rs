@@ -386,8 +386,16 @@ declare_config! {
         /// application-limited and the trigger (`redundancy_min_itt`) holds.
         #[unit = "percent"]
         #[default = 0]
-        #[presets(LowLatency = 200)]
+        #[presets(LowLatency = 300)]
         pub redundancy_budget: u32,
+        /// With `redundancy_budget`: copies only as many as keep a chunk's chance of
+        /// losing every copy below this, at the loss rate the sender measures (losses
+        /// found, and those copies repaired, told by the peer's Duplicate TSN reports);
+        /// a path that loses nothing gets none. 0: the whole budget, loss or not.
+        #[unit = "ppm"]
+        #[default = 0]
+        #[presets(LowLatency = 300)]
+        pub redundancy_residual_loss: u32,
         /// The trigger of `redundancy_budget` (RDB's DPIFL, default 10 ms as Linux's):
         /// copies only while packets in flight < min RTT / this and the stream's
         /// smoothed inter-transmission time is at least this.
@@ -868,6 +876,9 @@ impl Config {
         if self.redundancy_min_itt.is_zero() {
             return fail("redundancy_min_itt", "greater than zero");
         }
+        if self.redundancy_residual_loss > 1_000_000 {
+            return fail("redundancy_residual_loss", "at most 1000000 ppm");
+        }
         if self.fast_retransmit_threshold == 0 {
             return fail("fast_retransmit_threshold", "at least 1");
         }
@@ -1176,6 +1187,7 @@ mod tests {
                 "congestion_control" => "bbr",
                 "redundancy_budget" => "200",
                 "redundancy_min_itt" => "10ms",
+                "redundancy_residual_loss" => "300",
                 "thin_rto_min" => "200ms",
                 "peer_sack_delay" => "40ms",
                 "initial_cwnd" => "none",
@@ -1294,7 +1306,7 @@ mod tests {
     fn every_knob_is_declared_once_with_a_unit_and_a_one_line_doc() {
         let names: Vec<&str> = KNOB_TABLE.iter().map(|k| k.name).collect();
         assert_eq!(names, KNOBS);
-        assert_eq!(KNOBS.len(), 54);
+        assert_eq!(KNOBS.len(), 55);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         for k in KNOB_TABLE {
@@ -1461,6 +1473,7 @@ thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
 redundancy_budget=0
+redundancy_residual_loss=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
@@ -1516,6 +1529,7 @@ thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
 redundancy_budget=0
+redundancy_residual_loss=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
@@ -1571,6 +1585,7 @@ thin_aggressive_bundling=false
 thin_redundant_bundling=false
 thin_immediate_sack=false
 redundancy_budget=0
+redundancy_residual_loss=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
@@ -1626,6 +1641,7 @@ thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
 redundancy_budget=0
+redundancy_residual_loss=0
 redundancy_min_itt=10ms
 redundancy_copy_probe=false
 tail_loss_probe=false
@@ -1638,7 +1654,7 @@ message_interleaving=false
 events=true
 [low-latency]
 rto_initial=1s
-rto_min=1s
+rto_min=200ms
 rto_max=60s
 max_init_retransmits=8
 assoc_max_retrans=10
@@ -1659,7 +1675,7 @@ fast_retransmit_threshold=3
 lost_retransmission_detection=true
 max_burst=4
 initial_cwnd=none
-congestion_control=rfc9260
+congestion_control=bbr
 cwnd_validation=false
 mtu=1452
 receive_buffer=1048576
@@ -1680,11 +1696,12 @@ thin_rto_min=200ms
 thin_aggressive_bundling=true
 thin_redundant_bundling=true
 thin_immediate_sack=true
-redundancy_budget=0
+redundancy_budget=300
+redundancy_residual_loss=300
 redundancy_min_itt=10ms
-redundancy_copy_probe=false
+redundancy_copy_probe=true
 tail_loss_probe=true
-rack=false
+rack=true
 nagle=off
 pktdrop=true
 partial_reliability=false

@@ -481,9 +481,8 @@ impl Association {
         let mut earned = 0;
         if let Some(len) = budgeted {
             earned = PACKET_OVERHEAD + self.new_chunk_size(len) as u32;
-            let redundancy = self.rtx.redundancy_mut();
-            redundancy.on_new_packet(now);
-            redundancy.earn(&self.cfg, earned);
+            self.rtx.redundancy_mut().on_new_packet(now);
+            self.rtx.earn_redundancy(&self.cfg, earned);
             if !(thin && self.cfg.thin_redundant_bundling) {
                 self.copy_within_budget(now, p, dp);
             }
@@ -519,7 +518,7 @@ impl Association {
         {
             // The rest of the packet's new data earns its share too.
             let rest = (new_bytes + PACKET_OVERHEAD).saturating_sub(earned);
-            self.rtx.redundancy_mut().earn(&self.cfg, rest);
+            self.rtx.earn_redundancy(&self.cfg, rest);
             if self.cfg.redundancy_copy_probe {
                 self.arm_copy_probe(now, last_tsn, to);
             }
@@ -614,7 +613,7 @@ impl Association {
                 break;
             }
             let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
-            if let Some(resent) = self.rtx.copy(tsn, now, seq, i_bit) {
+            if let Some(resent) = self.rtx.copy(tsn, now, seq, i_bit, true) {
                 dp.tsns.push(tsn);
                 self.note_retransmission(tsn, resent, now);
             }
@@ -637,6 +636,7 @@ impl Association {
         let packets = self.rtx.outstanding().packets_outstanding();
         let arm = large
             && self.send_queue.is_empty()
+            && self.rtx.redundancy().active(&self.cfg)
             && self.rtx.redundancy().triggered(&self.cfg, packets);
         let delay = self.rtx.redundancy().probe_delay().filter(|_| arm);
         match delay {
@@ -674,7 +674,7 @@ impl Association {
             return;
         }
         let seq = *dp.record.get_or_insert_with(|| self.rtx.begin_packet(now));
-        if let Some(resent) = self.rtx.copy(tsn, now, seq, i_bit) {
+        if let Some(resent) = self.rtx.copy(tsn, now, seq, i_bit, false) {
             // Its own packet's headers are part of its cost.
             self.rtx.redundancy_mut().spend(PACKET_OVERHEAD);
             dp.tsns.push(tsn);

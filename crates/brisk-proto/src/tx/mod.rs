@@ -11,12 +11,14 @@
 //!   the peer's window.
 //! - [`packetizer`] and [`nagle`]: packets of chunks, and when to hold one.
 //! - [`redundancy`]: redundant copies within a byte budget for streams that
-//!   are not thin (Linux RDB's DPIFL trigger).
+//!   are not thin (Linux RDB's DPIFL trigger), and [`loss_rate`], the loss
+//!   rate that budget follows.
 //!
 //! The send buffer bounds both together: a peer that acknowledges only by gap
 //! blocks, or never, cannot make the sender hold more (RFC 9260 6.2.1: the peer
 //! may renege, so gap-acknowledged chunks stay until the cumulative ack).
 
+pub mod loss_rate;
 pub mod nagle;
 pub mod outstanding;
 pub mod packetizer;

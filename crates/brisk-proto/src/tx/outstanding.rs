@@ -279,6 +279,9 @@ pub struct Outstanding {
     /// The chunk timed for an RTT measurement: one per round trip (C5), never
     /// a retransmitted one (Karn, C5).
     rtt_probe: Option<(Tsn, Time, PathId)>,
+    /// Chunks sent once and never copied that were marked lost, since the
+    /// association began (`tx::loss_rate`); a T3 expiry counts one.
+    originals_lost: u64,
 }
 
 impl Outstanding {
@@ -298,7 +301,14 @@ impl Outstanding {
             packets_outstanding: 0,
             next_packet_seq: 0,
             rtt_probe: None,
+            originals_lost: 0,
         }
+    }
+
+    /// Chunks sent once and never copied that were marked lost, a T3 expiry
+    /// counting one (`tx::loss_rate`).
+    pub fn originals_lost(&self) -> u64 {
+        self.originals_lost
     }
 
     pub fn cum_ack_point(&self) -> Tsn {
@@ -574,6 +584,9 @@ impl Outstanding {
             return false;
         }
         chunk.state = ChunkState::Marked(cause);
+        if chunk.transmissions == 1 && cause != RetransmitCause::T3Timeout {
+            self.originals_lost += 1;
+        }
         let (size, packet, path) = (chunk.size(), chunk.packet, chunk.path);
         self.flight.sub(path, size);
         self.marked += 1;
@@ -626,8 +639,16 @@ impl Outstanding {
     /// 6.3.3 E3: a T3 expiry marks every chunk in flight for retransmission.
     pub fn mark_all_in_flight(&mut self, cause: RetransmitCause) -> usize {
         let mut n = 0;
+        let mut original = false;
         for i in 0..self.chunks.len() {
-            n += usize::from(self.mark_at(i, cause));
+            let once = self.chunks[i].transmissions == 1;
+            let marked = self.mark_at(i, cause);
+            original |= marked && once;
+            n += usize::from(marked);
+        }
+        // One expiry is one loss for the estimate, not every chunk it marks.
+        if original && cause == RetransmitCause::T3Timeout {
+            self.originals_lost += 1;
         }
         self.trim_packets();
         n
@@ -805,7 +826,8 @@ impl Outstanding {
         Ok(out)
     }
 
-    fn is_acked(&self, tsn: Tsn) -> bool {
+    /// Whether `tsn` is acknowledged, cumulatively or by a gap block.
+    pub fn is_acked(&self, tsn: Tsn) -> bool {
         tsn.is_at_or_before(self.cum_ack_point)
             || self
                 .get(tsn)

@@ -15,13 +15,20 @@
 //!   drains into this packet, RFC 7661's notion): a bulk sender, back-to-back
 //!   and cwnd-limited, never qualifies;
 //! - **the budget** allows: a token bucket in bytes. Each packet of new data
-//!   earns `budget - 100` percent of its bytes on the wire (its new chunks
-//!   plus [`PACKET_OVERHEAD`]); each copy spends its chunk's bytes (it rides in
-//!   a packet that leaves anyway: no header of its own). So the copies of the
+//!   earns `budget - 100` percent of its SCTP bytes (its new chunks plus
+//!   [`PACKET_OVERHEAD`]); each copy spends its chunk's bytes (it rides in a
+//!   packet that leaves anyway: no header of its own). So the copies of the
 //!   whole life of the association never exceed `budget - 100` percent of the
 //!   bytes it would have sent without them. The bucket holds at most one full
-//!   packet's earnings, so an idle period, or a stretch of traffic that did
-//!   not qualify, banks no credit for a burst of copies later.
+//!   packet of copies, so an idle period, or a stretch of traffic that did
+//!   not qualify, banks no credit for a burst of copies later;
+//! - **the loss rate** asks for it (`redundancy_residual_loss`,
+//!   [`LossRate`]): the share earned is what keeps a chunk's chance of losing
+//!   every copy below that residual at the loss rate the sender measures, and
+//!   is nothing on a path that has lost nothing, so a clean path pays no
+//!   bytes and no latency for copies it does not need. Ordered delivery is
+//!   why one copy is not always enough: a chunk lost with its copy holds back
+//!   every message behind it until it is repaired, about a round trip.
 //!
 //! A chunk too large to share a packet with another as large (1 KiB at a
 //! 1452-byte MTU) can ride in no later packet of the stream; with
@@ -54,17 +61,19 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::serial::Tsn;
 use crate::time::Time;
+use crate::tx::loss_rate::LossRate;
 use crate::tx::outstanding::{ChunkState, Outstanding};
 
-/// Bytes of each packet below SCTP's common header: an IPv6 header (40) and
-/// UDP (8, RFC 6951), the larger of the usual encapsulations, which is also
-/// what the default MTU of 1452 assumes (1500 - 48).
-pub const IP_UDP_OVERHEAD: u32 = 48;
+/// Bytes each packet costs beside its chunks: SCTP's common header (RFC
+/// 9260 3.1). The headers below it (IP, and UDP with RFC 6951) are not
+/// counted: the core does not know them, and leaving them out of both sides
+/// keeps the copies' share of the bytes at the bottleneck below the budget
+/// (there, every packet's IP and UDP headers add to what the stream sends
+/// without copies, and a copy that rides in a packet of new data adds none).
+pub const PACKET_OVERHEAD: u32 = 12;
 
-/// Bytes each packet costs beside its chunks: [`IP_UDP_OVERHEAD`] and the
-/// SCTP common header (RFC 9260 3.1). The budget counts bytes as the
-/// bottleneck sees them.
-pub const PACKET_OVERHEAD: u32 = IP_UDP_OVERHEAD + 12;
+/// Millionths, the unit of the budget's share.
+const MICRO: u64 = 1_000_000;
 
 /// The most recent outstanding chunks a packet's bundling looks at.
 pub const SCAN: usize = 16;
@@ -83,7 +92,7 @@ pub struct Redundancy {
     last_new_packet: Option<Time>,
     /// The smallest RTT measured (RFC 9260 6.3.1 samples).
     min_rtt: Option<Duration>,
-    /// Bytes on the wire of new data (chunks and [`PACKET_OVERHEAD`]) and
+    /// Bytes of new data (chunks and [`PACKET_OVERHEAD`]) and
     /// of redundant copies, since the association began: the ratio the
     /// budget bounds.
     base_bytes: u64,
@@ -92,6 +101,8 @@ pub struct Redundancy {
     probe: Option<Tsn>,
     /// The copy probe fired: the chunk to copy in a packet of its own.
     probe_due: Option<Tsn>,
+    /// The loss rate that the budget follows (`redundancy_residual_loss`).
+    loss: LossRate,
 }
 
 impl Redundancy {
@@ -115,16 +126,59 @@ impl Redundancy {
     }
 
     /// `bytes` of new data went out (the packet's [`PACKET_OVERHEAD`]
-    /// included once): they earn credit for copies, up to one full packet's
-    /// earnings (`mtu` of SCTP packet and the IP and UDP headers).
+    /// included once): they earn credit for copies, up to one full packet
+    /// (`mtu`) of copies, so that a copy probe of a chunk as large as a
+    /// packet can be paid for whatever the share.
     pub fn earn(&mut self, cfg: &Config, bytes: u32) {
-        let share = u64::from(cfg.redundancy_budget.saturating_sub(100));
-        let full_packet = u64::try_from(cfg.mtu).unwrap_or(u64::MAX) + u64::from(IP_UDP_OVERHEAD);
+        let share = self.share(cfg);
+        let full_packet = u64::try_from(cfg.mtu).unwrap_or(u64::MAX);
         self.base_bytes = self.base_bytes.saturating_add(u64::from(bytes));
         self.credit = self
             .credit
-            .saturating_add(u64::from(bytes) * share)
-            .min(full_packet.saturating_mul(share));
+            .saturating_add(u64::from(bytes).saturating_mul(share) / MICRO)
+            .min(full_packet.saturating_mul(100));
+    }
+
+    /// The share of the bytes sent that copies may add, in millionths of a
+    /// percent: the budget's `budget - 100` percent, or, with
+    /// `redundancy_residual_loss`, what the loss rate measured calls for, if
+    /// less. A chunk sent `n` times in all is lost for good only if all `n`
+    /// are (Bernoulli loss at rate `p`: `p^n`), so keeping that below the
+    /// residual loss `e` takes `ln e / ln p` transmissions: that less one
+    /// copies a chunk, on average, which is the share of the bytes (a copy
+    /// is about the size of its chunk's packet). Nothing on a path that has
+    /// lost nothing, or less than `e`.
+    fn share(&self, cfg: &Config) -> u64 {
+        let budget = u64::from(cfg.redundancy_budget.saturating_sub(100)) * MICRO;
+        if cfg.redundancy_residual_loss == 0 || budget == 0 {
+            return budget;
+        }
+        let (p, e) = (self.loss.ppm(), u64::from(cfg.redundancy_residual_loss));
+        if p <= e {
+            return 0;
+        }
+        if p >= 1_000_000 {
+            return budget;
+        }
+        let (p, e) = (p as f64 / 1e6, e as f64 / 1e6);
+        let copies = e.ln() / p.ln() - 1.0;
+        let share = (copies * 100.0 * MICRO as f64).max(0.0);
+        budget.min(share as u64)
+    }
+
+    /// Whether the budget pays for anything now: on, and (with
+    /// `redundancy_residual_loss`) a loss measured above the residual.
+    pub fn active(&self, cfg: &Config) -> bool {
+        self.share(cfg) > 0
+    }
+
+    /// The loss rate the budget follows.
+    pub fn loss(&self) -> &LossRate {
+        &self.loss
+    }
+
+    pub fn loss_mut(&mut self) -> &mut LossRate {
+        &mut self.loss
     }
 
     /// Whether a copy of `bytes` fits the budget now.
@@ -251,14 +305,14 @@ mod tests {
         let c = cfg(200);
         let mut r = Redundancy::default();
         for _ in 0..1000 {
-            // A 64-byte message: 80-byte chunk, 140 bytes on the wire.
+            // A 64-byte message: an 80-byte chunk in a 92-byte packet.
             r.earn(&c, 80 + PACKET_OVERHEAD);
             while r.affords(80) {
                 r.spend(80);
             }
         }
         let (base, copies) = r.bytes();
-        assert_eq!(base, 140_000);
+        assert_eq!(base, 92_000);
         assert!(copies <= base, "{copies} > {base}");
         assert!(copies >= base - 80, "the budget is used: {copies}");
         // 150%: half.
@@ -284,6 +338,48 @@ mod tests {
     }
 
     #[test]
+    fn the_share_keeps_the_residual_loss_and_is_none_without_loss() {
+        // Residual 0.03%, at most two copies a chunk (300%).
+        let c = Config {
+            redundancy_residual_loss: 300,
+            ..cfg(300)
+        };
+        let copies_at = |lost: u32| {
+            let mut r = Redundancy::default();
+            for i in 0..500 {
+                r.loss_mut().on_sent();
+                if i < lost {
+                    r.loss_mut().on_lost();
+                }
+            }
+            for _ in 0..1000 {
+                r.earn(&c, 100);
+                while r.affords(10) {
+                    r.spend(10);
+                }
+            }
+            // Copies per 100 bytes sent.
+            r.bytes().1 / 1000
+        };
+        assert_eq!(copies_at(0), 0, "a path that lost nothing");
+        // ln(0.0003) / ln(p) - 1 copies: 0.76 at 1%, 1.07 at 2%, 1.71 at
+        // 5%; 2.52 at 10%, held to the budget's 2.
+        assert_eq!(copies_at(5), 76);
+        assert_eq!(copies_at(10), 107);
+        assert_eq!(copies_at(25), 170);
+        assert_eq!(copies_at(50), 200);
+        // Without a residual: the whole budget, loss or not.
+        let whole = Config {
+            redundancy_residual_loss: 0,
+            ..cfg(200)
+        };
+        let mut r = Redundancy::default();
+        r.earn(&whole, 100);
+        assert!(r.active(&whole) && r.affords(100) && !r.affords(101));
+        assert!(!Redundancy::default().active(&c));
+    }
+
+    #[test]
     fn idle_time_or_a_long_stream_banks_at_most_one_full_packets_credit() {
         let c = cfg(200);
         let mut r = Redundancy::default();
@@ -291,7 +387,7 @@ mod tests {
         for _ in 0..10_000 {
             r.earn(&c, 1500);
         }
-        let full = 1452 + 48;
+        let full = 1452;
         assert!(r.affords(full) && !r.affords(full + 1));
     }
 

@@ -401,9 +401,29 @@ impl RetransmissionQueue {
     /// copy it stays out of the flight size and the congestion controller
     /// (it opens no flight: RFC 9260 6.1 B counts each chunk once) and out of
     /// PR-SCTP's retransmission count (`SentChunk::copies`).
-    pub fn copy(&mut self, tsn: Tsn, now: Time, packet: u64, immediate: bool) -> Option<Resent> {
+    ///
+    /// `with_new_data`: the packet carries new data too (a copy probe does
+    /// not), which tells the loss rate how much the copy's fate says.
+    pub fn copy(
+        &mut self,
+        tsn: Tsn,
+        now: Time,
+        packet: u64,
+        immediate: bool,
+        with_new_data: bool,
+    ) -> Option<Resent> {
+        let first = self
+            .outstanding
+            .get(tsn)
+            .is_some_and(|c| c.transmissions == 1);
         if !self.outstanding.rebundle(tsn, now, packet, false) {
             return None;
+        }
+        if first {
+            let next = self.outstanding.next_tsn();
+            self.redundancy
+                .loss_mut()
+                .on_first_copy(tsn, next, with_new_data);
         }
         self.outstanding.note_i_bit(tsn, immediate);
         self.spurious.on_sent(tsn);
@@ -420,6 +440,14 @@ impl RetransmissionQueue {
 
     pub fn redundancy_mut(&mut self) -> &mut Redundancy {
         &mut self.redundancy
+    }
+
+    /// `bytes` of new data earn credit for copies (`tx::redundancy`), at the
+    /// share the loss rate measured so far allows.
+    pub fn earn_redundancy(&mut self, cfg: &Config, bytes: u32) {
+        let lost = self.outstanding.originals_lost();
+        self.redundancy.loss_mut().sync_lost(lost);
+        self.redundancy.earn(cfg, bytes);
     }
 
     /// What the lab hears of a chunk just sent again, and its size.
@@ -445,6 +473,7 @@ impl RetransmissionQueue {
         let payload_len = frag.payload.len() as u64;
         let size = frag.chunk_size();
         let tsn = self.outstanding.send_new(frag, now, packet, env.to);
+        self.redundancy.loss_mut().on_sent();
         // 6.2.1 B.
         self.peer_window.on_sent(window_cost(size));
         self.counters.data_chunks_sent += 1;
@@ -597,6 +626,10 @@ impl RetransmissionQueue {
             let expired = env.paths.get_mut(self.t3_path);
             self.judge_t3_episode(sack, tsn, before, expired);
         }
+        let outstanding = &self.outstanding;
+        self.redundancy
+            .loss_mut()
+            .on_sack(&sack.dup_tsns, |tsn| outstanding.is_acked(tsn));
         let peer_alive = self.peer_alive(sack, &outcome);
         self.release_minshall();
         // 7.2.1, 7.2.2 before 7.2.3 (note at the end of 7.2.4).
