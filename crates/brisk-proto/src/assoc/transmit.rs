@@ -624,8 +624,9 @@ impl Association {
     /// data whose newest chunk is too large to share a packet with another
     /// as large, so that no later packet of the stream can carry its copy:
     /// while the trigger holds and the send queue is empty (the next message
-    /// has not come), a copy goes in a packet of its own half an ITT later.
-    /// Any other packet of new data disarms it.
+    /// has not come), a copy goes in a packet of its own, as many as the
+    /// loss rate wants, spread evenly over the ITT. Any other packet of new
+    /// data disarms it.
     fn arm_copy_probe(&mut self, now: Time, last_tsn: Tsn, to: PathId) {
         let mtu = self.paths.get(to).mtu;
         let large = self
@@ -633,18 +634,25 @@ impl Association {
             .outstanding()
             .get(last_tsn)
             .is_some_and(|c| 12 + 2 * c.size() as usize > mtu);
+        self.arm_copy_probe_for(now, large.then_some(last_tsn));
+    }
+
+    /// Arms the copy probe for `tsn` if the trigger holds and the send queue
+    /// is empty; disarms it otherwise.
+    fn arm_copy_probe_for(&mut self, now: Time, tsn: Option<Tsn>) {
         let packets = self.rtx.outstanding().packets_outstanding();
-        let arm = large
+        let redundancy = self.rtx.redundancy();
+        let arm = tsn.is_some()
             && self.send_queue.is_empty()
-            && self.rtx.redundancy().active(&self.cfg)
-            && self.rtx.redundancy().triggered(&self.cfg, packets);
-        let delay = self.rtx.redundancy().probe_delay().filter(|_| arm);
-        match delay {
-            Some(delay) => {
-                self.rtx.redundancy_mut().arm_probe(Some(last_tsn));
+            && redundancy.active(&self.cfg)
+            && redundancy.triggered(&self.cfg, packets);
+        let delay = redundancy.probe_delay(&self.cfg).filter(|_| arm);
+        match (delay, tsn) {
+            (Some(delay), Some(tsn)) => {
+                self.rtx.redundancy_mut().arm_probe(Some(tsn));
                 self.timers.start(TimerKind::CopyProbe, now, delay);
             }
-            None => {
+            _ => {
                 self.rtx.redundancy_mut().arm_probe(None);
                 self.timers.stop(TimerKind::CopyProbe);
             }
@@ -652,10 +660,11 @@ impl Association {
     }
 
     /// The copy probe fired: its chunk goes again in this packet (cause
-    /// `Bundled`) if it is still in flight, no packet carried a copy of it
-    /// since, and the budget pays for the chunk and a packet's headers. Like
-    /// every copy it stays out of the flight size: RFC 9260 6.1 B counts the
-    /// chunk once, and the budget bounds what the copies add.
+    /// `Bundled`) if it is still in flight, has fewer copies than the loss
+    /// rate wants, and the budget pays for the chunk and a packet's headers;
+    /// then the probe is armed for the next copy. Like every copy it stays
+    /// out of the flight size: RFC 9260 6.1 B counts the chunk once, and the
+    /// budget bounds what the copies add.
     fn add_copy_probe(&mut self, now: Time, p: &mut PacketBuilder<'_>, dp: &mut DataPacket) {
         let Some(tsn) = self.rtx.redundancy_mut().take_probe_due() else {
             return;
@@ -664,8 +673,9 @@ impl Association {
             return;
         };
         let size = chunk.size();
+        let wanted = self.rtx.redundancy().copies_wanted(&self.cfg);
         let eligible = chunk.state == ChunkState::InFlight
-            && chunk.copies == 0
+            && chunk.copies < wanted
             && !dp.tsns.contains(&tsn)
             && self.rtx.redundancy().affords(size + PACKET_OVERHEAD);
         let data = chunk.to_chunk(dp.immediate);
@@ -679,6 +689,12 @@ impl Association {
             self.rtx.redundancy_mut().spend(PACKET_OVERHEAD);
             dp.tsns.push(tsn);
             self.note_retransmission(tsn, resent, now);
+            let more = self
+                .rtx
+                .outstanding()
+                .get(tsn)
+                .is_some_and(|c| c.copies < wanted);
+            self.arm_copy_probe_for(now, more.then_some(tsn));
         }
     }
 

@@ -127,8 +127,8 @@ impl Redundancy {
 
     /// `bytes` of new data went out (the packet's [`PACKET_OVERHEAD`]
     /// included once): they earn credit for copies, up to one full packet
-    /// (`mtu`) of copies, so that a copy probe of a chunk as large as a
-    /// packet can be paid for whatever the share.
+    /// (`mtu`) of copies for each copy a chunk should get, so that the copy
+    /// probes of a chunk as large as a packet can be paid for.
     pub fn earn(&mut self, cfg: &Config, bytes: u32) {
         let share = self.share(cfg);
         let full_packet = u64::try_from(cfg.mtu).unwrap_or(u64::MAX);
@@ -136,7 +136,7 @@ impl Redundancy {
         self.credit = self
             .credit
             .saturating_add(u64::from(bytes).saturating_mul(share) / MICRO)
-            .min(full_packet.saturating_mul(100));
+            .min(full_packet.saturating_mul(100) * u64::from(self.copies_wanted(cfg).max(1)));
     }
 
     /// The share of the bytes sent that copies may add, in millionths of a
@@ -232,10 +232,21 @@ impl Redundancy {
         self.probe_due.take()
     }
 
-    /// When the copy probe of a packet sent now fires: half the smoothed
-    /// ITT, between the packet and the next one the stream sends.
-    pub fn probe_delay(&self) -> Option<Duration> {
-        self.itt.map(|itt| itt / 2)
+    /// When the copy probe of a packet sent now fires, and again after each
+    /// copy while more are wanted: the smoothed ITT split evenly among the
+    /// copies the chunk should get ([`Self::copies_wanted`]), so that they
+    /// all leave before the stream's next packet and none right after
+    /// another (a loss burst takes back-to-back packets together).
+    pub fn probe_delay(&self, cfg: &Config) -> Option<Duration> {
+        let copies = self.copies_wanted(cfg).max(1);
+        self.itt.map(|itt| itt / (copies + 1))
+    }
+
+    /// How many copies a chunk should get now: the budget's share rounded
+    /// up to whole copies (a share of 107% wants 2 copies of some chunks).
+    pub fn copies_wanted(&self, cfg: &Config) -> u32 {
+        let whole = 100 * MICRO;
+        u32::try_from(self.share(cfg).div_ceil(whole)).unwrap_or(u32::MAX)
     }
 
     /// The smoothed inter-transmission time of new data, once measured.
