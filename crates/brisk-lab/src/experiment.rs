@@ -725,6 +725,18 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
 /// The quantity kinds whose checks read a bootstrap interval (`ci = true`).
 const CI_KINDS: &[&str] = &["p99-ratio", "bytes-ratio", "never-worse"];
 
+/// What a key naming a variant expected: the names the file declares.
+pub(crate) fn variant_names_expected(variants: &[Variant]) -> String {
+    format!(
+        "names of [[variants]] ({})",
+        variants
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 /// The variant names an `ours` spec (`KIND:ARGS[@POINT]`) refers to, or what
 /// is wrong with its shape.
 pub fn spec_variants(spec: &str) -> Result<Vec<&str>, String> {
@@ -2292,14 +2304,7 @@ fn check_ours(cx: &Cx, key: &str, spec: &str, variants: &[Variant]) -> Result<()
         if !variants.iter().any(|known| known.name == v) {
             return Err(cx.invalid(
                 key,
-                &format!(
-                    "names of [[variants]] ({})",
-                    variants
-                        .iter()
-                        .map(|v| v.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                &variant_names_expected(variants),
                 format!("`{v}` in `{spec}`"),
             ));
         }

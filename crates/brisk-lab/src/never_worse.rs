@@ -41,16 +41,7 @@ pub(crate) fn expand(
     variants: &[Variant],
     replications: u32,
 ) -> Result<Vec<Reference>, ExperimentError> {
-    let names = || {
-        format!(
-            "names of [[variants]] ({})",
-            variants
-                .iter()
-                .map(|v| v.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
+    let names = || crate::experiment::variant_names_expected(variants);
     let known = |n: &str| variants.iter().any(|v| v.name == n);
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
