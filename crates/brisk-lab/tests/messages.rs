@@ -286,7 +286,7 @@ fn knobs_lists_every_knob_with_unit_presets_values_and_doc() {
     };
     assert_eq!(
         row("rto_min").join(" "),
-        "rto_min duration 1s 1s 100ms 1s 1s 100ms Lower bound of RTO (RFC 9260 6.3.1 C6)."
+        "rto_min duration 1s 1s 100ms 1s 200ms 100ms Lower bound of RTO (RFC 9260 6.3.1 C6)."
     );
     assert_eq!(
         row("early_retransmit")[..8].join(" "),

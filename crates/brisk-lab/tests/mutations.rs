@@ -303,13 +303,15 @@ fn fig_expected_timeline_fails(file: &str) {
 }
 
 #[test]
-fn fig2_fails_when_low_latency_loses_its_rto_restart() {
-    // The 4th message is recovered by T3 one RTO.Min after it left only
-    // because RTO restart moved T3 to its send time.
+fn fig2_fails_when_low_latency_loses_rack_tlp() {
+    // The 4th message is recovered by the RACK-TLP probe, SRTT and a
+    // quarter after it left; without it, by T3 one RTO.Min after (RTO
+    // restart) or the older probe after 2 SRTT and the delayed-SACK
+    // allowance.
     let ll = r#"set = { rto_initial = "200ms", rto_min = "100ms", rto_max = "400ms", sack_delay = "40ms" }"#;
-    let without = r#"set = { rto_initial = "200ms", rto_min = "100ms", rto_max = "400ms", sack_delay = "40ms", rto_restart = false }"#;
+    let without = r#"set = { rto_initial = "200ms", rto_min = "100ms", rto_max = "400ms", sack_delay = "40ms", rack = false }"#;
     let exp = mutated(FIG2, &[(ll, without)]);
-    let differ = assert_differs(&exp, "low-latency without RTO restart");
+    let differ = assert_differs(&exp, "low-latency without RACK-TLP");
     assert!(
         differ
             .iter()

@@ -487,8 +487,9 @@ declare_config! {
         #[name = "thin-stream"]
         ThinStream => fn thin_stream,
         /// Everything that helps timely delivery, on: packet-based Early
-        /// Retransmit, RTO restart, thin-stream mode, the tail loss probe, lost
-        /// retransmission detection, Nagle off and PKTDROP.
+        /// Retransmit, RTO restart, thin-stream mode, RACK-TLP, lost retransmission
+        /// detection, Nagle off, PKTDROP, the BBR-like controller, RTO.Min 200 ms,
+        /// and copies within a 300% budget where the loss measured calls for them.
         #[name = "low-latency"]
         LowLatency => fn low_latency,
     }
