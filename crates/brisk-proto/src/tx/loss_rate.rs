@@ -202,6 +202,35 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_that_lies_about_duplicates_moves_only_the_copies_verdicts() {
+        // Reporting every TSN as a duplicate: copies look needless, so the
+        // budget shrinks (the liar only slows its own repairs); the losses
+        // of chunks never copied still count.
+        let mut l = LossRate::default();
+        for t in 0..100u32 {
+            l.on_sent();
+            l.on_first_copy(Tsn(t), Tsn(t + 1), true);
+            l.on_sack(&[t], |x| x.0 <= t + 1);
+        }
+        assert_eq!(l.ppm(), 0);
+        l.sync_lost(3);
+        assert_eq!(l.ppm(), 30_000);
+        // Never reporting one: every copy looks like a repaired loss, and
+        // the rate is at most 100% (the budget bounds what it buys).
+        let mut l = LossRate::default();
+        for t in 0..100u32 {
+            l.on_sent();
+            l.on_first_copy(Tsn(t), Tsn(t + 1), true);
+            l.on_first_copy(Tsn(t), Tsn(t + 1), true);
+            l.on_sack(&[], |x| x.0 <= t + 1);
+        }
+        assert_eq!(l.ppm(), 1_000_000);
+        // A total that goes backwards counts nothing.
+        l.sync_lost(0);
+        assert_eq!(l.ppm(), 1_000_000);
+    }
+
+    #[test]
     fn a_peer_that_never_acknowledges_leaves_at_most_pending_copies_waiting() {
         let mut l = LossRate::default();
         for t in 0..10_000u32 {

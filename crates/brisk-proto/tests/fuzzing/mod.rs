@@ -331,6 +331,10 @@ pub fn config_for(d: &mut Dice<'_>, reset_world: bool) -> Config {
         c.redundancy_budget = [150, 200, 400][usize::from(c.max_inbound_streams % 3)];
         c.redundancy_min_itt =
             Duration::from_millis([1, 10, 50][usize::from(c.outbound_streams / 3 % 3)]);
+        // The loss-triggered budget (its loss rate told by Duplicate TSN
+        // reports the generated peer may fake) and the copy probe.
+        c.redundancy_residual_loss = [0, 300, 20_000][usize::from(c.max_inbound_streams / 3 % 3)];
+        c.redundancy_copy_probe = c.max_inbound_streams / 9 % 2 == 0;
     }
     if c.validate().is_err() {
         Config::rfc9260()
