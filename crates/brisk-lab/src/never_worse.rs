@@ -185,7 +185,7 @@ than = ["brisk-rfc9260"]"#;
             "ours = \"metric:brisk-low-latency:mtt_ms\"",
         ))
         .unwrap_err();
-        assert!(e.contains("reference[3].ci"), "{e}");
+        assert!(e.contains("reference[4].ci"), "{e}");
         assert!(e.contains("p99-ratio, bytes-ratio, never-worse"), "{e}");
     }
 }
