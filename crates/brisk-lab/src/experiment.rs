@@ -84,6 +84,9 @@
 //! label = "Standard, lost messages"
 //! value = "110-200 ms"
 //! ours = "range:standard"         # optional, with min and/or max: a check
+//!                                 # (the kinds: see `Reference`; e.g.
+//!                                 # "position-ratio:A:B", A's mean MTT over
+//!                                 # B's at every burst position, the largest)
 //! min = 110.0                     # optional: the paper's bounds on ours
 //! max = 200.0
 //! awaits = "PKTDROP"              # optional: what a failing check waits for
@@ -599,6 +602,11 @@ struct RawSweep {
 /// - `mean:VARIANT`: the mean MTT over all measured messages (ms);
 /// - `position:VARIANT:K`: the mean MTT of the K-th message of each burst,
 ///   or of a trace (ms);
+/// - `position-ratio:A:B`: at every position K of the burst (or trace) and
+///   every sweep point where both have results, A's `position:A:K` over B's;
+///   the largest ratio, named with its position and point (the smallest is
+///   the quantity's low): a per-position bound such as "at most 0.5x at
+///   every loss position" is `max = 0.5`;
 /// - `mean:VARIANT@BANDWIDTH/DELAY`: the mean MTT at one sweep point, e.g.
 ///   `mean:standard@2000kbit/15ms`;
 /// - `reduction:A:B` or `reduction:A:B@BANDWIDTH/DELAY`: the mean MTT
@@ -703,6 +711,7 @@ const SPEC_KINDS: &[(&str, &[usize], usize, usize)] = &[
     ("mean", &[0], 1, 1),
     ("rise", &[0], 1, 1),
     ("position", &[0], 2, 2),
+    ("position-ratio", &[0, 1], 2, 2),
     ("reduction", &[0, 1], 2, 2),
     ("reduction-of-means", &[0, 1], 2, 2),
     ("last-gain", &[0, 1], 2, 2),

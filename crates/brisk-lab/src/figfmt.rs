@@ -7,6 +7,7 @@ use crate::plot::Chart;
 use crate::report::Table;
 
 /// An evaluated `ours` quantity: its text, and the values a check compares.
+#[derive(Debug)]
 pub(crate) struct Quantity {
     pub text: String,
     pub low: f64,

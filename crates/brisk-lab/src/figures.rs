@@ -212,27 +212,21 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 .split_once(':')
                 .and_then(|(v, k)| Some((v, k.parse::<u64>().ok()?)))
                 .ok_or_else(|| format!("`{spec}`: expected position:VARIANT:K"))?;
-            // The K-th message of each fixed-size burst, or of a trace.
-            let n = match &exp.traffic {
-                Traffic::Bursts {
-                    size: Count::Fixed(n),
-                    ..
-                } => *n,
-                Traffic::Trace { entries } => u32::try_from(entries.len()).unwrap_or(u32::MAX),
-                _ => {
-                    return Err(format!(
-                        "`{spec}`: positions need fixed-size bursts or a trace"
-                    ));
-                }
-            };
-            let v: Vec<f64> = stat_per_tsn(&data(variant)?)
-                .into_iter()
-                .filter(|(tsn, _)| (tsn - 1) % u64::from(n) + 1 == k)
-                .map(|x| x.1)
-                .collect();
-            stats::mean(&v)
+            let n = burst_len(exp).map_err(|e| format!("`{spec}`: {e}"))?;
+            position_means(exp, &data(variant)?, n)
+                .get(&k)
+                .copied()
                 .map(one)
                 .ok_or_else(|| format!("`{spec}`: no messages at position {k}"))
+        }
+        "position-ratio" => {
+            // position-ratio:A:B: at every position of the burst and sweep
+            // point, A's mean MTT of the lost message over B's; the largest.
+            let (a, b) = args
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: expected position-ratio:A:B"))?;
+            let n = burst_len(exp).map_err(|e| format!("`{spec}`: {e}"))?;
+            position_ratio(exp, records, a, b, n, &at).map_err(|e| format!("`{spec}`: {e}"))
         }
         "rise" => {
             // Mean MTT of the last message of a burst less that of the first.
@@ -243,16 +237,8 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
             else {
                 return Err(format!("`{spec}`: a rise needs fixed-size bursts"));
             };
-            let per_tsn = stat_per_tsn(&data(args)?);
-            let at = |k: u64| {
-                let v: Vec<f64> = per_tsn
-                    .iter()
-                    .filter(|(tsn, _)| (tsn - 1) % u64::from(n) + 1 == k)
-                    .map(|x| x.1)
-                    .collect();
-                stats::mean(&v)
-            };
-            match (at(1), at(u64::from(n))) {
+            let means = position_means(exp, &data(args)?, u64::from(n));
+            match (means.get(&1), means.get(&u64::from(n))) {
                 (Some(first), Some(last)) => Ok(Quantity {
                     text: format!("{first:.1} to {last:.1} (+{:.1})", last - first),
                     low: last - first,
@@ -312,12 +298,9 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
                 return Err(format!("`{spec}`: last-gain needs fixed-size bursts"));
             };
             let last = |d: &BTreeMap<u64, Vec<(u32, f64)>>| {
-                let v: Vec<f64> = d
-                    .iter()
-                    .filter(|(tsn, _)| *tsn % u64::from(n) == 0)
-                    .map(|(_, vals)| reduce(exp, vals).0)
-                    .collect();
-                stats::mean(&v)
+                position_means(exp, d, u64::from(n))
+                    .get(&u64::from(n))
+                    .copied()
             };
             let (a_all, b_all) = (mtts(records, a), mtts(records, b));
             let gains = a_all.iter().filter_map(|(point, ad)| {
@@ -350,6 +333,95 @@ fn quantity(exp: &Experiment, records: &[Record], spec: &str) -> Result<Quantity
         }
         _ => Err(format!("`{spec}`: unknown quantity `{kind}`")),
     }
+}
+
+/// How many positions a burst has, for position quantities: the size of
+/// fixed-size bursts, or the length of a trace.
+fn burst_len(exp: &Experiment) -> Result<u64, String> {
+    match &exp.traffic {
+        Traffic::Bursts {
+            size: Count::Fixed(n),
+            ..
+        } if *n > 0 => Ok(u64::from(*n)),
+        Traffic::Trace { entries } if !entries.is_empty() => {
+            Ok(u64::try_from(entries.len()).unwrap_or(u64::MAX))
+        }
+        _ => Err("positions need fixed-size bursts or a trace".into()),
+    }
+}
+
+/// The mean over messages of each message's statistic, by its position
+/// (1 to `n`) in its burst: the mean MTT of the lost message at each position,
+/// for a loss-position run. Positions without messages are absent.
+fn position_means(
+    exp: &Experiment,
+    by_tsn: &BTreeMap<u64, Vec<(u32, f64)>>,
+    n: u64,
+) -> BTreeMap<u64, f64> {
+    let mut by_position: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for (tsn, values) in by_tsn {
+        if let Some(before) = tsn.checked_sub(1) {
+            by_position
+                .entry(before % n + 1)
+                .or_default()
+                .push(reduce(exp, values).0);
+        }
+    }
+    by_position
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, stats::mean(&v)?)))
+        .collect()
+}
+
+/// `position-ratio:A:B`: A's mean MTT at each burst position over B's, at
+/// each sweep point matching `at` where both have that position; the largest
+/// ratio (named with its position and point) is the quantity's high, the
+/// smallest its low.
+fn position_ratio(
+    exp: &Experiment,
+    records: &[Record],
+    a: &str,
+    b: &str,
+    n: u64,
+    at: &PointFilter,
+) -> Result<Quantity, String> {
+    let (a_all, b_all) = (mtts(records, a), mtts(records, b));
+    for (name, all) in [(a, &a_all), (b, &b_all)] {
+        if all.is_empty() {
+            return Err(format!("no results for `{name}`"));
+        }
+    }
+    let mut ratios: Vec<(f64, u64, &PointKey)> = Vec::new();
+    for (point, ad) in a_all.iter().filter(|(p, _)| at.matches(p)) {
+        let Some(bd) = b_all.get(point) else {
+            continue;
+        };
+        let bm = position_means(exp, bd, n);
+        for (k, x) in position_means(exp, ad, n) {
+            if let Some(y) = bm.get(&k) {
+                let r = x / y;
+                if !r.is_nan() {
+                    ratios.push((r, k, point));
+                }
+            }
+        }
+    }
+    let cmp = |p: &&(f64, u64, &PointKey), q: &&(f64, u64, &PointKey)| p.0.total_cmp(&q.0);
+    let (Some(hi), Some(lo)) = (ratios.iter().max_by(cmp), ratios.iter().min_by(cmp)) else {
+        return Err(format!("`{a}` and `{b}` share no position at any point"));
+    };
+    Ok(Quantity {
+        text: format!(
+            "{:.2} at position {}, {} kbit/s, {} ms",
+            hi.0,
+            hi.1,
+            hi.2.bandwidth_kbps,
+            hi.2.delay_us as f64 / 1000.0
+        ),
+        low: lo.0,
+        high: hi.0,
+        ci: None,
+    })
 }
 
 /// The smallest of per-sweep-point values, named with its point.
@@ -1260,5 +1332,151 @@ pub(crate) mod tests {
         let gain = q("gain:standard:early-retransmit:low-latency").unwrap();
         assert!((gain - 27.5).abs() < 1e-3, "{gain}");
         assert!(q("last-gain:early-retransmit").is_err());
+    }
+
+    /// `variant`'s record of message `tsn` at another sweep point.
+    fn record_at(variant: &str, tsn: u64, value: f64, kbps: u64, delay_ms: f64) -> Record {
+        Record {
+            bandwidth_kbps: kbps,
+            delay_ms,
+            ..record(variant, tsn, value)
+        }
+    }
+
+    #[test]
+    fn a_position_ratio_is_the_worst_shared_position_over_every_point() {
+        // Bursts of 4 (seed 000 Fig. 2's file), medians per message.
+        let exp = fig2();
+        let mut records = vec![
+            // Position 1 (TSNs 1 and 5): a's mean 60, b's 200: 0.3.
+            record("a", 1, 50.0),
+            record("a", 5, 70.0),
+            record("b", 1, 200.0),
+            // Position 4: 90 over 100: 0.9, the worst at this point.
+            record("a", 4, 90.0),
+            record("b", 4, 100.0),
+            // Position 2 for a alone, position 3 for b alone: skipped, though
+            // 500 / 10 would be the largest ratio of all.
+            record("a", 2, 500.0),
+            record("b", 3, 10.0),
+        ];
+        let q = |records: &[Record], spec: &str| quantity(&exp, records, spec);
+        let one_point = q(&records, "position-ratio:a:b").unwrap();
+        assert!((one_point.high - 0.9).abs() < 1e-9, "{one_point:?}");
+        assert!((one_point.low - 0.3).abs() < 1e-9, "{one_point:?}");
+        assert_eq!(one_point.text, "0.90 at position 4, 2000 kbit/s, 15 ms");
+        // The helper the `position` kind shares: the mean at position 1.
+        assert_eq!(q(&records, "position:a:1").map(|q| q.low), Ok(60.0));
+        // At most 0.5x at every position fails on position 4.
+        let goal = Reference {
+            label: "goal".into(),
+            value: "(goal: 0.5 or less)".into(),
+            ours: Some("position-ratio:a:b".into()),
+            min: None,
+            max: Some(0.5),
+            awaits: None,
+            gap: None,
+            ci: false,
+        };
+        assert_eq!(check(&goal, &one_point), Some(Outcome::Differs));
+        // A second sweep point whose position 2 is worse still: 95 over 100.
+        records.push(record_at("a", 2, 95.0, 500, 25.0));
+        records.push(record_at("b", 2, 100.0, 500, 25.0));
+        let two_points = q(&records, "position-ratio:a:b").unwrap();
+        assert!((two_points.high - 0.95).abs() < 1e-9, "{two_points:?}");
+        assert_eq!(two_points.text, "0.95 at position 2, 500 kbit/s, 25 ms");
+        // `@` keeps to the matching points.
+        let first = q(&records, "position-ratio:a:b@bandwidth=2000kbit").unwrap();
+        assert!((first.high - 0.9).abs() < 1e-9, "{first:?}");
+        // The other way round, the worst is b over a at position 1.
+        let reversed = q(&records, "position-ratio:b:a").unwrap();
+        assert!((reversed.high - 200.0 / 60.0).abs() < 1e-9, "{reversed:?}");
+        assert!(reversed.text.contains("at position 1, 2000 kbit/s"));
+        // Within 0.5x everywhere, the check agrees.
+        let halved: Vec<Record> = records
+            .iter()
+            .map(|r| Record {
+                value: if r.variant == "a" { 0.4 } else { 1.0 } * r.value,
+                ..r.clone()
+            })
+            .filter(|r| r.variant != "a" || r.tsn != Some(2) || r.bandwidth_kbps != 2000)
+            .collect();
+        let ok = q(&halved, "position-ratio:a:b").unwrap();
+        assert!(ok.high <= 0.5, "{ok:?}");
+        assert_eq!(check(&goal, &ok), Some(Outcome::Agrees));
+    }
+
+    #[test]
+    fn a_position_ratio_without_a_variant_or_a_shared_position_is_an_error_naming_it() {
+        let exp = fig2();
+        let records = vec![record("a", 1, 50.0), record("b", 2, 100.0)];
+        let q = |spec: &str| quantity(&exp, &records, spec);
+        let e = q("position-ratio:a:nobody").unwrap_err();
+        assert!(e.starts_with("`position-ratio:a:nobody`: "), "{e}");
+        assert!(e.contains("no results for `nobody`"), "{e}");
+        let e = q("position-ratio:nobody:b").unwrap_err();
+        assert!(e.contains("no results for `nobody`"), "{e}");
+        let e = q("position-ratio:a:b").unwrap_err();
+        assert!(e.starts_with("`position-ratio:a:b`: "), "{e}");
+        assert!(e.contains("share no position"), "{e}");
+        let e = q("position-ratio:a:b@bandwidth=500kbit").unwrap_err();
+        assert!(e.contains("share no position"), "{e}");
+        let e = q("position-ratio:a").unwrap_err();
+        assert!(e.contains("expected position-ratio:A:B"), "{e}");
+    }
+
+    #[test]
+    fn the_emulated_loss_position_files_check_low_latency_against_every_real_stack() {
+        let reals = [
+            "usrsctp",
+            "usrsctp-rto-min-100ms",
+            "pion",
+            "linux-tcp-cubic",
+            "linux-tcp-bbr",
+            "linux-tcp-thin",
+        ];
+        let files = [
+            ("emu/real-stacks-fig02.toml", &[(2000, 15.0)][..]),
+            (
+                "emu/real-stacks-fig03.toml",
+                &[(2000, 5.0), (500, 25.0)][..],
+            ),
+        ];
+        for (file, points) in files {
+            let exp = load(file);
+            // Every real stack at 100 ms at every position of two bursts and
+            // at every point, pion at 80 ms at position 3; low-latency at 40
+            // ms, 48 at position 3: 0.48x of every stack but 0.6x of pion's.
+            let mut records = Vec::new();
+            for &(kbps, delay_ms) in points {
+                for tsn in 1..=8 {
+                    let third = tsn % 4 == 3;
+                    for v in reals {
+                        let mtt = if v == "pion" && third { 80.0 } else { 100.0 };
+                        records.push(record_at(v, tsn, mtt, kbps, delay_ms));
+                    }
+                    let ll = if third { 48.0 } else { 40.0 };
+                    records.push(record_at("brisk-low-latency", tsn, ll, kbps, delay_ms));
+                }
+            }
+            let checks = checks(&exp, &records);
+            for v in reals {
+                let ours = format!("position-ratio:brisk-low-latency:{v}");
+                let r = exp
+                    .reference
+                    .iter()
+                    .find(|r| r.ours.as_deref() == Some(ours.as_str()))
+                    .unwrap_or_else(|| panic!("{file}: no check {ours}"));
+                assert_eq!(r.max, Some(0.5), "{file}: {ours}");
+                let (_, outcome) = checks.iter().find(|c| c.0 == r.label).unwrap();
+                // 48 over pion's 80 is 0.6; 48 over 100 is 0.48 elsewhere.
+                let want = if v == "pion" {
+                    Outcome::Differs
+                } else {
+                    Outcome::Agrees
+                };
+                assert_eq!(outcome.as_ref(), Ok(&want), "{file}: {}", r.label);
+            }
+        }
     }
 }
