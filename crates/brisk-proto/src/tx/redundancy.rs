@@ -136,7 +136,11 @@ impl Redundancy {
         self.credit = self
             .credit
             .saturating_add(u64::from(bytes).saturating_mul(share) / MICRO)
-            .min(full_packet.saturating_mul(100) * u64::from(self.copies_wanted(cfg).max(1)));
+            .min(
+                full_packet
+                    .saturating_mul(100)
+                    .saturating_mul(u64::from(self.copies_wanted(cfg).max(1))),
+            );
     }
 
     /// The share of the bytes sent that copies may add, in millionths of a
