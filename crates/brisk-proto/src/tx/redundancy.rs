@@ -75,6 +75,11 @@ pub const PACKET_OVERHEAD: u32 = 12;
 /// Millionths, the unit of the budget's share.
 const MICRO: u64 = 1_000_000;
 
+/// A share (millionths of a percent) rounded up to whole copies.
+fn whole_copies(share: u64) -> u32 {
+    u32::try_from(share.div_ceil(100 * MICRO)).unwrap_or(u32::MAX)
+}
+
 /// The most recent outstanding chunks a packet's bundling looks at.
 pub const SCAN: usize = 16;
 
@@ -139,7 +144,7 @@ impl Redundancy {
             .min(
                 full_packet
                     .saturating_mul(100)
-                    .saturating_mul(u64::from(self.copies_wanted(cfg).max(1))),
+                    .saturating_mul(u64::from(whole_copies(share).max(1))),
             );
     }
 
@@ -249,8 +254,7 @@ impl Redundancy {
     /// How many copies a chunk should get now: the budget's share rounded
     /// up to whole copies (a share of 107% wants 2 copies of some chunks).
     pub fn copies_wanted(&self, cfg: &Config) -> u32 {
-        let whole = 100 * MICRO;
-        u32::try_from(self.share(cfg).div_ceil(whole)).unwrap_or(u32::MAX)
+        whole_copies(self.share(cfg))
     }
 
     /// The smoothed inter-transmission time of new data, once measured.
